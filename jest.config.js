@@ -1,0 +1,28 @@
+/** Two projects: `unit` (colocated *.test.ts in every workspace, run on sources) and `e2e` (test/, the real binary). */
+const tsJest = ['ts-jest', { isolatedModules: true, tsconfig: '<rootDir>/tsconfig.jest.json' }];
+const moduleNameMapper = {
+  '^@strongroom/sdk-plugin$': '<rootDir>/sdk-plugin/src/index.ts',
+  '^@strongroom/sdk-plugin/(.*)$': '<rootDir>/sdk-plugin/src/$1',
+  '^(\\.{1,2}/.*)\\.js$': '$1',
+};
+module.exports = {
+  projects: [
+    {
+      displayName: 'unit',
+      rootDir: __dirname,
+      testEnvironment: 'node',
+      transform: { '^.+\\.ts$': tsJest },
+      moduleNameMapper,
+      testMatch: ['<rootDir>/{core,sdk-plugin}/src/**/*.test.ts', '<rootDir>/plugins/*/src/**/*.test.ts'],
+    },
+    {
+      displayName: 'e2e',
+      rootDir: __dirname,
+      testEnvironment: 'node',
+      transform: { '^.+\\.ts$': tsJest },
+      moduleNameMapper,
+      testMatch: ['<rootDir>/test/**/*.test.ts'],
+      testTimeout: 60000,
+    },
+  ],
+};

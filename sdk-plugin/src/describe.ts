@@ -1,0 +1,47 @@
+/**
+ * What a backend says about itself over the Describe RPC: enough for the core
+ * to serve `?help=1` and OpenAPI without holding any zod schema (zod cannot
+ * cross a process boundary, JSON Schema can).
+ */
+import type { PathOperation } from './logical.js';
+
+export type JsonSchema = Record<string, unknown>;
+
+export interface FieldDescription {
+  name: string;
+  /** JSON Schema of the field as it appears on the wire. */
+  schema: JsonSchema;
+  description: string;
+  required: boolean;
+  /** Value is secret: never logged, shown as HMAC in audit. */
+  sensitive?: boolean;
+  deprecated?: boolean;
+  /** Captured from the URL pattern rather than the body. */
+  inPath?: boolean;
+}
+
+export interface OperationDescription {
+  operation: PathOperation;
+  summary: string;
+  description?: string;
+}
+
+export interface PathDescription {
+  /** Template pattern as declared ("keys/:name", "hash{/:algorithm}", "data/*path"). */
+  pattern: string;
+  fields: FieldDescription[];
+  operations: OperationDescription[];
+  existenceCheck: boolean;
+  synopsis: string;
+  description: string;
+  /** Unauthenticated (login-style) path. */
+  unauthenticated?: boolean;
+}
+
+export interface BackendDescription {
+  /** Markdown help for the backend as a whole. */
+  help: string;
+  paths: PathDescription[];
+  /** Declared secret (lease) types. */
+  secretTypes: string[];
+}

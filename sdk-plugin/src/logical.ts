@@ -1,0 +1,158 @@
+/**
+ * The logical request and response an engine sees. An engine knows nothing of
+ * HTTP, tokens or ACLs: the core turns an HTTP call into a LogicalRequest
+ * (path relative to the mount) and the engine's LogicalResponse back into the
+ * HTTP envelope. These shapes cross the process boundary (proto/backend.proto),
+ * so every field must survive JSON encoding.
+ */
+
+export type Operation =
+  | 'read'
+  | 'list'
+  | 'create'
+  | 'update'
+  | 'patch'
+  | 'delete'
+  | 'renew'
+  | 'revoke'
+  | 'help';
+
+/** Operations a path can declare handlers for (renew/revoke belong to secret types). */
+export type PathOperation = 'read' | 'list' | 'create' | 'update' | 'patch' | 'delete';
+
+export interface ClientInfo {
+  /** Remote IP address of the caller (after any trusted proxy handling). */
+  remoteAddress: string;
+  /** Display name of the token (e.g. "approle", "token", "root"). */
+  displayName: string;
+  /** Accessor of the calling token; empty for unauthenticated paths. */
+  tokenAccessor: string;
+  /** Entity id of the caller, when the token has one. */
+  entityId: string;
+  /** Policies of the calling token. */
+  policies: string[];
+  /** Metadata of the calling token (e.g. approle role_name). */
+  metadata: Record<string, string>;
+}
+
+export interface MountInfo {
+  /** Mount path including the trailing slash, relative to its namespace ("transit/"). */
+  path: string;
+  /** Mount type ("kv", "transit", "approle"). */
+  type: string;
+  /** Stable id of the mount; its storage lives under logical/<uuid>/ or auth/<uuid>/. */
+  uuid: string;
+  /** Accessor of the mount ("transit_1a2b3c4d"). */
+  accessor: string;
+  /** Namespace path ("" for the root namespace, "ns1/ns2/" otherwise). */
+  namespace: string;
+  /** Mount options (kv: {version: "2"}). */
+  options: Record<string, string>;
+  /** Whether this is an auth mount (auth/...) rather than a secrets mount. */
+  isAuth: boolean;
+}
+
+/** The internal state of an issued secret, handed back on renew and revoke. */
+export interface SecretRef {
+  leaseId: string;
+  /** Name of the secret type that issued it (matches a declared secret type). */
+  secretType: string;
+  /** Engine-private data stored with the lease (never shown to clients). */
+  internalData: Record<string, unknown>;
+  /** Seconds the lease was issued for / last renewed for. */
+  ttl: number;
+  /** Increment requested on renew, in seconds (0: the engine's default). */
+  increment: number;
+  /** Unix milliseconds. */
+  issueTime: number;
+  lastRenewalTime: number | null;
+}
+
+export interface LogicalRequest {
+  /** Request id, also in logs and audit entries. */
+  id: string;
+  operation: Operation;
+  /** Path relative to the mount, no leading slash ("keys/foo"). */
+  path: string;
+  mount: MountInfo;
+  /** Body (writes) or query parameters (reads, lists). Lists also carry `after` and `limit`. */
+  data: Record<string, unknown>;
+  client: ClientInfo;
+  /** Set on operations renew and revoke of a secret. */
+  secret?: SecretRef;
+  /** Set on renew of an auth (login) token: the auth's internal data. */
+  auth?: { internalData: Record<string, unknown>; metadata: Record<string, string>; policies: string[] };
+  /** A few selected request headers, lower-cased names (only those the mount allows). */
+  headers?: Record<string, string>;
+}
+
+/** A secret (lease-bearing) part of a response. The core turns it into a lease. */
+export interface SecretSpec {
+  /** Secret type name, declared by the engine; used to route renew/revoke. */
+  type: string;
+  /** Requested TTL in seconds (0: mount default); the core caps it. */
+  ttl: number;
+  /** Maximum TTL in seconds across renewals (0: mount max). */
+  maxTtl: number;
+  renewable: boolean;
+  internalData: Record<string, unknown>;
+}
+
+/** An auth block returned by a login path; the core creates the token. */
+export interface AuthSpec {
+  displayName: string;
+  policies: string[];
+  /** Policies from identity; kept separate as Vault does. */
+  identityPolicies?: string[];
+  noDefaultPolicy: boolean;
+  metadata: Record<string, string>;
+  internalData: Record<string, unknown>;
+  /** Seconds. */
+  ttl: number;
+  maxTtl: number;
+  explicitMaxTtl: number;
+  period: number;
+  numUses: number;
+  renewable: boolean;
+  boundCidrs: string[];
+  /** "service" | "batch" | "" (mount default). */
+  tokenType: string;
+  /** A stable alias for the login (e.g. role id) for identity. */
+  aliasName?: string;
+}
+
+/** A raw HTTP reply for endpoints that are not JSON (e.g. a public key as text/plain). */
+export interface RawHttpResponse {
+  status: number;
+  contentType: string;
+  /** Body, base64-encoded when `base64` is true, else UTF-8 text. */
+  body: string;
+  base64?: boolean;
+}
+
+export interface LogicalResponse {
+  data?: Record<string, unknown> | null;
+  secret?: SecretSpec;
+  auth?: AuthSpec;
+  warnings?: string[];
+  redirect?: string;
+  raw?: RawHttpResponse;
+  /**
+   * HTTP status to use for a successful non-empty response (e.g. 207 or 400
+   * for a batch with failures, per partial_failure_response_code).
+   */
+  status?: number;
+}
+
+export interface ExistenceResult {
+  /** True when the path declares an existence check. */
+  checkFound: boolean;
+  exists: boolean;
+}
+
+export interface SpecialPaths {
+  /** Patterns reachable without a token ("login", "role/+/secret-id/*" style globs). */
+  unauthenticated: string[];
+  /** Patterns that need sudo. */
+  root: string[];
+}

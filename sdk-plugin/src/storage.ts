@@ -1,0 +1,54 @@
+/**
+ * The storage an engine sees: its own mount's view, encrypted by the core's
+ * barrier. Keys are plain text (never put a secret in a key); values are bytes.
+ */
+export interface Storage {
+  get(key: string): Promise<Uint8Array | null>;
+  put(key: string, value: Uint8Array): Promise<void>;
+  delete(key: string): Promise<void>;
+  /** One level below `prefix`, `/`-delimited: "a/b" and "a/c/d" under "a/" give ["b", "c/"]. Sorted. */
+  list(prefix: string): Promise<string[]>;
+}
+
+/** JSON helpers over a Storage, so engines never hand-roll encoding. */
+export async function getJSON<T>(s: Storage, key: string): Promise<T | null> {
+  const v = await s.get(key);
+  return v === null ? null : (JSON.parse(Buffer.from(v).toString('utf8')) as T);
+}
+
+export async function putJSON(s: Storage, key: string, value: unknown): Promise<void> {
+  await s.put(key, Buffer.from(JSON.stringify(value), 'utf8'));
+}
+
+/** In-memory Storage for tests and the in-process harness. */
+export function createMemoryStorage(): Storage & { dump(): Map<string, Uint8Array> } {
+  const m = new Map<string, Uint8Array>();
+  return {
+    async get(key) {
+      const v = m.get(key);
+      return v === undefined ? null : Uint8Array.from(v);
+    },
+    async put(key, value) {
+      m.set(key, Uint8Array.from(value));
+    },
+    async delete(key) {
+      m.delete(key);
+    },
+    async list(prefix) {
+      return listOneLevel(m.keys(), prefix);
+    },
+    dump: () => m,
+  };
+}
+
+/** One level of `keys` below `prefix` (shared by every Storage/Physical implementation). */
+export function listOneLevel(keys: Iterable<string>, prefix: string): string[] {
+  const out = new Set<string>();
+  for (const k of keys) {
+    if (!k.startsWith(prefix)) continue;
+    const rest = k.slice(prefix.length);
+    const i = rest.indexOf('/');
+    out.add(i === -1 ? rest : rest.slice(0, i + 1));
+  }
+  return [...out].filter((k) => k !== '').sort();
+}

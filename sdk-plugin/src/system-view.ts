@@ -1,0 +1,22 @@
+/**
+ * What an engine may ask of the core besides storage (served over the
+ * SystemView stream for plugin processes). Scoped to the calling mount.
+ */
+export interface SystemView {
+  /** Seconds; the mount's tuned value or the system default. */
+  defaultLeaseTtl(): Promise<number>;
+  maxLeaseTtl(): Promise<number>;
+  /** Generate a password from a named password policy (sys/policies/password). */
+  generatePasswordFromPolicy(policyName: string): Promise<string>;
+  /** Version string of the core. */
+  coreVersion(): Promise<string>;
+  /** Resolve a database plugin (name, version) to the address of its running process (database engine). */
+  openDatabasePlugin?(name: string, version: string): Promise<{ socketPath: string; version: string }>;
+}
+
+export interface Logger {
+  debug(msg: string, meta?: Record<string, unknown>): void;
+  info(msg: string, meta?: Record<string, unknown>): void;
+  warn(msg: string, meta?: Record<string, unknown>): void;
+  error(msg: string, meta?: Record<string, unknown>): void;
+}
