@@ -1,0 +1,70 @@
+/**
+ * Namespace resolution. Namespaces are designed in from the start so nothing
+ * stored ever needs migrating: the root namespace stores at the top level,
+ * every other namespace under `namespaces/<id>/` with the same layout, and its
+ * id is suffixed to the token and lease ids made inside it.
+ *
+ * Resolution rule (spec "Common rules"): the namespace header and the request
+ * path are joined, and the longest existing namespace prefix of the joined path
+ * is the namespace; the rest is the path inside it.
+ */
+export interface Namespace {
+  /** "root" for the root namespace; a short random id otherwise. */
+  id: string;
+  /** "" for root, else "ns1/" or "ns1/ns2/" (always ends in '/'). */
+  path: string;
+  customMetadata: Record<string, string>;
+}
+
+export const ROOT_NAMESPACE: Namespace = Object.freeze({ id: 'root', path: '', customMetadata: {} }) as Namespace;
+
+export interface NamespaceRegistry {
+  resolve(joinedPath: string): { namespace: Namespace; path: string };
+  byId(id: string): Namespace | undefined;
+  byPath(path: string): Namespace | undefined;
+  add(ns: Namespace): void;
+  remove(id: string): void;
+  all(): Namespace[];
+  /** Storage prefix of a namespace: "" for root, "namespaces/<id>/" otherwise. */
+  storagePrefix(ns: Namespace): string;
+}
+
+export function createNamespaceRegistry(): NamespaceRegistry {
+  const byPath = new Map<string, Namespace>([['', ROOT_NAMESPACE]]);
+  const byId = new Map<string, Namespace>([[ROOT_NAMESPACE.id, ROOT_NAMESPACE]]);
+  return {
+    resolve(joinedPath) {
+      // Only the root namespace: the common case costs one size check.
+      if (byPath.size === 1) return { namespace: ROOT_NAMESPACE, path: joinedPath };
+      let best = ROOT_NAMESPACE;
+      let idx = joinedPath.indexOf('/');
+      while (idx !== -1) {
+        const candidate = byPath.get(joinedPath.slice(0, idx + 1));
+        if (!candidate) break; // namespaces nest, so a missing parent ends the walk
+        best = candidate;
+        idx = joinedPath.indexOf('/', idx + 1);
+      }
+      return { namespace: best, path: joinedPath.slice(best.path.length) };
+    },
+    byId: (id) => byId.get(id),
+    byPath: (p) => byPath.get(normalizeNamespacePath(p)),
+    add(ns) {
+      byPath.set(ns.path, ns);
+      byId.set(ns.id, ns);
+    },
+    remove(id) {
+      const ns = byId.get(id);
+      if (!ns || ns.id === ROOT_NAMESPACE.id) return;
+      byId.delete(id);
+      byPath.delete(ns.path);
+    },
+    all: () => [...byId.values()],
+    storagePrefix: (ns) => (ns.id === ROOT_NAMESPACE.id ? '' : `namespaces/${ns.id}/`),
+  };
+}
+
+/** "ns1/ns2" or "/ns1/ns2/" -> "ns1/ns2/"; "" stays "". */
+export function normalizeNamespacePath(p: string): string {
+  const trimmed = p.split('/').filter((s) => s.length > 0).join('/');
+  return trimmed === '' ? '' : `${trimmed}/`;
+}
