@@ -1,5 +1,5 @@
 /** Two projects: `unit` (colocated *.test.ts in every workspace, run on sources) and `e2e` (test/, the real binary). */
-const tsJest = ['ts-jest', { isolatedModules: true, tsconfig: '<rootDir>/tsconfig.jest.json' }];
+const tsJest = ['ts-jest', { tsconfig: '<rootDir>/tsconfig.jest.json' }];
 const moduleNameMapper = {
   '^@strongroom/sdk-plugin$': '<rootDir>/sdk-plugin/src/index.ts',
   '^@strongroom/sdk-plugin/(.*)$': '<rootDir>/sdk-plugin/src/$1',

@@ -1,0 +1,239 @@
+/**
+ * Audit broker: every enabled device gets every request and response, written
+ * in parallel with a per-device timeout. A request succeeds if at least one
+ * device wrote it and fails if all failed (DESIGN.md section 5). Device
+ * configs (with their HMAC salts) live in the barrier at `core/audit`.
+ */
+import { randomBytes } from 'node:crypto';
+import { once } from 'node:events';
+import { createWriteStream, type WriteStream } from 'node:fs';
+import { badRequest, StrongroomError } from '@strongroom/sdk-plugin';
+import type { Physical } from '../storage/physical.js';
+import type { CoreLogger } from '../log/logger.js';
+import { hashStructure, hmacValue } from './hash.js';
+
+export interface AuditDeviceConfig {
+  path: string;
+  type: 'file';
+  description: string;
+  options: Record<string, string>;
+  local: boolean;
+  /** hex; the device's HMAC key. */
+  salt: string;
+}
+
+export interface AuditAuth {
+  client_token: string;
+  accessor: string;
+  display_name: string;
+  policies: string[];
+  token_policies: string[];
+  metadata: Record<string, string>;
+  entity_id: string;
+  token_type: string;
+  token_ttl: number;
+}
+
+export interface AuditRequest {
+  id: string;
+  operation: string;
+  path: string;
+  mount_type: string;
+  mount_accessor: string;
+  namespace: { id: string; path: string };
+  remote_address: string;
+  client_token: string;
+  client_token_accessor: string;
+  data: Record<string, unknown> | null;
+}
+
+export interface AuditResponse {
+  mount_type: string;
+  data: Record<string, unknown> | null;
+  secret: { lease_id: string } | null;
+  auth: AuditAuth | null;
+  warnings: string[] | null;
+  status: number;
+}
+
+export interface AuditEntry {
+  auth: AuditAuth | null;
+  request: AuditRequest;
+  response?: AuditResponse;
+  error?: string;
+  nonHmacRequestKeys?: string[];
+  nonHmacResponseKeys?: string[];
+}
+
+interface Device {
+  config: AuditDeviceConfig;
+  salt: Buffer;
+  write(line: string): Promise<void>;
+  close(): Promise<void>;
+}
+
+const STORE_KEY = 'core/audit';
+
+export interface AuditBroker {
+  enable(path: string, type: string, options: Record<string, string>, description: string, local: boolean): Promise<void>;
+  disable(path: string): Promise<void>;
+  list(): AuditDeviceConfig[];
+  hash(path: string, input: string): string;
+  logRequest(e: AuditEntry): Promise<void>;
+  logResponse(e: AuditEntry): Promise<void>;
+  /** Load devices after unseal. */
+  load(): Promise<void>;
+  close(): Promise<void>;
+  readonly enabled: boolean;
+}
+
+export function createAuditBroker(deps: { store: Pick<Physical, 'get' | 'put'>; logger: CoreLogger; timeoutMs?: number }): AuditBroker {
+  const devices = new Map<string, Device>();
+  const timeoutMs = deps.timeoutMs ?? 5000;
+
+  async function persist() {
+    const configs = [...devices.values()].map((d) => d.config);
+    await deps.store.put(STORE_KEY, Buffer.from(JSON.stringify({ devices: configs })));
+  }
+
+  async function write(kind: 'request' | 'response', e: AuditEntry) {
+    if (devices.size === 0) return;
+    const time = new Date().toISOString();
+    const results = await Promise.allSettled(
+      [...devices.values()].map((d) => withTimeout(d.write(render(kind, time, e, d.salt)), timeoutMs)),
+    );
+    const failed = results.filter((r) => r.status === 'rejected');
+    for (const r of failed) deps.logger.error('audit device failed', { error: String((r as PromiseRejectedResult).reason) });
+    if (failed.length === results.length) {
+      throw new StrongroomError('internal', 'audit: every enabled audit device failed to log the request');
+    }
+  }
+
+  return {
+    get enabled() {
+      return devices.size > 0;
+    },
+    async enable(rawPath, type, options, description, local) {
+      const path = rawPath.endsWith('/') ? rawPath : `${rawPath}/`;
+      if (devices.has(path)) throw badRequest(`path: an audit device is already enabled at "${path}"`);
+      if (type !== 'file') throw badRequest(`type: unsupported audit device type "${type}" (supported: file)`);
+      const filePath = options.file_path ?? options.path;
+      if (!filePath) throw badRequest('options.file_path: required for a file audit device');
+      const config: AuditDeviceConfig = { path, type: 'file', description, options: { ...options, file_path: filePath }, local, salt: randomBytes(32).toString('hex') };
+      const device = await openFileDevice(config);
+      devices.set(path, device);
+      try {
+        await persist();
+      } catch (err) {
+        devices.delete(path);
+        await device.close();
+        throw err;
+      }
+    },
+    async disable(rawPath) {
+      const path = rawPath.endsWith('/') ? rawPath : `${rawPath}/`;
+      const d = devices.get(path);
+      if (!d) return;
+      devices.delete(path);
+      await persist();
+      await d.close();
+    },
+    list: () => [...devices.values()].map((d) => d.config),
+    hash(rawPath, input) {
+      const path = rawPath.endsWith('/') ? rawPath : `${rawPath}/`;
+      const d = devices.get(path);
+      if (!d) throw badRequest(`path: no audit device enabled at "${path}"`);
+      return hmacValue(d.salt, input);
+    },
+    logRequest: (e) => write('request', e),
+    logResponse: (e) => write('response', e),
+    async load() {
+      const raw = await deps.store.get(STORE_KEY);
+      if (!raw) return;
+      const { devices: configs } = JSON.parse(Buffer.from(raw).toString('utf8')) as { devices: AuditDeviceConfig[] };
+      for (const c of configs) {
+        try {
+          devices.set(c.path, await openFileDevice(c));
+        } catch (err) {
+          deps.logger.error('failed to open audit device', { path: c.path, error: String(err) });
+        }
+      }
+    },
+    async close() {
+      const all = [...devices.values()];
+      devices.clear();
+      await Promise.allSettled(all.map((d) => d.close()));
+    },
+  };
+}
+
+function render(kind: 'request' | 'response', time: string, e: AuditEntry, salt: Buffer): string {
+  const reqKeys = new Set(e.nonHmacRequestKeys ?? []);
+  const resKeys = new Set(e.nonHmacResponseKeys ?? []);
+  const out: Record<string, unknown> = {
+    time,
+    type: kind,
+    auth: e.auth ? hashAuth(salt, e.auth) : null,
+    request: {
+      ...e.request,
+      client_token: e.request.client_token ? hmacValue(salt, e.request.client_token) : '',
+      client_token_accessor: e.request.client_token_accessor ? hmacValue(salt, e.request.client_token_accessor) : '',
+      data: e.request.data ? hashStructure(salt, e.request.data, reqKeys) : null,
+    },
+  };
+  if (kind === 'response' && e.response) {
+    out.response = {
+      ...e.response,
+      data: e.response.data ? hashStructure(salt, e.response.data, resKeys) : null,
+      auth: e.response.auth ? hashAuth(salt, e.response.auth) : null,
+    };
+  }
+  if (e.error) out.error = e.error;
+  return `${JSON.stringify(out)}\n`;
+}
+
+function hashAuth(salt: Buffer, a: AuditAuth): AuditAuth {
+  return {
+    ...a,
+    client_token: a.client_token ? hmacValue(salt, a.client_token) : '',
+    accessor: a.accessor ? hmacValue(salt, a.accessor) : '',
+    metadata: a.metadata,
+  };
+}
+
+async function openFileDevice(config: AuditDeviceConfig): Promise<Device> {
+  const salt = Buffer.from(config.salt, 'hex');
+  const filePath = config.options.file_path!;
+  if (filePath === 'discard') {
+    return { config, salt, write: async () => undefined, close: async () => undefined };
+  }
+  let stream: WriteStream | NodeJS.WriteStream;
+  if (filePath === 'stdout') {
+    stream = process.stdout;
+  } else {
+    const ws = createWriteStream(filePath, { flags: 'a', mode: 0o600 });
+    await Promise.race([once(ws, 'open'), once(ws, 'error').then(([err]) => Promise.reject(err as Error))]);
+    stream = ws;
+  }
+  return {
+    config,
+    salt,
+    write: (line) =>
+      new Promise<void>((resolve, reject) => {
+        stream.write(line, (err) => (err ? reject(err) : resolve()));
+      }),
+    close: async () => {
+      if (stream !== process.stdout) await new Promise<void>((r) => (stream as WriteStream).end(r));
+    },
+  };
+}
+
+function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
+  let t: NodeJS.Timeout;
+  return Promise.race([
+    p.finally(() => clearTimeout(t)),
+    new Promise<T>((_, reject) => {
+      t = setTimeout(() => reject(new Error(`audit device timed out after ${ms} ms`)), ms);
+    }),
+  ]);
+}
