@@ -1,0 +1,105 @@
+/**
+ * A storage wrapper that injects errors and latency, for tests that must see
+ * how the core behaves when storage fails (lease registration, revocation
+ * retries). Deterministic by default: errors only where a rule asks for them.
+ */
+import type { PhysicalEntry, PhysicalOp } from './physical.js';
+import type { KeyValueStore } from './keys.js';
+
+export type StoreOperation = 'get' | 'put' | 'delete' | 'list' | 'scan' | 'batch';
+
+export interface FaultOptions {
+  /** Probability (0..1) that any operation fails. */
+  errorRate?: number;
+  /** Added to every operation, in milliseconds. */
+  latencyMs?: number;
+  /** Uniform random extra latency in [0, jitterMs). */
+  jitterMs?: number;
+  /** Fail operations this predicate selects (key is the first key of a batch, the prefix of list/scan). */
+  failWhen?: (op: StoreOperation, key: string) => boolean;
+  /** Random source, injectable for reproducible tests. */
+  random?: () => number;
+}
+
+export interface FaultControl {
+  /** Fail the next `count` operations (optionally only of type `op`). */
+  failNext(count: number, op?: StoreOperation): void;
+  set(options: FaultOptions): void;
+  /** How many operations were failed on purpose. */
+  readonly injected: number;
+}
+
+export class InjectedFaultError extends Error {
+  constructor(op: StoreOperation, key: string) {
+    super(`injected storage fault: ${op} ${key}`);
+    this.name = 'InjectedFaultError';
+  }
+}
+
+export function createFaultyStore<T extends KeyValueStore>(inner: T, initial: FaultOptions = {}): T & { faults: FaultControl } {
+  let options = { ...initial };
+  let failCount = 0;
+  let failOp: StoreOperation | undefined;
+  let injected = 0;
+
+  const maybeFail = async (op: StoreOperation, key: string): Promise<void> => {
+    const random = options.random ?? Math.random;
+    const delay = (options.latencyMs ?? 0) + (options.jitterMs ? random() * options.jitterMs : 0);
+    if (delay > 0) await new Promise((r) => setTimeout(r, delay));
+    let fail = false;
+    if (failCount > 0 && (failOp === undefined || failOp === op)) {
+      failCount--;
+      fail = true;
+    } else if (options.failWhen?.(op, key)) {
+      fail = true;
+    } else if (options.errorRate && random() < options.errorRate) {
+      fail = true;
+    }
+    if (fail) {
+      injected++;
+      throw new InjectedFaultError(op, key);
+    }
+  };
+
+  const faults: FaultControl = {
+    failNext(count, op) {
+      failCount = count;
+      failOp = op;
+    },
+    set(next) {
+      options = { ...next };
+    },
+    get injected() {
+      return injected;
+    },
+  };
+
+  const wrapped: KeyValueStore = {
+    async get(key) {
+      await maybeFail('get', key);
+      return inner.get(key);
+    },
+    async put(key, value) {
+      await maybeFail('put', key);
+      return inner.put(key, value);
+    },
+    async delete(key) {
+      await maybeFail('delete', key);
+      return inner.delete(key);
+    },
+    async list(prefix) {
+      await maybeFail('list', prefix);
+      return inner.list(prefix);
+    },
+    async batch(ops: PhysicalOp[]) {
+      await maybeFail('batch', ops[0]?.key ?? '');
+      return inner.batch(ops);
+    },
+    async *scan(prefix): AsyncIterable<PhysicalEntry> {
+      await maybeFail('scan', prefix);
+      yield* inner.scan(prefix);
+    },
+  };
+  // Methods beyond the store shape (close, stats, barrier controls) pass through.
+  return Object.assign(Object.create(inner) as T, wrapped, { faults });
+}

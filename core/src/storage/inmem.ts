@@ -1,0 +1,75 @@
+/**
+ * In-memory Physical for tests and the in-process test core. Same semantics as
+ * the level backend (code-point order, atomic batches, copies in and out so a
+ * caller mutating a buffer never changes what is stored).
+ */
+import type { Physical, PhysicalEntry, PhysicalOp } from './physical.js';
+import { assertValidKey, compareKeys } from './keys.js';
+
+export function createInmemPhysical(): Physical {
+  const data = new Map<string, Buffer>();
+  let closed = false;
+
+  const open = (): void => {
+    if (closed) throw new Error('storage is closed');
+  };
+
+  const sortedKeysUnder = (prefix: string): string[] => {
+    const keys: string[] = [];
+    for (const k of data.keys()) if (k.startsWith(prefix)) keys.push(k);
+    return keys.sort(compareKeys);
+  };
+
+  return {
+    async get(key) {
+      open();
+      const v = data.get(key);
+      return v === undefined ? null : Buffer.from(v);
+    },
+    async put(key, value) {
+      open();
+      assertValidKey(key);
+      data.set(key, Buffer.from(value));
+    },
+    async delete(key) {
+      open();
+      data.delete(key);
+    },
+    async list(prefix) {
+      open();
+      const out: string[] = [];
+      let lastFolder: string | null = null;
+      for (const k of sortedKeysUnder(prefix)) {
+        const rest = k.slice(prefix.length);
+        const i = rest.indexOf('/');
+        if (i === -1) {
+          if (rest !== '') out.push(rest);
+          continue;
+        }
+        const folder = rest.slice(0, i + 1);
+        if (folder !== lastFolder) out.push(folder);
+        lastFolder = folder;
+      }
+      return out;
+    },
+    async batch(ops: PhysicalOp[]) {
+      open();
+      for (const op of ops) if (op.type === 'put') assertValidKey(op.key);
+      for (const op of ops) {
+        if (op.type === 'put') data.set(op.key, Buffer.from(op.value));
+        else data.delete(op.key);
+      }
+    },
+    async *scan(prefix): AsyncIterable<PhysicalEntry> {
+      open();
+      for (const key of sortedKeysUnder(prefix)) {
+        const v = data.get(key);
+        if (v !== undefined) yield { key, value: Buffer.from(v) };
+      }
+    },
+    async close() {
+      closed = true;
+      data.clear();
+    },
+  };
+}
