@@ -1,0 +1,104 @@
+/**
+ * The HTTP client behind the CLI. Reads STRONGROOM_ADDR, STRONGROOM_TOKEN,
+ * STRONGROOM_NAMESPACE, STRONGROOM_CACERT and STRONGROOM_SKIP_VERIFY (the
+ * VAULT_* names are honoured too), and the token file written by `login`.
+ */
+import { readFileSync, writeFileSync } from 'node:fs';
+import http from 'node:http';
+import https from 'node:https';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+
+export interface ClientOptions {
+  address: string;
+  token?: string;
+  namespace?: string;
+  caCert?: string;
+  skipVerify?: boolean;
+}
+
+export interface ApiResult {
+  status: number;
+  body: any;
+  text: string;
+}
+
+export const TOKEN_FILE = () => join(homedir(), '.strongroom-token');
+
+const envOf = (name: string): string | undefined => process.env[`STRONGROOM_${name}`] ?? process.env[`VAULT_${name}`];
+
+export function clientOptionsFromEnv(flags: Map<string, string>): ClientOptions {
+  let token = flags.get('token') ?? envOf('TOKEN');
+  if (!token) {
+    try {
+      token = readFileSync(TOKEN_FILE(), 'utf8').trim() || undefined;
+    } catch {
+      token = undefined;
+    }
+  }
+  const skip = flags.get('tls-skip-verify') ?? envOf('SKIP_VERIFY');
+  return {
+    address: flags.get('address') ?? envOf('ADDR') ?? 'https://127.0.0.1:8200',
+    ...(token ? { token } : {}),
+    ...((flags.get('namespace') ?? envOf('NAMESPACE')) ? { namespace: (flags.get('namespace') ?? envOf('NAMESPACE'))! } : {}),
+    ...((flags.get('ca-cert') ?? envOf('CACERT')) ? { caCert: (flags.get('ca-cert') ?? envOf('CACERT'))! } : {}),
+    skipVerify: skip === 'true' || skip === '1',
+  };
+}
+
+export function saveToken(token: string): void {
+  writeFileSync(TOKEN_FILE(), token, { mode: 0o600 });
+}
+
+export function createClient(opts: ClientOptions) {
+  const base = new URL(opts.address);
+  const isTls = base.protocol === 'https:';
+  const agentOpts = isTls
+    ? { ca: opts.caCert ? readFileSync(opts.caCert) : undefined, rejectUnauthorized: !opts.skipVerify, keepAlive: true }
+    : { keepAlive: true };
+  const agent = isTls ? new https.Agent(agentOpts) : new http.Agent(agentOpts);
+
+  function request(method: string, path: string, body?: unknown, query?: Record<string, string>): Promise<ApiResult> {
+    const url = new URL(`/v1/${path.replace(/^\/+/, '')}`, base);
+    for (const [k, v] of Object.entries(query ?? {})) url.searchParams.set(k, v);
+    const payload = body === undefined ? undefined : Buffer.from(JSON.stringify(body));
+    const headers: Record<string, string> = { 'X-Service-Request': 'true' };
+    if (opts.token) headers['X-Service-Token'] = opts.token;
+    if (opts.namespace) headers['X-Service-Namespace'] = opts.namespace;
+    if (payload) {
+      headers['Content-Type'] = 'application/json';
+      headers['Content-Length'] = String(payload.length);
+    }
+    const mod = isTls ? https : http;
+    return new Promise((resolve, reject) => {
+      const req = mod.request(url, { method, headers, agent }, (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => {
+          const text = Buffer.concat(chunks).toString('utf8');
+          let parsed: unknown = null;
+          try {
+            parsed = text ? JSON.parse(text) : null;
+          } catch {
+            parsed = text;
+          }
+          resolve({ status: res.statusCode ?? 0, body: parsed, text });
+        });
+      });
+      req.on('error', reject);
+      if (payload) req.write(payload);
+      req.end();
+    });
+  }
+
+  return {
+    read: (path: string, query?: Record<string, string>) => request('GET', path, undefined, query),
+    list: (path: string) => request('GET', path, undefined, { list: 'true' }),
+    write: (path: string, data: unknown) => request('POST', path, data ?? {}),
+    delete: (path: string) => request('DELETE', path),
+    request,
+    close: () => agent.destroy(),
+  };
+}
+
+export type Client = ReturnType<typeof createClient>;

@@ -1,0 +1,84 @@
+/**
+ * The narrow interfaces the request pipeline needs from the rest of the core.
+ * Each is implemented by an adapter in core/src/server/compose.ts, so the
+ * pipeline can be tested with fakes of exactly what it uses.
+ */
+import type { AuthSpec, Backend, BackendDescription, LogicalRequest, SecretSpec } from '@strongroom/sdk-plugin';
+import type { MountEntry } from '../mounts/mount-table.js';
+import type { Namespace } from '../namespace/namespaces.js';
+import type { PathMatcher } from './special-paths.js';
+
+/** What the pipeline needs of a token (a projection of the token store's entry). */
+export interface CallerToken {
+  /** The token id itself (never logged; audit HMACs it). */
+  id: string;
+  accessor: string;
+  policies: string[];
+  displayName: string;
+  entityId: string;
+  metadata: Record<string, string>;
+  namespaceId: string;
+  type: 'service' | 'batch';
+  ttl: number;
+  /** Remaining uses (0 = unlimited). */
+  numUses: number;
+  boundCidrs: string[];
+  /** HMAC of the id: the key under which leases are indexed. */
+  key: string;
+  isRoot: boolean;
+}
+
+export interface TokenPort {
+  lookup(id: string): Promise<CallerToken | null>;
+  /** Consume one use; resolves to true when the token is now exhausted (revoke after the request). */
+  use(t: CallerToken): Promise<boolean>;
+  revokeExhausted(t: CallerToken): Promise<void>;
+  cidrAllowed(t: CallerToken, remoteAddress: string): boolean;
+  /** Turns a login's auth block into a token; returns the envelope's `auth`. */
+  createFromAuth(auth: AuthSpec, ctx: { mount: MountEntry; namespace: Namespace; path: string; remoteAddress: string }): Promise<Record<string, unknown>>;
+}
+
+export type AclOperation = 'create' | 'read' | 'update' | 'patch' | 'delete' | 'list';
+
+export interface AclDecision {
+  allowed: boolean;
+  /** The token has sudo on this path. */
+  sudo: boolean;
+}
+
+export interface AclPort {
+  check(t: CallerToken, namespace: Namespace, op: AclOperation, path: string, data: Record<string, unknown>): Promise<AclDecision>;
+}
+
+export interface LeasePort {
+  /** Registers a secret as a lease; returns the lease id and the capped TTL. */
+  register(args: {
+    mount: MountEntry;
+    namespace: Namespace;
+    requestPath: string;
+    secret: SecretSpec;
+    token: CallerToken | null;
+  }): Promise<{ leaseId: string; ttl: number; renewable: boolean }>;
+}
+
+export interface AuditPort {
+  readonly enabled: boolean;
+  logRequest(e: import('../audit/broker.js').AuditEntry): Promise<void>;
+  logResponse(e: import('../audit/broker.js').AuditEntry): Promise<void>;
+}
+
+/** What the router holds for each mount. */
+export interface MountBinding {
+  /** The mount's backend once its plugin is running; null while starting or failed. */
+  backend: Backend | null;
+  status: 'starting' | 'running' | 'failed' | 'degraded';
+  /** User-safe reason when failed/degraded. */
+  error?: string;
+  unauthenticated: PathMatcher;
+  root: PathMatcher;
+  description?: BackendDescription;
+  /** Resolves when the backend finished starting (or failed). */
+  ready: Promise<void>;
+}
+
+export type { LogicalRequest };
