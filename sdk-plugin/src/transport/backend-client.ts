@@ -1,0 +1,178 @@
+/**
+ * Core side of the Backend service: one channel to one plugin process, one
+ * long-lived multiplexed stream for the hot calls (HandleRequest, existence
+ * checks, InvalidateKey, Periodic) and unary calls for control (Setup,
+ * Describe, Cleanup, Type, health). Every call has a deadline; the core's
+ * secret for the process goes with every call.
+ */
+import * as grpc from '@grpc/grpc-js';
+import type { BackendDescription } from '../describe.js';
+import type { ExistenceResult, LogicalRequest, LogicalResponse, MountInfo, SpecialPaths } from '../logical.js';
+import { StrongroomError } from '../errors.js';
+import {
+  decodeDescription,
+  decodeExistence,
+  decodeHandleReply,
+  decodeSpecialPaths,
+  encodeMount,
+  encodeRequest,
+  throwIfError,
+  type WireBackendDescription,
+  type WireErrorMsg,
+  type WireExistenceCheckReply,
+  type WireFrame,
+  type WireHandleRequestReply,
+  type WireSetupReply,
+  type WireSpecialPaths,
+} from './codec.js';
+import { HEALTH_SERVICE_NAME, SECRET_METADATA_KEY } from './handshake.js';
+import { createMuxClient, type MuxClient } from './mux.js';
+import { CHANNEL_OPTIONS, loadProtos } from './proto.js';
+
+export interface SetupResult {
+  specialPaths: SpecialPaths;
+  describe: BackendDescription;
+}
+
+export interface BackendClient {
+  /** Waits for the channel and the health service to report SERVING. */
+  waitHealthy(timeoutMs: number): Promise<void>;
+  setup(mount: MountInfo, config: Record<string, string>, timeoutMs?: number): Promise<SetupResult>;
+  describe(mountUuid: string): Promise<BackendDescription>;
+  specialPaths(mountUuid: string): Promise<SpecialPaths>;
+  cleanup(mountUuid: string, timeoutMs?: number): Promise<void>;
+  type(): Promise<string>;
+  handleRequest(req: LogicalRequest, timeoutMs?: number): Promise<LogicalResponse | null>;
+  existenceCheck(req: LogicalRequest, timeoutMs?: number): Promise<ExistenceResult>;
+  invalidateKey(mountUuid: string, key: string, timeoutMs?: number): Promise<void>;
+  periodic(mountUuid: string, timeoutMs?: number): Promise<void>;
+  /** Fail every call in flight (the process died). */
+  failAll(err: Error): void;
+  inFlight(): number;
+  close(): void;
+}
+
+export interface BackendClientOptions {
+  socketPath: string;
+  /** The per-process secret, sent as metadata with every call. */
+  secret: string;
+  /** Names the plugin in errors ("kv v0.1.0+builtin"). */
+  label: string;
+  callTimeoutMs: number;
+  /** Called once when the stream breaks (the supervisor treats it as a crash). */
+  onBroken?(reason: string): void;
+}
+
+type UnaryFn = (req: unknown, md: grpc.Metadata, opts: grpc.CallOptions, cb: (err: grpc.ServiceError | null, res: unknown) => void) => void;
+
+export function createBackendClient(opts: BackendClientOptions): BackendClient {
+  const protos = loadProtos();
+  const address = `unix:${opts.socketPath}`;
+  const client = new protos.Backend(address, grpc.credentials.createInsecure(), CHANNEL_OPTIONS);
+  const health = new protos.Health(address, grpc.credentials.createInsecure(), CHANNEL_OPTIONS);
+  const md = new grpc.Metadata();
+  md.set(SECRET_METADATA_KEY, opts.secret);
+
+  const timeoutError = (what: string, ms: number) =>
+    new StrongroomError('coded', `plugin ${opts.label} did not answer ${what} within ${ms} ms`, { status: 504 });
+  const failedError = (what: string, detail: string) =>
+    new StrongroomError('plugin_failed', `plugin ${opts.label} failed during ${what}: ${detail}`);
+
+  const unary = <T>(method: string, req: unknown, timeoutMs = opts.callTimeoutMs, target: grpc.Client = client): Promise<T> =>
+    new Promise<T>((resolve, reject) => {
+      const fn = (target as unknown as Record<string, UnaryFn>)[method];
+      if (!fn) return reject(new StrongroomError('internal', `no method ${method}`));
+      fn.call(target, req, md, { deadline: Date.now() + timeoutMs }, (err, res) => {
+        if (!err) return resolve(res as T);
+        reject(err.code === grpc.status.DEADLINE_EXCEEDED ? timeoutError(method, timeoutMs) : failedError(method, err.details || err.message));
+      });
+    });
+
+  let stream: grpc.ClientDuplexStream<WireFrame, WireFrame> | null = null;
+  let mux: MuxClient | null = null;
+  let broken = false;
+
+  const breakOnce = (reason: string) => {
+    if (broken) return;
+    broken = true;
+    mux?.failAll(failedError('a call', `connection lost (${reason})`));
+    opts.onBroken?.(reason);
+  };
+
+  const lane = (): MuxClient => {
+    if (mux) return mux;
+    const s = (client as unknown as { Stream(md: grpc.Metadata): grpc.ClientDuplexStream<WireFrame, WireFrame> }).Stream(md);
+    const m = createMuxClient({ sink: s, onTimeout: (kind, ms) => timeoutError(kind, ms) });
+    s.on('data', (f: WireFrame) => m.receive(f));
+    s.on('error', (e: Error) => breakOnce(e.message));
+    s.on('end', () => breakOnce('stream ended'));
+    stream = s;
+    mux = m;
+    return m;
+  };
+
+  const streamCall = async <T>(kind: string, body: unknown, replyKind: string, timeoutMs: number): Promise<T> => {
+    if (broken) throw failedError(kind, 'connection lost');
+    const frame = await lane().call(kind, body, timeoutMs);
+    const reply = frame[replyKind] as T | undefined;
+    if (reply === undefined || reply === null) throw failedError(kind, `unexpected reply ${String(frame.kind)}`);
+    return reply;
+  };
+
+  return {
+    async waitHealthy(timeoutMs) {
+      await new Promise<void>((resolve, reject) =>
+        client.waitForReady(Date.now() + timeoutMs, (err) => (err ? reject(failedError('start', `not reachable: ${err.message}`)) : resolve())),
+      );
+      const res = await unary<{ status: string | number }>('Check', { service: HEALTH_SERVICE_NAME }, timeoutMs, health);
+      if (res.status !== 'SERVING' && res.status !== 1) throw failedError('start', `health check says ${String(res.status)}`);
+      lane();
+    },
+    async setup(mount, config, timeoutMs) {
+      const r = await unary<WireSetupReply>('Setup', { mount: encodeMount(mount), config }, timeoutMs);
+      throwIfError(r);
+      return { specialPaths: decodeSpecialPaths(r.special_paths), describe: decodeDescription(r.describe) };
+    },
+    async describe(mountUuid) {
+      const r = await unary<{ describe: WireBackendDescription | null; err: WireErrorMsg | null }>('Describe', { mount_uuid: mountUuid });
+      throwIfError(r);
+      return decodeDescription(r.describe);
+    },
+    async specialPaths(mountUuid) {
+      const r = await unary<{ special_paths: WireSpecialPaths | null; err: WireErrorMsg | null }>('SpecialPaths', { mount_uuid: mountUuid });
+      throwIfError(r);
+      return decodeSpecialPaths(r.special_paths);
+    },
+    async cleanup(mountUuid, timeoutMs) {
+      throwIfError(await unary<{ err: WireErrorMsg | null }>('Cleanup', { mount_uuid: mountUuid }, timeoutMs));
+    },
+    async type() {
+      return (await unary<{ type: string }>('Type', {})).type;
+    },
+    async handleRequest(req, timeoutMs = opts.callTimeoutMs) {
+      return decodeHandleReply(await streamCall<WireHandleRequestReply>('handle_request', encodeRequest(req), 'handle_request_reply', timeoutMs));
+    },
+    async existenceCheck(req, timeoutMs = opts.callTimeoutMs) {
+      return decodeExistence(
+        await streamCall<WireExistenceCheckReply>('existence_check', encodeRequest(req), 'existence_check_reply', timeoutMs),
+      );
+    },
+    async invalidateKey(mountUuid, key, timeoutMs = opts.callTimeoutMs) {
+      throwIfError(await streamCall<{ err: WireErrorMsg | null }>('invalidate_key', { mount_uuid: mountUuid, key }, 'invalidate_key_reply', timeoutMs));
+    },
+    async periodic(mountUuid, timeoutMs = opts.callTimeoutMs) {
+      throwIfError(await streamCall<{ err: WireErrorMsg | null }>('periodic', { mount_uuid: mountUuid }, 'periodic_reply', timeoutMs));
+    },
+    failAll(err) {
+      mux?.failAll(err);
+    },
+    inFlight: () => mux?.inFlight() ?? 0,
+    close() {
+      broken = true;
+      stream?.cancel();
+      stream = null;
+      client.close();
+      health.close();
+    },
+  };
+}

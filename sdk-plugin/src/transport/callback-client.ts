@@ -1,0 +1,136 @@
+/**
+ * Plugin side of the callbacks into the core: a Storage and a SystemView per
+ * mount, all carried by two long-lived multiplexed streams on one channel to
+ * the core's callback socket. Every stream is opened with the per-process
+ * secret as metadata; the core checks it and that the named mount is served by
+ * this process, so a plugin can reach only its own mounts' storage.
+ */
+import * as grpc from '@grpc/grpc-js';
+import type { Storage } from '../storage.js';
+import type { SystemView } from '../system-view.js';
+import { StrongroomError } from '../errors.js';
+import { throwIfError, type WireErrorMsg, type WireFrame } from './codec.js';
+import { SECRET_METADATA_KEY } from './handshake.js';
+import { createMuxClient, type MuxClient } from './mux.js';
+import { CHANNEL_OPTIONS, loadProtos } from './proto.js';
+
+export interface CallbackClient {
+  storage(mountUuid: string): Storage;
+  system(mountUuid: string): SystemView;
+  close(): void;
+}
+
+export interface CallbackClientOptions {
+  /** Unix socket path of the core's callback server. */
+  socketPath: string;
+  secret: string;
+  callTimeoutMs?: number;
+}
+
+type StreamCall = grpc.ClientDuplexStream<WireFrame, WireFrame>;
+
+export function createCallbackClient(opts: CallbackClientOptions): CallbackClient {
+  const protos = loadProtos();
+  const address = `unix:${opts.socketPath}`;
+  const storageClient = new protos.Storage(address, grpc.credentials.createInsecure(), CHANNEL_OPTIONS);
+  // Same address and options: grpc-js shares one subchannel between the two clients.
+  const systemClient = new protos.SystemView(address, grpc.credentials.createInsecure(), CHANNEL_OPTIONS);
+  const timeoutMs = opts.callTimeoutMs ?? 30_000;
+
+  const lane = (client: grpc.Client & { Stream?: unknown }, label: string) => {
+    let stream: StreamCall | null = null;
+    let mux: MuxClient | null = null;
+    const open = (): MuxClient => {
+      if (mux) return mux;
+      const md = new grpc.Metadata();
+      md.set(SECRET_METADATA_KEY, opts.secret);
+      const s = (client as unknown as { Stream(md: grpc.Metadata): StreamCall }).Stream(md);
+      const m = createMuxClient({
+        sink: s,
+        onTimeout: (kind, ms) => new StrongroomError('coded', `${label} ${kind} call to the core timed out after ${ms} ms`, { status: 504 }),
+      });
+      const broken = (why: string) => {
+        if (stream !== s) return;
+        stream = null;
+        mux = null;
+        m.failAll(new StrongroomError('unavailable', `${label} stream to the core closed: ${why}`));
+      };
+      s.on('data', (f: WireFrame) => m.receive(f));
+      s.on('error', (e: Error) => broken(e.message));
+      s.on('end', () => broken('end'));
+      stream = s;
+      mux = m;
+      return m;
+    };
+    return {
+      call: (kind: string, body: unknown) => open().call(kind, body, timeoutMs),
+      close: () => {
+        stream?.cancel();
+        stream = null;
+        mux = null;
+      },
+    };
+  };
+
+  const storageLane = lane(storageClient, 'storage');
+  const systemLane = lane(systemClient, 'system view');
+
+  const reply = <T extends { err: WireErrorMsg | null }>(frame: WireFrame, kind: string): T => {
+    const r = frame[kind] as T | undefined;
+    if (!r) throw new StrongroomError('internal', `malformed ${kind} from the core`);
+    throwIfError(r);
+    return r;
+  };
+
+  return {
+    storage(mountUuid) {
+      return {
+        async get(key) {
+          const r = reply<{ found: boolean; value: Buffer; err: WireErrorMsg | null }>(
+            await storageLane.call('get', { mount_uuid: mountUuid, key }),
+            'get_reply',
+          );
+          return r.found ? new Uint8Array(r.value.buffer, r.value.byteOffset, r.value.byteLength) : null;
+        },
+        async put(key, value) {
+          reply(await storageLane.call('put', { mount_uuid: mountUuid, key, value }), 'put_reply');
+        },
+        async delete(key) {
+          reply(await storageLane.call('delete', { mount_uuid: mountUuid, key }), 'delete_reply');
+        },
+        async list(prefix) {
+          return reply<{ keys: string[]; err: WireErrorMsg | null }>(
+            await storageLane.call('list', { mount_uuid: mountUuid, prefix }),
+            'list_reply',
+          ).keys;
+        },
+      };
+    },
+    system(mountUuid) {
+      const ref = { mount_uuid: mountUuid };
+      return {
+        async defaultLeaseTtl() {
+          return reply<{ seconds: number; err: WireErrorMsg | null }>(await systemLane.call('default_lease_ttl', ref), 'default_lease_ttl_reply').seconds;
+        },
+        async maxLeaseTtl() {
+          return reply<{ seconds: number; err: WireErrorMsg | null }>(await systemLane.call('max_lease_ttl', ref), 'max_lease_ttl_reply').seconds;
+        },
+        async generatePasswordFromPolicy(policyName) {
+          return reply<{ value: string; err: WireErrorMsg | null }>(
+            await systemLane.call('generate_password', { mount_uuid: mountUuid, policy_name: policyName }),
+            'generate_password_reply',
+          ).value;
+        },
+        async coreVersion() {
+          return reply<{ value: string; err: WireErrorMsg | null }>(await systemLane.call('core_version', ref), 'core_version_reply').value;
+        },
+      };
+    },
+    close() {
+      storageLane.close();
+      systemLane.close();
+      storageClient.close();
+      systemClient.close();
+    },
+  };
+}

@@ -1,0 +1,159 @@
+/**
+ * Core side of the plugin callbacks: serves Storage and SystemView for ONE
+ * plugin process on a unix socket of its own.
+ *
+ * Security invariants:
+ *  - every call (each unary call, each stream at open) must present the
+ *    process's current secret as metadata; it is compared in constant time;
+ *  - every operation names a mount uuid, and `resolve()` answers only for the
+ *    mounts this process serves, so a plugin can never read or write another
+ *    plugin's (or another mount's) storage;
+ *  - storage errors reach the plugin as typed errors, never raw exceptions
+ *    (whose text could carry key material).
+ */
+import * as fs from 'node:fs';
+import * as grpc from '@grpc/grpc-js';
+import type { Storage } from '../storage.js';
+import type { SystemView } from '../system-view.js';
+import { permissionDenied, StrongroomError, unsupportedOperation } from '../errors.js';
+import { encodeError, type WireFrame } from './codec.js';
+import { SECRET_METADATA_KEY, secretMatches } from './handshake.js';
+import { serveFrames } from './mux.js';
+import { CHANNEL_OPTIONS, loadProtos } from './proto.js';
+
+export interface MountCallbacks {
+  storage: Storage;
+  system: SystemView;
+}
+
+export interface CallbackServerOptions {
+  socketPath: string;
+  /** The secret the process must present (rotated on every process start). */
+  secret(): Buffer;
+  /** The callbacks of a mount this process serves, or null when it does not serve it. */
+  resolve(mountUuid: string): MountCallbacks | null;
+}
+
+export interface CallbackServer {
+  start(): Promise<void>;
+  close(): Promise<void>;
+}
+
+type Unary = grpc.ServerUnaryCall<Record<string, unknown>, unknown>;
+
+export function createCallbackServer(opts: CallbackServerOptions): CallbackServer {
+  const protos = loadProtos();
+  const server = new grpc.Server(CHANNEL_OPTIONS);
+
+  const authorized = (md: grpc.Metadata): boolean => secretMatches(opts.secret(), md.get(SECRET_METADATA_KEY)[0]);
+
+  const mountOf = (uuid: unknown): MountCallbacks => {
+    const cb = typeof uuid === 'string' ? opts.resolve(uuid) : null;
+    if (!cb) throw permissionDenied(`mount ${String(uuid)} is not served by this plugin process`);
+    return cb;
+  };
+
+  /** Storage operations, shared by the unary RPCs and the stream. */
+  const storageOps: Record<string, (a: Record<string, unknown>) => Promise<[string, unknown]>> = {
+    async get(a) {
+      const v = await mountOf(a.mount_uuid).storage.get(String(a.key));
+      return ['get_reply', v === null ? { found: false, err: null } : { found: true, value: v, err: null }];
+    },
+    async put(a) {
+      await mountOf(a.mount_uuid).storage.put(String(a.key), a.value as Uint8Array);
+      return ['put_reply', { err: null }];
+    },
+    async delete(a) {
+      await mountOf(a.mount_uuid).storage.delete(String(a.key));
+      return ['delete_reply', { err: null }];
+    },
+    async list(a) {
+      return ['list_reply', { keys: await mountOf(a.mount_uuid).storage.list(String(a.prefix)), err: null }];
+    },
+  };
+
+  const systemOps: Record<string, (a: Record<string, unknown>) => Promise<[string, unknown]>> = {
+    async default_lease_ttl(a) {
+      return ['default_lease_ttl_reply', { seconds: await mountOf(a.mount_uuid).system.defaultLeaseTtl(), err: null }];
+    },
+    async max_lease_ttl(a) {
+      return ['max_lease_ttl_reply', { seconds: await mountOf(a.mount_uuid).system.maxLeaseTtl(), err: null }];
+    },
+    async generate_password(a) {
+      const value = await mountOf(a.mount_uuid).system.generatePasswordFromPolicy(String(a.policy_name));
+      return ['generate_password_reply', { value, err: null }];
+    },
+    async core_version(a) {
+      return ['core_version_reply', { value: await mountOf(a.mount_uuid).system.coreVersion(), err: null }];
+    },
+  };
+
+  const frameHandler = (ops: typeof storageOps) => async (frame: WireFrame) => {
+    const kind = frame.kind;
+    const op = kind ? ops[kind] : undefined;
+    if (!op || !kind) throw unsupportedOperation(String(kind));
+    return op(frame[kind] as Record<string, unknown>);
+  };
+
+  const streamHandler = (ops: typeof storageOps) => (call: grpc.ServerDuplexStream<WireFrame, WireFrame>) => {
+    if (!authorized(call.metadata)) {
+      call.destroy(Object.assign(new Error('plugin secret mismatch'), { code: grpc.status.UNAUTHENTICATED }));
+      return;
+    }
+    serveFrames(call, frameHandler(ops));
+    call.on('end', () => call.end());
+    call.on('error', () => undefined);
+  };
+
+  /** A unary RPC: check the secret, run the op, put any failure in the reply's `err`. */
+  const unary =
+    (op: (a: Record<string, unknown>) => Promise<[string, unknown]>, errShape: (e: unknown) => unknown) =>
+    (call: Unary, cb: grpc.sendUnaryData<unknown>) => {
+      if (!authorized(call.metadata)) {
+        cb({ code: grpc.status.UNAUTHENTICATED, details: 'plugin secret mismatch' });
+        return;
+      }
+      op(call.request).then(
+        ([, body]) => cb(null, body),
+        (e: unknown) => cb(null, errShape(e)),
+      );
+    };
+  const withErr = (e: unknown) => ({ err: encodeError(e) });
+
+  const pick = (ops: typeof storageOps, name: string) => {
+    const op = ops[name];
+    if (!op) throw new StrongroomError('internal', `no op ${name}`);
+    return op;
+  };
+
+  server.addService(protos.Storage.service, {
+    Get: unary(pick(storageOps, 'get'), withErr),
+    Put: unary(pick(storageOps, 'put'), withErr),
+    Delete: unary(pick(storageOps, 'delete'), withErr),
+    List: unary(pick(storageOps, 'list'), withErr),
+    Stream: streamHandler(storageOps),
+  });
+  server.addService(protos.SystemView.service, {
+    DefaultLeaseTtl: unary(pick(systemOps, 'default_lease_ttl'), withErr),
+    MaxLeaseTtl: unary(pick(systemOps, 'max_lease_ttl'), withErr),
+    GeneratePasswordFromPolicy: unary(pick(systemOps, 'generate_password'), withErr),
+    CoreVersion: unary(pick(systemOps, 'core_version'), withErr),
+    Stream: streamHandler(systemOps),
+  });
+
+  return {
+    start() {
+      fs.rmSync(opts.socketPath, { force: true });
+      return new Promise((resolve, reject) => {
+        server.bindAsync(`unix:${opts.socketPath}`, grpc.ServerCredentials.createInsecure(), (err) => (err ? reject(err) : resolve()));
+      });
+    },
+    close() {
+      return new Promise((resolve) => {
+        server.tryShutdown(() => resolve());
+        // Streams from a dead plugin may linger; do not wait on them.
+        setTimeout(() => server.forceShutdown(), 500).unref();
+      });
+    },
+  };
+}
