@@ -1,0 +1,206 @@
+/**
+ * Enabling, disabling and tuning mounts (sys/mounts and sys/auth), and
+ * binding each mount to its backend. Binding never blocks: a mount whose
+ * plugin is starting answers after it is ready, one whose plugin failed
+ * answers a clear 503, and neither holds up unseal or other mounts.
+ */
+import { badRequest, type Backend, type BackendDescription } from '@strongroom/sdk-plugin';
+import type { CoreLogger } from '../log/logger.js';
+import type { Namespace, NamespaceRegistry } from '../namespace/namespaces.js';
+import { compileSpecialPaths } from '../request/special-paths.js';
+import type { MountBinding } from '../request/ports.js';
+import {
+  checkReservedPath,
+  createMountTableStore,
+  newMountEntry,
+  normalizeMountPath,
+  routePath,
+  type MountConfig,
+  type MountEntry,
+  type MountTableKind,
+  type Router,
+} from './mount-table.js';
+import type { Physical } from '../storage/physical.js';
+
+/** Creates the backend of a mount: in-process for system types, a plugin process otherwise. */
+export type BackendResolver = (entry: MountEntry, namespace: Namespace) => Promise<{ backend: Backend; description: BackendDescription; runningVersion: string }>;
+
+export interface EnableInput {
+  type: string;
+  description?: string;
+  config?: Partial<MountConfig>;
+  options?: Record<string, string>;
+  plugin_version?: string;
+  local?: boolean;
+  seal_wrap?: boolean;
+  external_entropy_access?: boolean;
+}
+
+export interface MountManager {
+  /** Loads both tables of every namespace and binds them (system mounts first). */
+  load(defaults: (ns: Namespace) => Array<{ table: MountTableKind; path: string; input: EnableInput; system: boolean }>): Promise<void>;
+  enable(table: MountTableKind, ns: Namespace, path: string, input: EnableInput): Promise<MountEntry>;
+  disable(table: MountTableKind, ns: Namespace, path: string): Promise<void>;
+  tune(table: MountTableKind, ns: Namespace, path: string, patch: { config?: Partial<MountConfig>; description?: string; options?: Record<string, string>; plugin_version?: string }): Promise<MountEntry>;
+  get(table: MountTableKind, ns: Namespace, path: string): MountEntry | undefined;
+  list(table: MountTableKind, ns: Namespace): MountEntry[];
+  runningVersion(uuid: string): string;
+  /** Rebinds every mount served by a plugin (after sys/plugins/reload/backend). */
+  rebind(filter: (e: MountEntry) => boolean): Promise<void>;
+  unloadAll(): Promise<void>;
+}
+
+export function createMountManager(deps: {
+  store: Pick<Physical, 'get' | 'put' | 'delete' | 'list' | 'scan' | 'batch'>;
+  router: Router<MountBinding>;
+  namespaces: NamespaceRegistry;
+  resolve: BackendResolver;
+  /** Called after a mount is removed: revoke its leases, drop its storage. */
+  onDisable(entry: MountEntry, ns: Namespace): Promise<void>;
+  logger: CoreLogger;
+}): MountManager {
+  const tables = createMountTableStore(deps.store);
+  const running = new Map<string, string>();
+  const backends = new Map<string, Backend>();
+
+  function bind(entry: MountEntry, ns: Namespace): MountBinding {
+    let resolveReady!: () => void;
+    const binding: MountBinding = {
+      backend: null,
+      status: 'starting',
+      unauthenticated: () => false,
+      root: () => false,
+      ready: new Promise<void>((r) => (resolveReady = r)),
+    };
+    deps.router.add(entry, binding);
+    deps
+      .resolve(entry, ns)
+      .then(({ backend, description, runningVersion }) => {
+        const special = backend.specialPaths();
+        binding.unauthenticated = compileSpecialPaths(special.unauthenticated);
+        binding.root = compileSpecialPaths(special.root);
+        binding.description = description;
+        binding.backend = backend;
+        binding.status = 'running';
+        running.set(entry.uuid, runningVersion);
+        backends.set(entry.uuid, backend);
+      })
+      .catch((err: unknown) => {
+        binding.status = 'failed';
+        binding.error = `mount "${routePath(entry)}" (${entry.type}) failed to start: ${err instanceof Error ? err.message : String(err)}`;
+        deps.logger.error('mount failed to start', { path: routePath(entry), type: entry.type, error: String(err) });
+      })
+      .finally(resolveReady);
+    return binding;
+  }
+
+  const entriesOf = (table: MountTableKind, ns: Namespace) => deps.router.entries(ns.id).filter((e) => e.table === table);
+  const persist = (table: MountTableKind, ns: Namespace) => tables.save(deps.namespaces.storagePrefix(ns), table, entriesOf(table, ns));
+
+  async function cleanupBackend(uuid: string) {
+    const b = backends.get(uuid);
+    backends.delete(uuid);
+    running.delete(uuid);
+    if (b) await b.cleanup().catch(() => undefined);
+  }
+
+  return {
+    async load(defaults) {
+      for (const ns of deps.namespaces.all()) {
+        const prefix = deps.namespaces.storagePrefix(ns);
+        for (const table of ['mounts', 'auth'] as const) {
+          let entries = await tables.load(prefix, table);
+          const missing = defaults(ns).filter((d) => d.table === table && !entries.some((e) => e.path === d.path));
+          if (missing.length > 0) {
+            entries = [...missing.map((d) => ({ ...newMountEntry(table, d.path, d.input, ns.id), system: d.system })), ...entries];
+            await tables.save(prefix, table, entries);
+          }
+          for (const e of entries) bind(e, ns);
+        }
+      }
+    },
+    async enable(table, ns, rawPath, input) {
+      const path = normalizeMountPath(rawPath);
+      checkReservedPath(table, path);
+      if (!input.type) throw badRequest('type: a mount type is required');
+      const rp = table === 'auth' ? `auth/${path}` : path;
+      const conflict = deps.router.conflict(ns.id, rp);
+      if (conflict) throw badRequest(`path is already in use at ${conflict}`);
+      const entry = newMountEntry(table, path, input, ns.id);
+      const binding = bind(entry, ns);
+      try {
+        await persist(table, ns);
+      } catch (err) {
+        deps.router.remove(ns.id, rp);
+        throw err;
+      }
+      await binding.ready;
+      if (binding.status === 'failed') {
+        // A mount whose plugin cannot start is refused at enable time (e.g. sha256 mismatch), not left half-made.
+        deps.router.remove(ns.id, rp);
+        await persist(table, ns);
+        throw badRequest(binding.error ?? 'the plugin failed to start');
+      }
+      return entry;
+    },
+    async disable(table, ns, rawPath) {
+      const path = normalizeMountPath(rawPath);
+      const rp = table === 'auth' ? `auth/${path}` : path;
+      const found = deps.router.get(ns.id, rp);
+      if (!found || found.entry.table !== table) return;
+      if (found.entry.system) throw badRequest(`cannot disable the system mount "${rp}"`);
+      deps.router.remove(ns.id, rp);
+      await persist(table, ns);
+      await deps.onDisable(found.entry, ns);
+      await cleanupBackend(found.entry.uuid);
+    },
+    async tune(table, ns, rawPath, patch) {
+      const path = normalizeMountPath(rawPath);
+      const rp = table === 'auth' ? `auth/${path}` : path;
+      const found = deps.router.get(ns.id, rp);
+      if (!found || found.entry.table !== table) throw badRequest(`no mount at "${rp}"`);
+      const e = found.entry;
+      if (patch.config) e.config = { ...e.config, ...patch.config };
+      if (patch.description !== undefined) e.description = patch.description;
+      if (patch.options) {
+        if (patch.options.version && e.options.version && patch.options.version !== e.options.version && e.type === 'kv' && patch.options.version === '1') {
+          throw badRequest('options.version: a kv version 2 mount cannot be downgraded to version 1');
+        }
+        e.options = { ...e.options, ...patch.options };
+      }
+      const versionChanged = patch.plugin_version !== undefined && patch.plugin_version !== e.plugin_version;
+      if (versionChanged) e.plugin_version = patch.plugin_version!;
+      await persist(table, ns);
+      if (versionChanged) {
+        await cleanupBackend(e.uuid);
+        deps.router.remove(ns.id, rp);
+        await bind(e, ns).ready;
+      }
+      return e;
+    },
+    get(table, ns, rawPath) {
+      const path = normalizeMountPath(rawPath);
+      const found = deps.router.get(ns.id, table === 'auth' ? `auth/${path}` : path);
+      return found && found.entry.table === table ? found.entry : undefined;
+    },
+    list: (table, ns) => entriesOf(table, ns),
+    runningVersion: (uuid) => running.get(uuid) ?? '',
+    async rebind(filter) {
+      const targets = deps.router.entries().filter(filter);
+      await Promise.all(
+        targets.map(async (e) => {
+          const ns = deps.namespaces.byId(e.namespace_id);
+          if (!ns) return;
+          backends.delete(e.uuid);
+          deps.router.remove(ns.id, routePath(e));
+          await bind(e, ns).ready;
+        }),
+      );
+    },
+    async unloadAll() {
+      const uuids = [...backends.keys()];
+      await Promise.all(uuids.map((u) => cleanupBackend(u)));
+      deps.router.clear();
+    },
+  };
+}
