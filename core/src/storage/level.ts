@@ -87,15 +87,15 @@ export async function createLevelPhysical(opts: LevelPhysicalOptions): Promise<L
       const v = await db.get(key);
       return v === undefined ? null : v;
     },
-    put(key, value) {
+    async put(key, value) {
       assertValidKey(key);
       return enqueue([{ type: 'put', key, value }]);
     },
-    delete(key) {
+    async delete(key) {
       return enqueue([{ type: 'del', key }]);
     },
-    batch(ops: PhysicalOp[]) {
-      if (ops.length === 0) return Promise.resolve();
+    async batch(ops: PhysicalOp[]) {
+      if (ops.length === 0) return;
       const levelOps: LevelOp[] = [];
       for (const op of ops) {
         if (op.type === 'put') {
