@@ -18,6 +18,8 @@ export interface FieldDescription {
   deprecated?: boolean;
   /** Captured from the URL pattern rather than the body. */
   inPath?: boolean;
+  /** Sent as a URL query parameter on reads, lists and deletes (e.g. kv's `version`). */
+  query?: boolean;
 }
 
 export interface OperationDescription {
