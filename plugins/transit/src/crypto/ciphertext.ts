@@ -1,0 +1,46 @@
+/**
+ * The `service:v<N>:<base64>` envelope shared by ciphertexts, signatures and
+ * HMACs. Parsing failures are the caller's bad input, so they are 400s.
+ */
+import { badRequest } from '@strongroom/sdk-plugin';
+
+export const PREFIX = 'service:v';
+
+export function encodeVersioned(version: number, payload: string): string {
+  return `${PREFIX}${version}:${payload}`;
+}
+
+export interface Versioned {
+  version: number;
+  payload: string;
+}
+
+/** Splits `service:v<N>:<payload>`; `what` names the value in errors ("ciphertext", "signature", "hmac"). */
+export function decodeVersioned(value: string, what = 'ciphertext'): Versioned {
+  if (typeof value !== 'string' || !value.startsWith(PREFIX)) {
+    throw badRequest(`invalid ${what}: no prefix`);
+  }
+  const rest = value.slice(PREFIX.length);
+  const colon = rest.indexOf(':');
+  if (colon <= 0) throw badRequest(`invalid ${what}: wrong number of fields`);
+  const vs = rest.slice(0, colon);
+  if (!/^[0-9]{1,9}$/.test(vs)) throw badRequest(`invalid ${what}: version number could not be decoded`);
+  const version = Number(vs);
+  if (version < 1) throw badRequest(`invalid ${what}: version number could not be decoded`);
+  return { version, payload: rest.slice(colon + 1) };
+}
+
+const B64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
+const B64URL = /^[A-Za-z0-9_-]*$/;
+
+/** Strict standard base64 (padding required), as Go's StdEncoding; `field` names the input in the error. */
+export function decodeBase64(value: string, field: string): Buffer {
+  if (typeof value !== 'string' || !B64.test(value)) throw badRequest(`failed to base64-decode ${field}`);
+  return Buffer.from(value, 'base64');
+}
+
+/** Unpadded base64url (JWS signatures). */
+export function decodeBase64Url(value: string, field: string): Buffer {
+  if (!B64URL.test(value)) throw badRequest(`failed to base64url-decode ${field}`);
+  return Buffer.from(value, 'base64url');
+}
