@@ -1,0 +1,147 @@
+/**
+ * HTTP-facing request schemas of `auth/token/*`. Wire-lenient (see lenient.ts);
+ * unknown fields are stripped (the caller may warn about them), bad values give
+ * a 400 naming the field through `parseOrBadRequest`.
+ */
+import { z } from 'zod';
+import { lenient as f } from './lenient.js';
+import type { CreateTokenRequest, TokenRole } from './types.js';
+
+/** Values a client sends for "not set": treat like an absent key. */
+const emptyToUndefined = (v: unknown): unknown => (v === '' || v === null ? undefined : v);
+
+const tokenTypeField = z.preprocess(emptyToUndefined, z.enum(['service', 'batch']).optional());
+
+/** auth/token/create, create-orphan, create/:role_name */
+export const createTokenSchema = z.object({
+  id: z.string().optional(),
+  role_name: z.string().optional(),
+  policies: f.commaList().optional(),
+  meta: f.stringMap().optional(),
+  no_parent: f.bool().optional(),
+  no_default_policy: f.bool().optional(),
+  renewable: f.bool().optional(),
+  ttl: f.duration().optional(),
+  /** Deprecated alias of ttl. */
+  lease: f.duration().optional(),
+  type: tokenTypeField,
+  explicit_max_ttl: f.duration().optional(),
+  display_name: z.string().optional(),
+  num_uses: f.int().pipe(z.number().nonnegative({ error: 'number of uses cannot be negative' })).optional(),
+  period: f.duration().optional(),
+  entity_alias: z.string().optional(),
+});
+export type CreateTokenBody = z.output<typeof createTokenSchema>;
+
+export function toCreateTokenRequest(
+  body: CreateTokenBody,
+  ctx: { orphanEndpoint?: boolean; roleName?: string; callerHasSudo?: boolean; namespaceId?: string } = {},
+): CreateTokenRequest {
+  const req: CreateTokenRequest = {};
+  if (body.id !== undefined && body.id !== '') req.id = body.id;
+  const roleName = ctx.roleName ?? body.role_name;
+  if (roleName !== undefined && roleName !== '') req.roleName = roleName;
+  if (body.policies !== undefined) req.policies = body.policies;
+  if (body.meta !== undefined) req.meta = body.meta;
+  if (body.no_parent !== undefined) req.noParent = body.no_parent;
+  if (body.no_default_policy !== undefined) req.noDefaultPolicy = body.no_default_policy;
+  if (body.renewable !== undefined) req.renewable = body.renewable;
+  const ttl = body.ttl ?? body.lease;
+  if (ttl !== undefined) req.ttl = ttl;
+  if (body.type !== undefined) req.type = body.type;
+  if (body.explicit_max_ttl !== undefined) req.explicitMaxTtl = body.explicit_max_ttl;
+  if (body.display_name !== undefined) req.displayName = body.display_name;
+  if (body.num_uses !== undefined) req.numUses = body.num_uses;
+  if (body.period !== undefined) req.period = body.period;
+  if (body.entity_alias !== undefined && body.entity_alias !== '') req.entityAlias = body.entity_alias;
+  if (ctx.orphanEndpoint) req.orphanEndpoint = true;
+  if (ctx.callerHasSudo) req.callerHasSudo = true;
+  if (ctx.namespaceId !== undefined) req.namespaceId = ctx.namespaceId;
+  return req;
+}
+
+/** auth/token/lookup, revoke, revoke-orphan (POST body; `token` is a secret: never log it). */
+export const tokenBodySchema = z.object({ token: z.string({ error: 'missing token' }).min(1, { error: 'missing token' }) });
+
+/** auth/token/lookup-accessor, revoke-accessor */
+export const accessorBodySchema = z.object({
+  accessor: z.string({ error: 'missing accessor' }).min(1, { error: 'missing accessor' }),
+});
+
+/** auth/token/renew */
+export const renewSchema = z.object({
+  token: z.string({ error: 'missing token' }).min(1, { error: 'missing token' }),
+  increment: f.duration().optional(),
+});
+
+/** auth/token/renew-self (a `token` field, if sent, is ignored as in Vault) */
+export const renewSelfSchema = z.object({ increment: f.duration().optional() });
+
+/** auth/token/renew-accessor */
+export const renewAccessorSchema = z.object({
+  accessor: z.string({ error: 'missing accessor' }).min(1, { error: 'missing accessor' }),
+  increment: f.duration().optional(),
+});
+
+/** Role names: word characters, with `-` and `.` inside (Vault's pattern); lower-cased by the store. */
+export const roleNameSchema = z
+  .string()
+  .regex(/^\w(?:[\w.-]*\w)?$/, { error: 'role_name: letters, digits, "_", and "-" or "." inside' });
+
+/** auth/token/roles/:role_name. Deprecated spellings (period, explicit_max_ttl, bound_cidrs) are folded in by toRoleInput. */
+export const roleSchema = z.object({
+  allowed_policies: f.commaList().optional(),
+  disallowed_policies: f.commaList().optional(),
+  allowed_policies_glob: f.commaList().optional(),
+  disallowed_policies_glob: f.commaList().optional(),
+  allowed_entity_aliases: f.commaList().optional(),
+  orphan: f.bool().optional(),
+  renewable: f.bool().optional(),
+  path_suffix: z
+    .string()
+    .refine((s) => !s.split('/').includes('..'), { error: 'path_suffix cannot contain ".."' })
+    .optional(),
+  token_type: z.preprocess(emptyToUndefined, z.enum(['service', 'batch', 'default-service', 'default-batch']).optional()),
+  token_bound_cidrs: f.commaList().optional(),
+  bound_cidrs: f.commaList().optional(),
+  token_explicit_max_ttl: f.duration().optional(),
+  explicit_max_ttl: f.duration().optional(),
+  token_no_default_policy: f.bool().optional(),
+  token_num_uses: f.int().pipe(z.number().nonnegative({ error: 'must not be negative' })).optional(),
+  token_period: f.duration().optional(),
+  period: f.duration().optional(),
+  token_ttl: f.duration().optional(),
+  token_max_ttl: f.duration().optional(),
+});
+export type RoleBody = z.output<typeof roleSchema>;
+
+/** The fields the body sets, as a partial role (the store merges it over the existing role on update). */
+export function toRoleInput(b: RoleBody): Partial<Omit<TokenRole, 'name'>> {
+  const out: Partial<Omit<TokenRole, 'name'>> = {};
+  const set = <K extends keyof Omit<TokenRole, 'name'>>(k: K, v: TokenRole[K] | undefined): void => {
+    if (v !== undefined) out[k] = v;
+  };
+  set('allowedPolicies', b.allowed_policies);
+  set('disallowedPolicies', b.disallowed_policies);
+  set('allowedPoliciesGlob', b.allowed_policies_glob);
+  set('disallowedPoliciesGlob', b.disallowed_policies_glob);
+  set('allowedEntityAliases', b.allowed_entity_aliases);
+  set('orphan', b.orphan);
+  set('renewable', b.renewable);
+  set('pathSuffix', b.path_suffix);
+  set('tokenType', b.token_type);
+  set('tokenBoundCidrs', b.token_bound_cidrs ?? b.bound_cidrs);
+  set('tokenExplicitMaxTtl', b.token_explicit_max_ttl ?? b.explicit_max_ttl);
+  set('tokenNoDefaultPolicy', b.token_no_default_policy);
+  set('tokenNumUses', b.token_num_uses);
+  set('tokenPeriod', b.token_period ?? b.period);
+  set('tokenTtl', b.token_ttl);
+  set('tokenMaxTtl', b.token_max_ttl);
+  return out;
+}
+
+/** LIST auth/token/accessors and roles take the usual pagination fields. */
+export const listSchema = z.object({
+  after: z.string().optional(),
+  limit: f.int().pipe(z.number().nonnegative()).optional(),
+});

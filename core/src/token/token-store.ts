@@ -1,0 +1,861 @@
+/**
+ * The token store: creation, lookup, use counting, renewal, revocation and
+ * expiry of client tokens, and token-store roles.
+ *
+ * Security invariants:
+ * - A token id is never written anywhere: entries live at `sys/token/id/<HMAC(id)>`;
+ *   accessors at `sys/token/accessor/<HMAC("accessor:"+accessor)>`, whose value
+ *   holds the accessor and the token's HMAC, from which the id cannot be recovered.
+ * - Nothing is logged with a token id in it; logs name accessors.
+ * - Revocation is iterative (BFS over the parent index, children destroyed before
+ *   their parents) and crash-safe: the root is first marked pending, and `tidy`
+ *   (or `startExpiry`) resumes any pending revocation.
+ * - Expired, exhausted and pending-revocation tokens are nonexistent to `lookup`.
+ */
+import type { AuthSpec, Logger } from '@strongroom/sdk-plugin';
+import { badRequest, permissionDenied } from '@strongroom/sdk-plugin';
+import type { Physical } from '../storage/physical.js';
+import { addressAllowed, buildBlockList, validateCidrs } from './cidr.js';
+import { createExpiryHeap } from './expiry-heap.js';
+import {
+  BATCH_PREFIX,
+  decryptBatchToken,
+  encryptBatchToken,
+  hmacHex,
+  newAccessor,
+  newServiceTokenId,
+} from './ids.js';
+import { isSubset, matchesAnyGlob, sanitizePolicies } from './policies.js';
+import { renderAuth, renderLookup, renderRole } from './render.js';
+import { defaultRole, mergeRole, ROLE_NAME } from './roles.js';
+import { calculateTtl } from './ttl.js';
+import type { CreatedToken, CreateTokenRequest, PendingRevocation, TokenEntry, TokenRole, TokenType } from './types.js';
+import type { BlockList } from 'node:net';
+
+export const TOKEN_PREFIX = 'sys/token/';
+const ID = `${TOKEN_PREFIX}id/`;
+const ACCESSOR = `${TOKEN_PREFIX}accessor/`;
+const PARENT = `${TOKEN_PREFIX}parent/`;
+const ROLES = `${TOKEN_PREFIX}roles/`;
+
+/** Longest single wait of the expiry timer; it re-arms after (setTimeout caps near 24.8 days). */
+const MAX_TIMER_MS = 60 * 60 * 1000;
+/** Delay before an expiry revocation that failed (e.g. a lease backend down) is tried again. */
+const EXPIRY_RETRY_MS = 30 * 1000;
+
+export interface TokenStoreDeps {
+  /** The barrier's secure store: values written here are encrypted by it. */
+  store: Pick<Physical, 'get' | 'put' | 'delete' | 'list' | 'batch' | 'scan'>;
+  /** Keys token ids and accessors into storage keys (HMAC-SHA256). */
+  hmacKey: Buffer;
+  /** 32-byte AES-256-GCM key sealing batch tokens. */
+  batchKey: Buffer;
+  clock?: { now(): number };
+  /** Seconds. */
+  systemDefaultTtl: number;
+  systemMaxTtl: number;
+  leases: { revokeByToken(tokenKey: string): Promise<void> };
+  logger: Pick<Logger, 'debug' | 'info' | 'warn' | 'error'>;
+  /** Entries kept decrypted in memory (default 10,000). */
+  cacheSize?: number;
+}
+
+/** What a login response (AuthSpec) needs beyond itself to become a token. */
+export interface LoginContext {
+  /** Request path, e.g. "auth/approle/login". */
+  path: string;
+  /** Mount path with trailing slash, e.g. "auth/approle/". */
+  mountPath: string;
+  namespaceId?: string;
+  /** The mount's tuned default and max lease TTLs in seconds (0: system). */
+  mountDefaultTtl?: number;
+  mountMaxTtl?: number;
+  /** Mount default token type when the AuthSpec leaves it empty. */
+  mountTokenType?: TokenType;
+  entityId?: string;
+}
+
+export interface TidyResult {
+  revoked: number;
+  accessorsRemoved: number;
+  parentLinksRemoved: number;
+}
+
+export interface TokenStore {
+  /** The storage / lease-index key of a token id: HMAC-SHA256 hex. */
+  tokenKey(id: string): string;
+  /** Key under which a token's leases are indexed: batch tokens use their parent's ('' for an orphan batch token). */
+  leaseIndexKey(entry: TokenEntry): string;
+  create(parent: TokenEntry | null, req: CreateTokenRequest): Promise<CreatedToken>;
+  createRoot(customId?: string): Promise<CreatedToken>;
+  createFromLogin(auth: AuthSpec, ctx: LoginContext): Promise<CreatedToken>;
+  lookup(id: string): Promise<TokenEntry | null>;
+  lookupByAccessor(accessor: string): Promise<TokenEntry | null>;
+  useToken(entry: TokenEntry): Promise<{ entry: TokenEntry; lastUse: boolean } | null>;
+  renew(entry: TokenEntry, increment: number): Promise<{ entry: TokenEntry; warnings: string[] }>;
+  /** Revokes the token and its whole subtree. False when no such token. */
+  revoke(id: string): Promise<boolean>;
+  revokeEntry(entry: TokenEntry): Promise<void>;
+  revokeAccessor(accessor: string): Promise<boolean>;
+  /** Revokes only this token; its children become orphans. */
+  revokeOrphan(id: string): Promise<boolean>;
+  listAccessors(): Promise<string[]>;
+  readRole(name: string): Promise<TokenRole | null>;
+  writeRole(name: string, input: Partial<Omit<TokenRole, 'name'>>): Promise<TokenRole>;
+  deleteRole(name: string): Promise<void>;
+  listRoles(): Promise<string[]>;
+  tidy(): Promise<TidyResult>;
+  checkCidr(entry: TokenEntry, remoteAddr: string): boolean;
+  lookupResponse(entry: TokenEntry, id?: string): Record<string, unknown>;
+  authBlock(entry: TokenEntry, id: string, identityPolicies?: readonly string[]): Record<string, unknown>;
+  roleResponse(role: TokenRole): Record<string, unknown>;
+  /** Revokes every token whose expiry has passed; returns how many. */
+  sweepExpired(): Promise<number>;
+  startExpiry(): Promise<void>;
+  stop(): void;
+  /** Drops the in-memory cache (after another node wrote storage, e.g. on becoming active). */
+  clearCache(): void;
+}
+
+type Mutable<T> = { -readonly [K in keyof T]: T[K] };
+
+const encode = (v: unknown): Uint8Array => Buffer.from(JSON.stringify(v), 'utf8');
+const decode = <T>(v: Uint8Array): T => JSON.parse(Buffer.from(v).toString('utf8')) as T;
+
+function freeze(e: TokenEntry): TokenEntry {
+  Object.freeze(e.policies);
+  Object.freeze(e.meta);
+  Object.freeze(e.boundCidrs);
+  return Object.freeze(e);
+}
+
+/** Vault's display-name rule: "token-<name>" with anything but [A-Za-z0-9-] replaced by "-". */
+function tokenDisplayName(name: string | undefined): string {
+  if (name === undefined || name === '') return 'token';
+  return `token-${name}`.replace(/[^a-zA-Z0-9-]/g, '-').replace(/-+$/, '');
+}
+
+const CUSTOM_ID = /^[A-Za-z0-9_-]{1,128}$/;
+
+export function createTokenStore(deps: TokenStoreDeps): TokenStore {
+  const clock = deps.clock ?? { now: () => Date.now() };
+  const log = deps.logger;
+  const cacheSize = deps.cacheSize ?? 10_000;
+  const cache = new Map<string, TokenEntry>();
+  const heap = createExpiryHeap();
+  const locks = new Map<string, Promise<unknown>>();
+  const inFlight = new Map<string, Promise<void>>();
+  /** Keys being destroyed by a running tree revocation: already nonexistent to lookups. */
+  const revoking = new Set<string>();
+  const cidrLists = new WeakMap<TokenEntry, BlockList>();
+  let timer: NodeJS.Timeout | null = null;
+  let timerAt = 0;
+  let running = false;
+
+  const tokenKey = (id: string): string => hmacHex(deps.hmacKey, id);
+  const accessorKey = (accessor: string): string => hmacHex(deps.hmacKey, `accessor:${accessor}`);
+  const sys = { systemDefaultTtl: deps.systemDefaultTtl, systemMaxTtl: deps.systemMaxTtl };
+
+  function cachePut(e: TokenEntry): void {
+    cache.delete(e.key);
+    cache.set(e.key, e);
+    if (cache.size > cacheSize) {
+      const oldest = cache.keys().next().value;
+      if (oldest !== undefined) cache.delete(oldest);
+    }
+  }
+
+  const isLive = (e: TokenEntry): boolean =>
+    e.numUses !== -1 && e.revokePending === undefined && !revoking.has(e.key) && (e.expireTime === 0 || clock.now() < e.expireTime);
+
+  /** The stored entry whatever its state (cached). */
+  async function loadRaw(key: string): Promise<TokenEntry | null> {
+    const hit = cache.get(key);
+    if (hit) return hit;
+    const raw = await deps.store.get(ID + key);
+    if (raw === null) return null;
+    const e = freeze(decode<TokenEntry>(raw));
+    cachePut(e);
+    return e;
+  }
+
+  async function persist(e: TokenEntry): Promise<void> {
+    await deps.store.put(ID + e.key, encode(e));
+    cachePut(e);
+    track(e);
+  }
+
+  async function withLock<T>(key: string, fn: () => Promise<T>): Promise<T> {
+    const prev = locks.get(key) ?? Promise.resolve();
+    const run = prev.then(fn, fn);
+    const tail = run.catch(() => undefined);
+    locks.set(key, tail);
+    try {
+      return await run;
+    } finally {
+      if (locks.get(key) === tail) locks.delete(key);
+    }
+  }
+
+  // ---- expiry: one min-heap, one timer ----
+
+  function track(e: TokenEntry): void {
+    if (e.type !== 'service' || e.expireTime === 0) return;
+    heap.push({ at: e.expireTime, key: e.key });
+    if (running && (timer === null || e.expireTime < timerAt)) arm();
+  }
+
+  function arm(): void {
+    if (timer !== null) clearTimeout(timer);
+    timer = null;
+    const top = heap.peek();
+    if (!running || top === undefined) return;
+    const delay = Math.min(Math.max(0, top.at - clock.now()), MAX_TIMER_MS);
+    timerAt = clock.now() + delay;
+    timer = setTimeout(() => {
+      timer = null;
+      void sweepExpired()
+        .catch((err: unknown) => log.error('token expiry sweep failed', { error: String(err) }))
+        .finally(arm);
+    }, delay);
+    timer.unref();
+  }
+
+  async function sweepExpired(): Promise<number> {
+    let revoked = 0;
+    const retry: { at: number; key: string }[] = [];
+    for (let top = heap.peek(); top !== undefined && top.at <= clock.now(); top = heap.peek()) {
+      heap.pop();
+      const e = await loadRaw(top.key);
+      // Stale heap items (renewed or already revoked tokens) are skipped here.
+      if (e === null || e.expireTime === 0 || e.expireTime > clock.now()) continue;
+      try {
+        await revokeTree(e.key);
+        revoked++;
+      } catch (err) {
+        log.warn('revoking an expired token failed; will retry', { accessor: e.accessor, error: String(err) });
+        retry.push({ at: clock.now() + EXPIRY_RETRY_MS, key: e.key });
+      }
+    }
+    for (const r of retry) heap.push(r);
+    return revoked;
+  }
+
+  // ---- revocation ----
+
+  /** Deletes one token (leases first), its accessor and its link under its parent. */
+  async function destroy(key: string, revokeLeases: boolean): Promise<void> {
+    const e = await loadRaw(key);
+    if (revokeLeases) await deps.leases.revokeByToken(key);
+    const ops: Parameters<TokenStoreDeps['store']['batch']>[0] = [{ type: 'delete', key: ID + key }];
+    if (e !== null) {
+      if (e.accessor !== '') ops.push({ type: 'delete', key: ACCESSOR + accessorKey(e.accessor) });
+      if (e.parent !== '') ops.push({ type: 'delete', key: `${PARENT}${e.parent}/${key}` });
+    }
+    await deps.store.batch(ops);
+    cache.delete(key);
+  }
+
+  async function markPending(key: string, how: PendingRevocation): Promise<TokenEntry | null> {
+    const e = await loadRaw(key);
+    if (e === null || e.revokePending === how) return e;
+    const next = freeze({ ...e, numUses: -1, revokePending: how });
+    await deps.store.put(ID + key, encode(next));
+    cachePut(next);
+    return next;
+  }
+
+  function revokeTree(rootKey: string): Promise<void> {
+    const existing = inFlight.get(rootKey);
+    if (existing) return existing;
+    const p = (async () => {
+      await markPending(rootKey, 'tree');
+      // Breadth-first discovery; destroying in reverse order removes every child before its parent.
+      const order = [rootKey];
+      const seen = new Set(order);
+      revoking.add(rootKey);
+      try {
+        for (let i = 0; i < order.length; i++) {
+          for (const child of await deps.store.list(`${PARENT}${order[i] as string}/`)) {
+            if (child.endsWith('/') || seen.has(child)) continue;
+            seen.add(child);
+            revoking.add(child);
+            order.push(child);
+          }
+        }
+        for (let i = order.length - 1; i >= 0; i--) await destroy(order[i] as string, true);
+      } finally {
+        for (const k of order) revoking.delete(k);
+      }
+    })();
+    inFlight.set(rootKey, p);
+    return p.finally(() => inFlight.delete(rootKey));
+  }
+
+  async function revokeOrphanByKey(key: string): Promise<void> {
+    await markPending(key, 'orphan');
+    await deps.leases.revokeByToken(key);
+    for (const child of await deps.store.list(`${PARENT}${key}/`)) {
+      if (child.endsWith('/')) continue;
+      const ce = await loadRaw(child);
+      const ops: Parameters<TokenStoreDeps['store']['batch']>[0] = [{ type: 'delete', key: `${PARENT}${key}/${child}` }];
+      let orphaned: TokenEntry | null = null;
+      if (ce !== null) {
+        orphaned = freeze({ ...ce, parent: '' });
+        ops.push({ type: 'put', key: ID + child, value: encode(orphaned) });
+      }
+      await deps.store.batch(ops);
+      if (orphaned) cachePut(orphaned);
+    }
+    await destroy(key, false);
+  }
+
+  async function resume(e: TokenEntry): Promise<void> {
+    if (e.revokePending === 'orphan') await revokeOrphanByKey(e.key);
+    else await revokeTree(e.key);
+  }
+
+  // ---- creation ----
+
+  async function issue(fields: Omit<TokenEntry, 'key' | 'accessor'>, customId?: string): Promise<CreatedToken> {
+    if (fields.type === 'batch') {
+      const id = encryptBatchToken(deps.batchKey, fields, fields.namespaceId);
+      const entry = freeze({ ...fields, key: tokenKey(id), accessor: '' });
+      cachePut(entry);
+      return { id, entry, warnings: [] };
+    }
+    const nsSuffix = fields.namespaceId === 'root' ? '' : `.${fields.namespaceId}`;
+    const id = customId !== undefined ? customId + nsSuffix : newServiceTokenId(fields.namespaceId);
+    const key = tokenKey(id);
+    if (customId !== undefined && (await deps.store.get(ID + key)) !== null) {
+      throw badRequest('id: cannot create a token with a duplicate ID');
+    }
+    const accessor = newAccessor(fields.namespaceId);
+    const entry = freeze({ ...fields, key, accessor });
+    const ops: Parameters<TokenStoreDeps['store']['batch']>[0] = [
+      { type: 'put', key: ID + key, value: encode(entry) },
+      { type: 'put', key: ACCESSOR + accessorKey(accessor), value: encode({ accessor, tokenKey: key }) },
+    ];
+    if (entry.parent !== '') ops.push({ type: 'put', key: `${PARENT}${entry.parent}/${key}`, value: encode({}) });
+    await deps.store.batch(ops);
+    cachePut(entry);
+    track(entry);
+    log.debug('token created', { accessor, path: entry.path, policies: entry.policies });
+    return { id, entry, warnings: [] };
+  }
+
+  function checkCustomId(id: string): void {
+    if (!CUSTOM_ID.test(id)) throw badRequest('id: custom token ids use 1-128 characters of [A-Za-z0-9_-]');
+  }
+
+  async function readRole(name: string): Promise<TokenRole | null> {
+    const raw = await deps.store.get(ROLES + name.toLowerCase());
+    return raw === null ? null : decode<TokenRole>(raw);
+  }
+
+  function resolvePolicies(
+    parentPolicies: readonly string[],
+    requested: readonly string[],
+    noDefault: boolean,
+    sudo: boolean,
+    role: TokenRole | null,
+  ): string[] {
+    const fromParent = (): string[] => {
+      if (requested.length === 0) {
+        const inherited = [...parentPolicies];
+        return noDefault ? inherited.filter((p) => p !== 'default') : inherited;
+      }
+      if (sudo) return sanitizePolicies(requested, !noDefault);
+      const asked = sanitizePolicies(requested, false);
+      if (!isSubset(sanitizePolicies(parentPolicies, false), asked)) {
+        throw badRequest('policies: child policies must be subset of parent');
+      }
+      // A child gets `default` only if its parent has it.
+      return sanitizePolicies(requested, !noDefault && parentPolicies.includes('default'));
+    };
+    if (role === null) return fromParent();
+
+    let policies: string[];
+    if (role.allowedPolicies.length > 0 || role.allowedPoliciesGlob.length > 0) {
+      // A role's allowed list replaces the parent-subset rule (Vault token roles).
+      const allowed = sanitizePolicies(role.allowedPolicies, !noDefault);
+      if (requested.length === 0) {
+        policies = allowed;
+      } else {
+        policies = sanitizePolicies(requested, !noDefault);
+        const outside = policies.filter((p) => !allowed.includes(p) && !matchesAnyGlob(role.allowedPoliciesGlob, p));
+        if (outside.length) {
+          throw badRequest(`policies: token policies (${outside.join(', ')}) must be subset of the role's allowed policies`);
+        }
+      }
+    } else {
+      policies = fromParent();
+    }
+    const isDisallowed = (p: string): boolean =>
+      role.disallowedPolicies.includes(p) || matchesAnyGlob(role.disallowedPoliciesGlob, p);
+    if (requested.length > 0) {
+      const bad = policies.filter(isDisallowed);
+      if (bad.length) throw badRequest(`policies: token policies contain disallowed policies (${bad.join(', ')})`);
+      return policies;
+    }
+    return policies.filter((p) => !isDisallowed(p));
+  }
+
+  async function create(parent: TokenEntry | null, req: CreateTokenRequest): Promise<CreatedToken> {
+    const t = clock.now();
+    const warnings: string[] = [];
+    const parentPolicies: readonly string[] = parent === null ? ['root'] : parent.policies;
+    const parentIsRoot = parentPolicies.includes('root');
+    const sudo = parentIsRoot || req.callerHasSudo === true;
+    const namespaceId = req.namespaceId ?? parent?.namespaceId ?? 'root';
+
+    if (parent !== null && (!isLive(parent) || inFlight.has(parent.key))) throw permissionDenied('parent token is not valid');
+
+    let role: TokenRole | null = null;
+    if (req.roleName !== undefined) {
+      role = await readRole(req.roleName);
+      if (role === null) throw badRequest(`role_name: unknown role ${req.roleName}`);
+    }
+
+    let type: TokenType = req.type ?? 'service';
+    if (role !== null) {
+      if (role.tokenType === 'service' || role.tokenType === 'batch') {
+        if (req.type !== undefined && req.type !== role.tokenType) {
+          throw badRequest(`type: role ${role.name} only issues ${role.tokenType} tokens`);
+        }
+        type = role.tokenType;
+      } else {
+        type = req.type ?? (role.tokenType === 'default-batch' ? 'batch' : 'service');
+      }
+    }
+
+    let orphan = parent === null || req.orphanEndpoint === true || role?.orphan === true;
+    if (req.noParent === true) {
+      if (!sudo) throw permissionDenied('root or sudo privileges required to create orphan token');
+      orphan = true;
+    }
+    if (!orphan && parent?.type === 'batch') throw badRequest('batch tokens cannot create child tokens');
+    if (!orphan && parent !== null && parent.numUses !== 0) {
+      throw badRequest('a token with a limited use count cannot create child tokens');
+    }
+
+    if (req.id !== undefined) {
+      if (!sudo) throw permissionDenied('root or sudo privileges required to specify token id');
+      if (type === 'batch') throw badRequest('id: batch tokens cannot have a custom id');
+      checkCustomId(req.id);
+    }
+
+    let numUses = req.numUses ?? 0;
+    if (!Number.isInteger(numUses) || numUses < 0) throw badRequest('num_uses: number of uses cannot be negative');
+    if (role !== null && role.tokenNumUses > 0 && (numUses === 0 || role.tokenNumUses < numUses)) numUses = role.tokenNumUses;
+    if (type === 'batch' && numUses > 0) throw badRequest('num_uses: batch tokens cannot have a use limit');
+
+    const noDefault = req.noDefaultPolicy === true || role?.tokenNoDefaultPolicy === true;
+    const policies = resolvePolicies(parentPolicies, req.policies ?? [], noDefault, sudo, role);
+    if (policies.includes('root')) {
+      if (!parentIsRoot) throw permissionDenied('root tokens may not be created without parent token being root');
+      if (type === 'batch') throw badRequest('type: batch tokens cannot be root tokens');
+    }
+
+    if (req.entityAlias !== undefined) {
+      if (role === null || !matchesAnyGlob(role.allowedEntityAliases, req.entityAlias)) {
+        throw badRequest('entity_alias: invalid or not allowed by the role');
+      }
+      throw badRequest('entity_alias: identity entities are not supported');
+    }
+
+    let explicitMaxTtl = req.explicitMaxTtl ?? 0;
+    if (role !== null && role.tokenExplicitMaxTtl > 0) {
+      if (explicitMaxTtl === 0) explicitMaxTtl = role.tokenExplicitMaxTtl;
+      else {
+        explicitMaxTtl = Math.min(explicitMaxTtl, role.tokenExplicitMaxTtl);
+        warnings.push(`explicit max TTL specified both during creation call and in role; using the lesser value of ${explicitMaxTtl} seconds`);
+      }
+    }
+
+    let period = req.period ?? 0;
+    if (period > 0 && !sudo && !(role !== null && role.tokenPeriod > 0)) {
+      throw permissionDenied('root or sudo privileges required to create periodic token');
+    }
+    if (role !== null && role.tokenPeriod > 0) period = role.tokenPeriod;
+    if (type === 'batch' && period > 0) throw badRequest('period: batch tokens cannot be periodic');
+
+    let renewable = (req.renewable ?? true) && role?.renewable !== false && type === 'service';
+    const maxTtl = role?.tokenMaxTtl ?? 0;
+    let ttl = req.ttl ?? 0;
+    if (ttl === 0 && role !== null) ttl = role.tokenTtl;
+    const isRootToken = policies.length === 1 && policies[0] === 'root';
+    if (period > 0 || ttl > 0 || !isRootToken) {
+      const r = calculateTtl({ increment: 0, ttl, period, maxTtl, explicitMaxTtl, startTime: t, now: t, ...sys });
+      ttl = r.ttl;
+      warnings.push(...r.warnings);
+    }
+    if (ttl === 0 && explicitMaxTtl > 0) ttl = explicitMaxTtl;
+    if (ttl === 0) {
+      if (parent !== null && parent.expireTime !== 0) {
+        throw badRequest('expiring root tokens cannot create non-expiring root tokens');
+      }
+      renewable = false;
+    }
+    // A child cannot outlive its parent: the parent's expiry revokes the whole subtree anyway.
+    if (!orphan && parent !== null && parent.expireTime !== 0) {
+      const left = Math.floor((parent.expireTime - t) / 1000);
+      if (left <= 0) throw permissionDenied('parent token is not valid');
+      if (ttl > left) {
+        warnings.push(`TTL of ${ttl}s exceeded the parent token's remaining TTL of ${left}s; TTL value is capped accordingly`);
+        ttl = left;
+      }
+    }
+
+    const suffix = role !== null ? `${role.name}${role.pathSuffix ? `/${role.pathSuffix}` : ''}` : '';
+    const path = role !== null ? `auth/token/create/${suffix}` : req.orphanEndpoint ? 'auth/token/create-orphan' : 'auth/token/create';
+
+    const created = await issue(
+      {
+        parent: orphan || parent === null ? '' : parent.key,
+        policies,
+        path,
+        meta: { ...(req.meta ?? {}) },
+        displayName: tokenDisplayName(req.displayName),
+        numUses,
+        creationTime: t,
+        creationTtl: ttl,
+        ttl,
+        explicitMaxTtl,
+        period,
+        maxTtl,
+        expireTime: ttl === 0 ? 0 : t + ttl * 1000,
+        lastRenewalTime: 0,
+        type,
+        renewable,
+        boundCidrs: [...(role?.tokenBoundCidrs ?? [])],
+        entityId: '',
+        namespaceId,
+        role: role?.name ?? '',
+      },
+      req.id,
+    );
+    return { ...created, warnings };
+  }
+
+  async function createRoot(customId?: string): Promise<CreatedToken> {
+    if (customId !== undefined) checkCustomId(customId);
+    return issue(
+      {
+        parent: '',
+        policies: ['root'],
+        path: 'auth/token/root',
+        meta: {},
+        displayName: 'root',
+        numUses: 0,
+        creationTime: clock.now(),
+        creationTtl: 0,
+        ttl: 0,
+        explicitMaxTtl: 0,
+        period: 0,
+        maxTtl: 0,
+        expireTime: 0,
+        lastRenewalTime: 0,
+        type: 'service',
+        renewable: false,
+        boundCidrs: [],
+        entityId: '',
+        namespaceId: 'root',
+        role: '',
+      },
+      customId,
+    );
+  }
+
+  async function createFromLogin(auth: AuthSpec, ctx: LoginContext): Promise<CreatedToken> {
+    const t = clock.now();
+    const policies = sanitizePolicies(auth.policies, !auth.noDefaultPolicy);
+    if (policies.includes('root')) throw permissionDenied('auth methods cannot create root tokens');
+    const type: TokenType = auth.tokenType === 'batch' || auth.tokenType === 'service' ? auth.tokenType : (ctx.mountTokenType ?? 'service');
+    if (type === 'batch' && (auth.numUses > 0 || auth.period > 0)) {
+      throw badRequest('batch tokens cannot be periodic or have a use limit');
+    }
+    const maxTtl = auth.maxTtl > 0 ? auth.maxTtl : (ctx.mountMaxTtl ?? 0);
+    const { ttl, warnings } = calculateTtl({
+      increment: 0,
+      ttl: auth.ttl > 0 ? auth.ttl : (ctx.mountDefaultTtl ?? 0),
+      period: auth.period,
+      maxTtl,
+      explicitMaxTtl: auth.explicitMaxTtl,
+      startTime: t,
+      now: t,
+      ...sys,
+    });
+    const source = ctx.mountPath.replace(/^auth\//, '').replace(/\//g, '-');
+    const created = await issue({
+      parent: '',
+      policies,
+      path: ctx.path,
+      meta: { ...auth.metadata },
+      displayName: `${source}${auth.displayName}`.replace(/-+$/, ''),
+      numUses: auth.numUses,
+      creationTime: t,
+      creationTtl: ttl,
+      ttl,
+      explicitMaxTtl: auth.explicitMaxTtl,
+      period: auth.period,
+      maxTtl,
+      expireTime: t + ttl * 1000,
+      lastRenewalTime: 0,
+      type,
+      renewable: auth.renewable && type === 'service',
+      boundCidrs: validateCidrs(auth.boundCidrs, 'token_bound_cidrs'),
+      entityId: ctx.entityId ?? '',
+      namespaceId: ctx.namespaceId ?? 'root',
+      role: '',
+    });
+    return { ...created, warnings };
+  }
+
+  // ---- lookup ----
+
+  async function lookupBatch(id: string): Promise<TokenEntry | null> {
+    const key = tokenKey(id);
+    let e = cache.get(key);
+    if (e === undefined) {
+      const payload = decryptBatchToken(deps.batchKey, id);
+      if (payload === null || typeof payload !== 'object') return null;
+      e = freeze({ ...(payload as Mutable<Omit<TokenEntry, 'key'>>), key, accessor: '' });
+      cachePut(e);
+    }
+    if (!isLive(e)) return null;
+    // A child batch token dies with its parent.
+    if (e.parent !== '') {
+      const p = await loadRaw(e.parent);
+      if (p === null || !isLive(p)) return null;
+    }
+    return e;
+  }
+
+  async function lookup(id: string): Promise<TokenEntry | null> {
+    if (typeof id !== 'string' || id === '') return null;
+    if (id.startsWith(BATCH_PREFIX)) return lookupBatch(id);
+    const e = await loadRaw(tokenKey(id));
+    return e !== null && isLive(e) ? e : null;
+  }
+
+  async function keyForAccessor(accessor: string): Promise<string | null> {
+    if (accessor === '') return null;
+    const raw = await deps.store.get(ACCESSOR + accessorKey(accessor));
+    return raw === null ? null : decode<{ tokenKey: string }>(raw).tokenKey;
+  }
+
+  async function lookupByAccessor(accessor: string): Promise<TokenEntry | null> {
+    const key = await keyForAccessor(accessor);
+    if (key === null) return null;
+    const e = await loadRaw(key);
+    return e !== null && isLive(e) ? e : null;
+  }
+
+  // ---- use, renew ----
+
+  async function useToken(entry: TokenEntry): Promise<{ entry: TokenEntry; lastUse: boolean } | null> {
+    if (entry.type === 'batch') return isLive(entry) ? { entry, lastUse: false } : null;
+    return withLock(entry.key, async () => {
+      const cur = await loadRaw(entry.key);
+      if (cur === null || !isLive(cur)) return null;
+      if (cur.numUses === 0) return { entry: cur, lastUse: false };
+      const left = cur.numUses - 1;
+      // On the last use the token turns invalid at once and is revoked after the request (revokeEntry).
+      const next = freeze(left === 0 ? { ...cur, numUses: -1, revokePending: 'tree' } : { ...cur, numUses: left });
+      await persist(next);
+      return { entry: next, lastUse: left === 0 };
+    });
+  }
+
+  async function renew(entry: TokenEntry, increment: number): Promise<{ entry: TokenEntry; warnings: string[] }> {
+    if (entry.type === 'batch') throw badRequest('batch tokens cannot be renewed');
+    if (!Number.isInteger(increment) || increment < 0) throw badRequest('increment: must be a non-negative number of seconds');
+    return withLock(entry.key, async () => {
+      const cur = await loadRaw(entry.key);
+      if (cur === null || !isLive(cur)) throw badRequest('token not found');
+      if (!cur.renewable || cur.expireTime === 0) throw badRequest('lease is not renewable');
+      const role = cur.role !== '' ? await readRole(cur.role) : null;
+      const period = role !== null && role.tokenPeriod > 0 ? role.tokenPeriod : cur.period;
+      const t = clock.now();
+      const { ttl, warnings } = calculateTtl({
+        increment,
+        ttl: cur.creationTtl,
+        period,
+        maxTtl: role !== null ? role.tokenMaxTtl : cur.maxTtl,
+        explicitMaxTtl: cur.explicitMaxTtl,
+        startTime: cur.creationTime,
+        now: t,
+        ...sys,
+      });
+      const next = freeze({ ...cur, ttl, expireTime: t + ttl * 1000, lastRenewalTime: t });
+      await persist(next);
+      return { entry: next, warnings };
+    });
+  }
+
+  // ---- revoke by id / accessor ----
+
+  async function revoke(id: string): Promise<boolean> {
+    if (id.startsWith(BATCH_PREFIX)) throw badRequest('batch tokens cannot be revoked');
+    const e = await loadRaw(tokenKey(id));
+    if (e === null) return false;
+    await revokeTree(e.key);
+    return true;
+  }
+
+  async function revokeEntry(entry: TokenEntry): Promise<void> {
+    if (entry.type === 'batch') throw badRequest('batch tokens cannot be revoked');
+    await revokeTree(entry.key);
+  }
+
+  async function revokeAccessor(accessor: string): Promise<boolean> {
+    const key = await keyForAccessor(accessor);
+    if (key === null) return false;
+    await revokeTree(key);
+    return true;
+  }
+
+  async function revokeOrphan(id: string): Promise<boolean> {
+    if (id.startsWith(BATCH_PREFIX)) throw badRequest('batch tokens cannot be revoked');
+    const key = tokenKey(id);
+    if ((await loadRaw(key)) === null) return false;
+    await withLock(key, () => revokeOrphanByKey(key));
+    return true;
+  }
+
+  async function listAccessors(): Promise<string[]> {
+    const out: string[] = [];
+    for await (const { value } of deps.store.scan(ACCESSOR)) out.push(decode<{ accessor: string }>(value).accessor);
+    return out.sort();
+  }
+
+  // ---- roles ----
+
+  async function writeRole(name: string, input: Partial<Omit<TokenRole, 'name'>>): Promise<TokenRole> {
+    const lower = name.toLowerCase();
+    if (!ROLE_NAME.test(lower)) throw badRequest('role_name: letters, digits, "_", and "-" or "." inside');
+    const role = mergeRole((await readRole(lower)) ?? defaultRole(lower), input);
+    await deps.store.put(ROLES + lower, encode(role));
+    return role;
+  }
+
+  async function deleteRole(name: string): Promise<void> {
+    await deps.store.delete(ROLES + name.toLowerCase());
+  }
+
+  async function listRoles(): Promise<string[]> {
+    return (await deps.store.list(ROLES)).filter((k) => !k.endsWith('/'));
+  }
+
+  // ---- tidy ----
+
+  async function tidy(): Promise<TidyResult> {
+    const result: TidyResult = { revoked: 0, accessorsRemoved: 0, parentLinksRemoved: 0 };
+    const entries: TokenEntry[] = [];
+    for await (const { value } of deps.store.scan(ID)) entries.push(decode<TokenEntry>(value));
+    const exists = new Set(entries.map((e) => e.key));
+
+    for (const e of entries) {
+      const dead = e.revokePending !== undefined || e.numUses === -1;
+      const expired = e.expireTime !== 0 && e.expireTime <= clock.now();
+      const parentGone = e.parent !== '' && !exists.has(e.parent);
+      if (!dead && !expired && !parentGone) continue;
+      try {
+        if (dead) await resume(e);
+        else await revokeTree(e.key);
+        result.revoked++;
+      } catch (err) {
+        log.warn('tidy: revoking a token failed', { accessor: e.accessor, error: String(err) });
+      }
+    }
+
+    const live = new Set<string>();
+    for await (const { key } of deps.store.scan(ID)) live.add(key.slice(ID.length));
+    const stale: string[] = [];
+    for await (const { key } of deps.store.scan(PARENT)) {
+      const [parentKey = '', childKey = ''] = key.slice(PARENT.length).split('/');
+      if (!live.has(parentKey) || !live.has(childKey)) stale.push(key);
+    }
+    for (const k of stale) await deps.store.delete(k);
+    result.parentLinksRemoved = stale.length;
+
+    const dangling: string[] = [];
+    for await (const { key, value } of deps.store.scan(ACCESSOR)) {
+      if (!live.has(decode<{ tokenKey: string }>(value).tokenKey)) dangling.push(key);
+    }
+    for (const k of dangling) await deps.store.delete(k);
+    result.accessorsRemoved = dangling.length;
+    if (result.revoked || stale.length || dangling.length) log.info('token tidy done', { ...result });
+    return result;
+  }
+
+  // ---- checks and rendering ----
+
+  function checkCidr(entry: TokenEntry, remoteAddr: string): boolean {
+    if (entry.boundCidrs.length === 0) return true;
+    // As Vault: a non-expiring root token is never CIDR-bound, so an operator cannot lock themselves out.
+    if (entry.expireTime === 0 && entry.policies.includes('root')) return true;
+    let list = cidrLists.get(entry);
+    if (list === undefined) {
+      list = buildBlockList(entry.boundCidrs);
+      cidrLists.set(entry, list);
+    }
+    return addressAllowed(list, remoteAddr);
+  }
+
+  async function startExpiry(): Promise<void> {
+    running = true;
+    const pending: TokenEntry[] = [];
+    for await (const { value } of deps.store.scan(ID)) {
+      const e = decode<TokenEntry>(value);
+      if (e.revokePending !== undefined) pending.push(e);
+      else if (e.type === 'service' && e.expireTime !== 0) heap.push({ at: e.expireTime, key: e.key });
+    }
+    // Revocations cut short by a crash are finished before anything else expires.
+    for (const e of pending) {
+      try {
+        await resume(freeze(e));
+      } catch (err) {
+        log.warn('resuming a pending token revocation failed; tidy will retry', { accessor: e.accessor, error: String(err) });
+      }
+    }
+    arm();
+  }
+
+  function stop(): void {
+    running = false;
+    if (timer !== null) clearTimeout(timer);
+    timer = null;
+  }
+
+  return {
+    tokenKey,
+    leaseIndexKey: (entry) => (entry.type === 'batch' ? entry.parent : entry.key),
+    create,
+    createRoot,
+    createFromLogin,
+    lookup,
+    lookupByAccessor,
+    useToken,
+    renew,
+    revoke,
+    revokeEntry,
+    revokeAccessor,
+    revokeOrphan,
+    listAccessors,
+    readRole,
+    writeRole,
+    deleteRole,
+    listRoles,
+    tidy,
+    checkCidr,
+    lookupResponse: (entry, id) => renderLookup(entry, clock.now(), id),
+    authBlock: (entry, id, identityPolicies) => renderAuth(entry, id, clock.now(), identityPolicies),
+    roleResponse: renderRole,
+    sweepExpired,
+    startExpiry,
+    stop,
+    clearCache: () => cache.clear(),
+  };
+}
