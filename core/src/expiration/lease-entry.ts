@@ -1,0 +1,164 @@
+/**
+ * The persisted lease and its storage keys.
+ *
+ * Security invariants kept here:
+ * - Storage keys never hold a secret: bodies live at `sys/expire/id/<ns>/<lease id>`
+ *   (a lease id is a mount path, a request path and a random part, none secret), and the
+ *   token index at `sys/expire-token/<tokenKey>/<sha256(lease id)>`, where tokenKey is the
+ *   caller's HMAC of the token, never the token itself.
+ * - A lease body keeps the engine's internal data (needed to revoke) but never the
+ *   response data handed to the client; the barrier encrypts the value.
+ */
+import { createHash, randomBytes } from 'node:crypto';
+import { z } from 'zod';
+
+export const LEASE_BODY_PREFIX = 'sys/expire/id/';
+export const TOKEN_INDEX_PREFIX = 'sys/expire-token/';
+/** Storage segment for the root namespace (namespace ids are base62, so no clash). */
+const ROOT_NS_SEGMENT = 'root';
+
+/** Namespace ids, token keys and mount uuids end up in storage keys: keep them to a safe alphabet. */
+const keySafe = /^[A-Za-z0-9_-]+$/;
+
+export const leaseEntrySchema = z.object({
+  v: z.literal(1),
+  leaseId: z.string().min(1),
+  mountPath: z.string(),
+  mountUuid: z.string(),
+  namespaceId: z.string(),
+  requestPath: z.string(),
+  secretType: z.string(),
+  internalData: z.record(z.string(), z.unknown()),
+  tokenKey: z.string(),
+  /** Unix milliseconds. */
+  issueTime: z.number(),
+  expireTime: z.number(),
+  lastRenewalTime: z.number().nullable(),
+  renewable: z.boolean(),
+  /** Seconds: the TTL granted at issue or at the last renewal. */
+  ttl: z.number(),
+  /** Seconds from issueTime, already capped by the mount and system max at issue. */
+  maxTtl: z.number(),
+  revokeAttempts: z.number().int().nonnegative(),
+  /** Why the lease is irrevocable (truncated error text); null while revocable. */
+  irrevocableReason: z.string().nullable(),
+});
+
+export type LeaseEntry = z.infer<typeof leaseEntrySchema>;
+
+export function isRootNamespace(namespaceId: string): boolean {
+  return namespaceId === '' || namespaceId === ROOT_NS_SEGMENT;
+}
+
+export function isKeySafe(s: string): boolean {
+  return keySafe.test(s);
+}
+
+/**
+ * The namespace id carried by a lease id (`.<ns-id>` after the random part), '' for root.
+ * The core must compare it with the request's namespace before acting on a lease id.
+ */
+export function namespaceOfLeaseId(leaseId: string): string {
+  const last = leaseId.slice(leaseId.lastIndexOf('/') + 1);
+  const dot = last.lastIndexOf('.');
+  return dot === -1 ? '' : last.slice(dot + 1);
+}
+
+function nsSegment(namespaceId: string): string {
+  return isRootNamespace(namespaceId) ? ROOT_NS_SEGMENT : namespaceId;
+}
+
+export function leaseBodyKey(leaseId: string): string {
+  return `${LEASE_BODY_PREFIX}${nsSegment(namespaceOfLeaseId(leaseId))}/${leaseId}`;
+}
+
+/** Folder of lease bodies under a lease-id prefix inside one namespace. */
+export function leaseBodyFolder(namespaceId: string, prefix: string): string {
+  return `${LEASE_BODY_PREFIX}${nsSegment(namespaceId)}/${prefix}`;
+}
+
+export function tokenIndexFolder(tokenKey: string): string {
+  return `${TOKEN_INDEX_PREFIX}${tokenKey}/`;
+}
+
+export function tokenIndexKey(tokenKey: string, leaseId: string): string {
+  return `${tokenIndexFolder(tokenKey)}${createHash('sha256').update(leaseId).digest('hex').slice(0, 32)}`;
+}
+
+/** Lease id from a body key, or null when the key is not shaped like one. */
+export function leaseIdFromBodyKey(key: string): string | null {
+  if (!key.startsWith(LEASE_BODY_PREFIX)) return null;
+  const rest = key.slice(LEASE_BODY_PREFIX.length);
+  const slash = rest.indexOf('/');
+  return slash === -1 ? null : rest.slice(slash + 1);
+}
+
+const BASE62 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
+
+/** 24 base62 characters (~142 bits), unbiased: bytes >= 248 are rejected. */
+export function randomLeaseSuffix(length = 24): string {
+  let out = '';
+  while (out.length < length) {
+    for (const b of randomBytes(length * 2)) {
+      if (b >= 248) continue;
+      out += BASE62[b % 62];
+      if (out.length === length) break;
+    }
+  }
+  return out;
+}
+
+/** `<mount path><request path>/<random>` plus `.<ns-id>` outside the root namespace. */
+export function makeLeaseId(mountPath: string, requestPath: string, namespaceId: string): string {
+  const path = requestPath.replace(/^\/+|\/+$/g, '');
+  const base = `${mountPath}${path === '' ? '' : `${path}/`}${randomLeaseSuffix()}`;
+  return isRootNamespace(namespaceId) ? base : `${base}.${namespaceId}`;
+}
+
+const encoder = new TextEncoder();
+const decoder = new TextDecoder();
+
+export function encodeEntry(entry: LeaseEntry): Uint8Array {
+  return encoder.encode(JSON.stringify(entry));
+}
+
+/** Parses and validates a stored body; null when it is corrupt (the caller logs, never the bytes). */
+export function decodeEntry(bytes: Uint8Array): LeaseEntry | null {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(decoder.decode(bytes));
+  } catch {
+    return null;
+  }
+  const parsed = leaseEntrySchema.safeParse(raw);
+  return parsed.success ? parsed.data : null;
+}
+
+export function encodeString(s: string): Uint8Array {
+  return encoder.encode(s);
+}
+
+export function decodeString(bytes: Uint8Array): string {
+  return decoder.decode(bytes);
+}
+
+/** The `sys/leases/lookup` data shape (Vault's field names, RFC 3339 times, remaining ttl). */
+export interface LeaseLookup {
+  id: string;
+  issue_time: string;
+  expire_time: string;
+  last_renewal: string | null;
+  renewable: boolean;
+  ttl: number;
+}
+
+export function toLookup(entry: LeaseEntry, now: number): LeaseLookup {
+  return {
+    id: entry.leaseId,
+    issue_time: new Date(entry.issueTime).toISOString(),
+    expire_time: new Date(entry.expireTime).toISOString(),
+    last_renewal: entry.lastRenewalTime === null ? null : new Date(entry.lastRenewalTime).toISOString(),
+    renewable: entry.renewable && entry.irrevocableReason === null,
+    ttl: Math.max(0, Math.floor((entry.expireTime - now) / 1000)),
+  };
+}
