@@ -1,0 +1,241 @@
+
+import { defineBackend, definePath, defineSecret } from './define-backend.js';
+import { f } from './fields.js';
+import { createTestBackend } from './harness.js';
+import { getJSON, putJSON } from './storage.js';
+import { paginate } from './paginate.js';
+import { StrongroomError } from './errors.js';
+
+const calls: string[] = [];
+
+const keysPath = definePath({
+  pattern: 'keys/:name',
+  fields: {
+    name: f.string().describe('Key name'),
+    ttl: f.duration().describe('TTL').default(60),
+    exportable: f.bool().optional(),
+  },
+  existenceCheck: async (req) => (await req.storage.get(`keys/${req.data.name}`)) !== null,
+  operations: {
+    read: {
+      summary: 'Read a key',
+      handler: async (req) => {
+        const k = await getJSON<Record<string, unknown>>(req.storage, `keys/${req.data.name}`);
+        return k ? { data: k } : null;
+      },
+    },
+    create: {
+      summary: 'Create a key',
+      handler: async (req) => {
+        calls.push(`create:${req.data.name}`);
+        await putJSON(req.storage, `keys/${req.data.name}`, { name: req.data.name, ttl: req.data.ttl, exportable: req.data.exportable ?? false });
+      },
+    },
+    update: {
+      summary: 'Update a key',
+      handler: async (req) => {
+        calls.push(`update:${req.data.name}:${[...req.provided].sort().join(',')}`);
+        await putJSON(req.storage, `keys/${req.data.name}`, { name: req.data.name, ttl: req.data.ttl, exportable: req.data.exportable ?? false });
+      },
+    },
+    delete: { summary: 'Delete a key', handler: async (req) => void (await req.storage.delete(`keys/${req.data.name}`)) },
+  },
+  synopsis: 'Manage keys',
+  description: 'Keys are named.',
+});
+
+const listPath = definePath({
+  pattern: 'keys',
+  operations: {
+    list: {
+      summary: 'List keys',
+      handler: async (req) => ({ data: { keys: paginate(await req.storage.list('keys/'), req.list.after, req.list.limit) } }),
+    },
+  },
+  synopsis: 'List keys',
+});
+
+const hashPath = definePath({
+  pattern: 'hash{/:algorithm}',
+  fields: { algorithm: f.enum(['sha2-256', 'sha2-512']).default('sha2-256'), input: f.base64() },
+  operations: { update: { summary: 'Hash', handler: async (req) => ({ data: { algorithm: req.data.algorithm, len: req.data.input.length } }) } },
+  synopsis: 'Hash data',
+});
+
+const loginPath = definePath({
+  pattern: 'login',
+  unauthenticated: true,
+  fields: { secret: f.sensitive(f.string()).describe('The secret') },
+  operations: { update: { summary: 'Log in', handler: async () => ({ data: { ok: true } }) } },
+  synopsis: 'Log in',
+});
+
+const creds = defineSecret({
+  type: 'creds',
+  defaultTtl: 30,
+  renew: async (req) => ({ data: { renewed: req.secret?.internalData.user, increment: req.secret?.increment } }),
+  revoke: async (req) => {
+    calls.push(`revoke:${String(req.secret?.internalData.user)}`);
+  },
+});
+
+const credsPath = definePath({
+  pattern: 'creds/:role',
+  operations: { read: { summary: 'Creds', handler: async (req) => creds.response({ username: `u-${req.captures.role}` }, { user: `u-${req.captures.role}` }) } },
+  synopsis: 'Issue credentials',
+});
+
+const factory = defineBackend({ type: 'secret', help: 'A test engine.', paths: [keysPath, listPath, hashPath, loginPath, credsPath], secrets: [creds] });
+
+const errOf = async (p: Promise<unknown>) => {
+  try {
+    await p;
+  } catch (e) {
+    if (e instanceof StrongroomError) return e;
+    throw e;
+  }
+  throw new Error('expected an error');
+};
+
+beforeEach(() => (calls.length = 0));
+
+describe('routing', () => {
+  it('answers unsupported path (404) when nothing matches, and for a param ending in a period', async () => {
+    const b = await createTestBackend(factory);
+    expect(await errOf(b.read('nope'))).toMatchObject({ code: 'unsupported_path', status: 404 });
+    expect(await errOf(b.read('keys/foo.'))).toMatchObject({ code: 'unsupported_path', status: 404 });
+  });
+
+  it('answers 405 for a matching path without that operation', async () => {
+    const b = await createTestBackend(factory);
+    expect(await errOf(b.patch('keys/a', {}))).toMatchObject({ code: 'unsupported_operation', status: 405 });
+    expect(await errOf(b.read('hash'))).toMatchObject({ status: 405 });
+  });
+
+  it('routes optional groups with defaults', async () => {
+    const b = await createTestBackend(factory);
+    expect((await b.write('hash', { input: 'aGk=' }))?.data).toEqual({ algorithm: 'sha2-256', len: 2 });
+    expect((await b.write('hash/sha2-512', { input: 'aGk=' }))?.data).toEqual({ algorithm: 'sha2-512', len: 2 });
+  });
+
+  it('lists with a trailing slash and paginates', async () => {
+    const b = await createTestBackend(factory);
+    for (const n of ['b', 'a', 'c']) await b.write(`keys/${n}`, {});
+    expect((await b.list('keys'))?.data).toEqual({ keys: ['a', 'b', 'c'] });
+    expect((await b.list('keys/', { after: 'a', limit: 1 }))?.data).toEqual({ keys: ['b'] });
+    expect(await errOf(b.list('keys', { limit: -1 }))).toMatchObject({ message: 'field "limit": must not be negative' });
+  });
+});
+
+describe('fields', () => {
+  it('validates and names the field in a 400', async () => {
+    const b = await createTestBackend(factory);
+    const e = await errOf(b.write('keys/a', { ttl: 'soon' }));
+    expect(e).toMatchObject({ code: 'bad_request', status: 400, message: 'field "ttl": invalid duration' });
+    const missing = await errOf(b.write('hash', {}));
+    expect(missing.message).toBe('field "input": missing required field');
+    const two = await errOf(b.write('keys/a', { ttl: 'x', exportable: 'maybe' }));
+    expect(two.details).toEqual(['field "ttl": invalid duration', 'field "exportable": invalid boolean']);
+  });
+
+  it('warns about unknown fields instead of failing', async () => {
+    const b = await createTestBackend(factory);
+    const res = await b.write('keys/a', { ttl: '1h', bogus: 1, alpha: 2 });
+    expect(res?.warnings).toEqual(['Endpoint ignored these unrecognized parameters: [alpha bogus]']);
+    expect((await b.read('keys/a'))?.data).toEqual({ name: 'a', ttl: 3600, exportable: false });
+  });
+
+  it('lets the URL capture win over the body', async () => {
+    const b = await createTestBackend(factory);
+    const res = await b.write('keys/url', { name: 'body' });
+    expect(res?.warnings?.[0]).toMatch(/"name".*URL value is used/);
+    expect(await b.read('keys/body')).toBeNull();
+    expect((await b.read('keys/url'))?.data).toMatchObject({ name: 'url' });
+  });
+
+  it('tells provided fields from defaults', async () => {
+    const b = await createTestBackend(factory);
+    await b.write('keys/a', {});
+    await b.write('keys/a', { exportable: true });
+    expect(calls).toEqual(['create:a', 'update:a:exportable,name']);
+  });
+});
+
+describe('create vs update', () => {
+  it('uses the existence check to choose the handler', async () => {
+    const b = await createTestBackend(factory);
+    expect(await b.writeOperation('keys/a')).toBe('create');
+    await b.write('keys/a', {});
+    expect(await b.writeOperation('keys/a')).toBe('update');
+    await b.write('keys/a', {});
+    expect(calls).toEqual(['create:a', 'update:a:name']);
+  });
+
+  it('reports no check for paths without one, and serves create with the update handler', async () => {
+    const b = await createTestBackend(factory);
+    expect(await b.backend.existenceCheck({ ...baseReq(b.mount), path: 'hash', operation: 'update' })).toEqual({ checkFound: false, exists: false });
+    const res = await b.request({ operation: 'create', path: 'hash', data: { input: '' } });
+    expect(res?.data).toEqual({ algorithm: 'sha2-256', len: 0 });
+  });
+});
+
+describe('secrets', () => {
+  it('builds a lease-bearing response and routes renew/revoke by secret type', async () => {
+    const b = await createTestBackend(factory);
+    const issued = await b.read('creds/web');
+    expect(issued?.secret).toEqual({ type: 'creds', ttl: 30, maxTtl: 0, renewable: true, internalData: { user: 'u-web' } });
+    expect((await b.renew(issued!, { increment: 10 }))?.data).toEqual({ renewed: 'u-web', increment: 10 });
+    expect(await b.revoke(issued!)).toBeNull();
+    expect(calls).toEqual(['revoke:u-web']);
+    const bogus = { ...issued!, secret: { ...issued!.secret!, type: 'other' } };
+    expect(await errOf(b.revoke(bogus))).toMatchObject({ code: 'unrecoverable' });
+  });
+});
+
+describe('describe, special paths and help', () => {
+  it('describes fields as JSON Schema with flags', async () => {
+    const b = await createTestBackend(factory);
+    const d = b.backend.describe();
+    expect(d.secretTypes).toEqual(['creds']);
+    const keys = d.paths.find((p) => p.pattern === 'keys/:name')!;
+    expect(keys.existenceCheck).toBe(true);
+    expect(keys.fields.find((x) => x.name === 'name')).toMatchObject({ inPath: true, required: true, description: 'Key name' });
+    expect(keys.fields.find((x) => x.name === 'ttl')).toMatchObject({ required: false, schema: { default: 60 } });
+    const hash = d.paths.find((p) => p.pattern === 'hash{/:algorithm}')!;
+    expect(hash.fields.find((x) => x.name === 'algorithm')).toMatchObject({ inPath: true, required: false });
+    const login = d.paths.find((p) => p.pattern === 'login')!;
+    expect(login.fields[0]).toMatchObject({ sensitive: true });
+    expect(b.backend.specialPaths().unauthenticated).toEqual(['login']);
+  });
+
+  it('answers the help operation with markdown and relative OpenAPI', async () => {
+    const b = await createTestBackend(factory);
+    const res = await b.help('keys/a');
+    const data = res?.data as { help: string; openapi: { paths: Record<string, unknown> } };
+    expect(data.help).toContain('Manage keys');
+    expect(data.help).toContain('ttl (number|string)');
+    expect(Object.keys(data.openapi.paths)).toEqual(['/']);
+  });
+
+  it('a setup hook builds per-mount paths from mount options', async () => {
+    const per = defineBackend({
+      type: 'secret',
+      help: 'x',
+      setup: ({ mount }) => ({
+        paths: [definePath({ pattern: 'version', operations: { read: { summary: 'v', handler: async () => ({ data: { v: mount.options.v } }) } }, synopsis: 'v' })],
+      }),
+    });
+    const b = await createTestBackend(per, { mount: { options: { v: '2' } } });
+    expect((await b.read('version'))?.data).toEqual({ v: '2' });
+  });
+});
+
+function baseReq(mount: import('./logical.js').MountInfo) {
+  return {
+    id: 'x',
+    mount,
+    data: {},
+    client: { remoteAddress: '', displayName: '', tokenAccessor: '', entityId: '', policies: [], metadata: {} },
+  };
+}
+
