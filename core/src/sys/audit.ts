@@ -1,0 +1,56 @@
+/** sys/audit(/:path) and sys/audit-hash/:path (Vault's documented API). */
+import { definePath, f, type PathDef } from '@strongroom/sdk-plugin';
+import type { SysDeps } from './deps.js';
+
+export function auditPaths(deps: SysDeps): PathDef[] {
+  const list = definePath({
+    pattern: 'audit',
+    synopsis: 'List the enabled audit devices.',
+    operations: {
+      read: {
+        summary: 'Audit devices by path.',
+        handler: async () => {
+          const data: Record<string, unknown> = {};
+          for (const d of deps.audit.list()) data[d.path] = { type: d.type, description: d.description, options: d.options, local: d.local, path: d.path };
+          return { data };
+        },
+      },
+    },
+  });
+  const one = definePath({
+    pattern: 'audit/*path',
+    fields: {
+      path: f.string().describe('Path of the audit device.'),
+      type: f.string().optional().describe('Device type: file.'),
+      description: f.string().optional(),
+      options: f.map(f.string()).optional().describe('Device options: file_path ("stdout" and "discard" are special).'),
+      local: f.bool().optional(),
+    },
+    synopsis: 'Enable or disable an audit device.',
+    operations: {
+      update: {
+        summary: 'Enable an audit device.',
+        handler: async (req) => {
+          await deps.audit.enable(req.data.path, req.data.type ?? '', (req.data.options as Record<string, string>) ?? {}, req.data.description ?? '', req.data.local ?? false);
+          return null;
+        },
+      },
+      delete: {
+        summary: 'Disable an audit device.',
+        handler: async (req) => {
+          await deps.audit.disable(req.data.path);
+          return null;
+        },
+      },
+    },
+  });
+  const hash = definePath({
+    pattern: 'audit-hash/*path',
+    fields: { path: f.string(), input: f.sensitive(f.string().describe('The value to hash.')) },
+    synopsis: 'Hash a value with an audit device\'s HMAC key, to find it in the log.',
+    operations: {
+      update: { summary: 'Hash the input.', handler: async (req) => ({ data: { hash: deps.audit.hash(req.data.path, req.data.input) } }) },
+    },
+  });
+  return [list, one, hash];
+}

@@ -1,0 +1,61 @@
+/**
+ * What the system backend (sys/) needs from the core. Narrow on purpose: a
+ * test hands in fakes of exactly these.
+ */
+import type { MountManager } from '../mounts/mount-manager.js';
+import type { NamespaceRegistry, Namespace } from '../namespace/namespaces.js';
+import type { AuditBroker } from '../audit/broker.js';
+import type { Metrics } from '../metrics/metrics.js';
+import type { OpenApiDocument } from '@strongroom/sdk-plugin';
+
+export interface PolicyStorePort {
+  list(ns: Namespace): Promise<string[]>;
+  get(ns: Namespace, name: string): Promise<string | null>;
+  put(ns: Namespace, name: string, text: string): Promise<void>;
+  delete(ns: Namespace, name: string): Promise<void>;
+}
+
+export interface CapabilitiesPort {
+  /** Capabilities of the token with this accessor on a namespace-relative path. */
+  forAccessor(accessor: string, ns: Namespace, path: string): Promise<string[]>;
+  /** Capabilities of a token given by id. */
+  forToken(token: string, ns: Namespace, path: string): Promise<string[]>;
+}
+
+export interface CatalogEntryView {
+  type: string;
+  name: string;
+  version: string;
+  command: string;
+  args: string[];
+  env: string[];
+  sha256: string;
+  builtin: boolean;
+}
+
+export interface PluginCatalogPort {
+  list(type?: string): Promise<CatalogEntryView[]>;
+  get(type: string, name: string, version?: string): Promise<CatalogEntryView | null>;
+  register(e: { type: string; name: string; version: string; command: string; args: string[]; env: string[]; sha256: string }): Promise<void>;
+  remove(type: string, name: string, version: string): Promise<void>;
+  /** Restarts the processes of a plugin and rebinds its mounts. */
+  reload(name: string): Promise<void>;
+}
+
+export interface SysDeps {
+  mounts: MountManager;
+  namespaces: NamespaceRegistry;
+  policies: PolicyStorePort;
+  capabilities: CapabilitiesPort;
+  catalog: PluginCatalogPort;
+  audit: AuditBroker;
+  metrics: Metrics;
+  seal(): Promise<void>;
+  rotate(): Promise<{ term: number }>;
+  keyStatus(): { term: number; install_time: string; encryptions: number };
+  openapi(ns: Namespace): Promise<OpenApiDocument>;
+  /** Node-level info for sys/leader and seal-status. */
+  node: { clusterName: string; clusterId: () => string; apiAddr: string; version: string };
+  /** Lease endpoints (sys/leases/*), mounted when the expiration manager is present. */
+  extraPaths?: import('@strongroom/sdk-plugin').PathDef[];
+}

@@ -1,0 +1,66 @@
+/**
+ * sys/internal/ui/mounts(/:path), which clients use to detect kv versions, and
+ * sys/internal/specs/openapi, the whole API's OpenAPI document.
+ */
+import { definePath, f, notFound, permissionDenied, type PathDef } from '@strongroom/sdk-plugin';
+import { routePath } from '../mounts/mount-table.js';
+import type { SysDeps } from './deps.js';
+import { mountView } from './mounts.js';
+import { namespaceOf } from './namespace-of.js';
+
+export function internalPaths(deps: SysDeps): PathDef[] {
+  const requireToken = (accessor: string) => {
+    if (!accessor) throw permissionDenied();
+  };
+  return [
+    definePath({
+      pattern: 'internal/ui/mounts',
+      synopsis: 'Mounts visible to the caller.',
+      unauthenticated: true,
+      operations: {
+        read: {
+          summary: 'Secret and auth mounts.',
+          handler: async (req) => {
+            requireToken(req.client.tokenAccessor);
+            const ns = namespaceOf(deps, req.mount);
+            const secret: Record<string, unknown> = {};
+            const auth: Record<string, unknown> = {};
+            for (const e of deps.mounts.list('mounts', ns)) secret[e.path] = mountView(e, deps.mounts.runningVersion(e.uuid));
+            for (const e of deps.mounts.list('auth', ns)) auth[e.path] = mountView(e, deps.mounts.runningVersion(e.uuid));
+            return { data: { secret, auth } };
+          },
+        },
+      },
+    }),
+    definePath({
+      pattern: 'internal/ui/mounts/*path',
+      fields: { path: f.string().describe('A path inside a mount.') },
+      synopsis: 'The mount that serves a path (clients use it to detect the kv version).',
+      unauthenticated: true,
+      operations: {
+        read: {
+          summary: 'Mount of a path.',
+          handler: async (req) => {
+            requireToken(req.client.tokenAccessor);
+            const ns = namespaceOf(deps, req.mount);
+            const wanted = req.data.path.replace(/^\/+/, '');
+            const all = [...deps.mounts.list('mounts', ns), ...deps.mounts.list('auth', ns)];
+            const match = all
+              .map((e) => ({ e, rp: routePath(e) }))
+              .filter(({ rp }) => `${wanted}/`.startsWith(rp))
+              .sort((a, b) => b.rp.length - a.rp.length)[0];
+            if (!match) throw notFound(`no mount serves "${wanted}"`);
+            return { data: { ...mountView(match.e, deps.mounts.runningVersion(match.e.uuid)), path: match.rp } };
+          },
+        },
+      },
+    }),
+    definePath({
+      pattern: 'internal/specs/openapi',
+      synopsis: 'The OpenAPI 3 document of every mounted path.',
+      operations: {
+        read: { summary: 'OpenAPI document.', handler: async (req) => ({ data: (await deps.openapi(namespaceOf(deps, req.mount))) as unknown as Record<string, unknown> }) },
+      },
+    }),
+  ];
+}
