@@ -11,3 +11,5 @@ export * from './keyed-mutex.js';
 export * from './define-backend.js';
 export * from './openapi.js';
 export * from './harness.js';
+export * as transport from './transport/index.js';
+export * from './serve.js';

@@ -1,0 +1,558 @@
+/**
+ * The plugin supervisor: runs one process per (type, name, version), serving
+ * every mount of that plugin, and hands the core a `Backend` proxy per mount.
+ *
+ * What must stay true:
+ *  - the command's sha256 is checked before every start (catalog.prepareStart);
+ *  - each process gets a fresh secret, a private 0700 socket directory and a
+ *    callback server that answers only for the mounts the process serves;
+ *  - every call has a deadline; a call in flight when the process dies fails
+ *    at once with a 502 naming the plugin; nothing here may throw into the
+ *    core's event loop because a plugin misbehaved;
+ *  - crashes restart the process with exponential backoff; after `maxCrashes`
+ *    within `crashWindowMs` the plugin is degraded (503) until reload();
+ *  - the child gets a minimal environment (not the core's), so no server
+ *    credential leaks into a plugin.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import * as readline from 'node:readline';
+import {
+  StrongroomError,
+  transport,
+  type Backend,
+  type BackendDescription,
+  type Logger,
+  type MountInfo,
+  type SpecialPaths,
+  type Storage,
+  type SystemView,
+} from '@strongroom/sdk-plugin';
+import type { PluginCatalog, PluginEntry } from './catalog.js';
+
+export type PluginStatus = 'running' | 'starting' | 'degraded' | 'failed';
+
+export interface PluginSupervisorDeps {
+  catalog: Pick<PluginCatalog, 'get' | 'prepareStart'>;
+  logger: { child(meta: Record<string, unknown>): Logger };
+  callbacks: { storageFor(mountUuid: string): Storage; systemViewFor(mountUuid: string): SystemView };
+  /** Directory for the per-process private socket directories. */
+  runDir: string;
+  callTimeoutMs?: number;
+  /** Spawn to SERVING health; default 30 s. */
+  startTimeoutMs?: number;
+  maxCrashes?: number;
+  crashWindowMs?: number;
+  backoffBaseMs?: number;
+  backoffMaxMs?: number;
+  /** SIGTERM -> SIGKILL grace at shutdown; default 2 s. */
+  stopGraceMs?: number;
+}
+
+export interface PluginSupervisor {
+  mount(entry: PluginEntry, mount: MountInfo, config?: Record<string, string>): Promise<Backend>;
+  unmount(mountUuid: string): Promise<void>;
+  reload(type: PluginEntry['type'], name: string, version?: string): Promise<void>;
+  /** Unknown mounts report 'failed'. */
+  status(mountUuid: string): PluginStatus;
+  /** Pid of the process serving a mount (tests, sys/ introspection). */
+  pid(mountUuid: string): number | null;
+  shutdown(): Promise<void>;
+}
+
+type State = 'idle' | 'starting' | 'running' | 'backoff' | 'degraded' | 'failed' | 'stopped';
+
+interface MountRecord {
+  mount: MountInfo;
+  config: Record<string, string>;
+  /** Generation of the process this mount was last set up in (0: never). */
+  setupGen: number;
+  special: SpecialPaths;
+  describe: BackendDescription;
+  setupError: Error | null;
+  callbacks: transport.MountCallbacks | null;
+}
+
+interface Runtime {
+  key: string;
+  entry: PluginEntry;
+  label: string;
+  log: Logger;
+  dir: string;
+  callbackPath: string;
+  callbackServer: transport.CallbackServer;
+  secret: Buffer;
+  state: State;
+  lastError: Error | null;
+  generation: number;
+  everRan: boolean;
+  child: ChildProcess | null;
+  client: transport.BackendClient | null;
+  mounts: Map<string, MountRecord>;
+  crashes: number[];
+  restartTimer: NodeJS.Timeout | null;
+  watchers: Set<() => void>;
+}
+
+/** Variables passed through from the core's environment; everything else stays out. */
+const PASS_ENV = ['PATH', 'HOME', 'TMPDIR', 'TZ', 'LANG', 'LC_ALL', 'SystemRoot'];
+const MAX_LOG_LINE = 16 * 1024;
+const LEVELS = new Set(['debug', 'info', 'warn', 'error']);
+
+export function createPluginSupervisor(deps: PluginSupervisorDeps): PluginSupervisor {
+  const callTimeoutMs = deps.callTimeoutMs ?? 30_000;
+  const startTimeoutMs = deps.startTimeoutMs ?? 30_000;
+  const maxCrashes = deps.maxCrashes ?? 5;
+  const crashWindowMs = deps.crashWindowMs ?? 60_000;
+  const backoffBaseMs = deps.backoffBaseMs ?? 250;
+  const backoffMaxMs = deps.backoffMaxMs ?? 15_000;
+  const stopGraceMs = deps.stopGraceMs ?? 2_000;
+
+  const runtimes = new Map<string, Runtime>();
+  const mountIndex = new Map<string, Runtime>();
+  const failedMounts = new Map<string, Error>();
+  fs.mkdirSync(deps.runDir, { recursive: true, mode: 0o700 });
+
+  // ------------------------------------------------------------------ errors
+
+  const degradedError = (rt: Runtime) =>
+    new StrongroomError('unavailable', `plugin ${rt.label} is degraded after repeated crashes; reload it with sys/plugins/reload/backend`);
+  const crashedError = (rt: Runtime, how: string) => new StrongroomError('plugin_failed', `plugin ${rt.label} crashed (${how})`);
+  const notRunningError = (rt: Runtime) =>
+    new StrongroomError('coded', `plugin ${rt.label} did not become ready within ${callTimeoutMs} ms`, { status: 504 });
+
+  // ------------------------------------------------------------------ state
+
+  const setState = (rt: Runtime, s: State) => {
+    rt.state = s;
+    for (const w of [...rt.watchers]) w();
+  };
+
+  const waitRunning = (rt: Runtime, timeoutMs: number): Promise<void> => {
+    if (rt.state === 'running') return Promise.resolve();
+    return new Promise<void>((resolve, reject) => {
+      const done = () => {
+        clearTimeout(timer);
+        rt.watchers.delete(check);
+      };
+      const check = () => {
+        if (rt.state === 'running') {
+          done();
+          resolve();
+        } else if (rt.state === 'degraded') {
+          done();
+          reject(degradedError(rt));
+        } else if (rt.state === 'failed' || rt.state === 'stopped') {
+          done();
+          reject(rt.lastError ?? new StrongroomError('plugin_failed', `plugin ${rt.label} is not running`));
+        }
+      };
+      const timer = setTimeout(() => {
+        done();
+        reject(notRunningError(rt));
+      }, timeoutMs);
+      timer.unref();
+      rt.watchers.add(check);
+      check();
+    });
+  };
+
+  // ------------------------------------------------------------------ runtimes
+
+  const runtimeFor = async (entry: PluginEntry): Promise<Runtime> => {
+    const key = `${entry.type}/${entry.name}/${entry.version}`;
+    const existing = runtimes.get(key);
+    if (existing) return existing;
+    const dir = fs.mkdtempSync(path.join(deps.runDir, 'p-'));
+    fs.chmodSync(dir, 0o700);
+    const callbackPath = path.join(dir, transport.CALLBACK_SOCKET_NAME);
+    const rt: Runtime = {
+      key,
+      entry,
+      label: `${entry.name} ${entry.version}`,
+      log: deps.logger.child({ plugin: entry.name, plugin_version: entry.version }),
+      dir,
+      callbackPath,
+      callbackServer: null as unknown as transport.CallbackServer,
+      secret: randomBytes(32),
+      state: 'idle',
+      lastError: null,
+      generation: 0,
+      everRan: false,
+      child: null,
+      client: null,
+      mounts: new Map(),
+      crashes: [],
+      restartTimer: null,
+      watchers: new Set(),
+    };
+    rt.callbackServer = transport.createCallbackServer({
+      socketPath: callbackPath,
+      secret: () => rt.secret,
+      resolve: (uuid) => {
+        const rec = rt.mounts.get(uuid);
+        if (!rec) return null;
+        rec.callbacks ??= { storage: deps.callbacks.storageFor(uuid), system: deps.callbacks.systemViewFor(uuid) };
+        return rec.callbacks;
+      },
+    });
+    runtimes.set(key, rt);
+    await rt.callbackServer.start();
+    return rt;
+  };
+
+  /** Spawn, read the handshake line, connect, health-check. Throws on any failure. */
+  const launch = async (rt: Runtime, gen: number): Promise<void> => {
+    const spec = await deps.catalog.prepareStart(rt.entry);
+    if (gen !== rt.generation) throw new StrongroomError('unavailable', `start of ${rt.label} superseded`);
+    const secret = randomBytes(32).toString('hex');
+    rt.secret = Buffer.from(secret, 'utf8');
+    const env: Record<string, string> = {};
+    for (const k of PASS_ENV) {
+      const v = process.env[k];
+      if (v !== undefined) env[k] = v;
+    }
+    Object.assign(env, spec.env, {
+      [transport.ENV_MAGIC_COOKIE]: transport.MAGIC_COOKIE_VALUE,
+      [transport.ENV_PROTOCOL_VERSIONS]: String(transport.APP_PROTOCOL_VERSION),
+      [transport.ENV_SOCKET_DIR]: rt.dir,
+      [transport.ENV_CALLBACK]: rt.callbackPath,
+      [transport.ENV_SECRET]: secret,
+    });
+    const child = spawn(spec.command, spec.args, { env, stdio: ['pipe', 'pipe', 'pipe'] });
+    rt.child = child;
+    child.stdin?.on('error', () => undefined);
+    pipeLogs(rt, child);
+
+    const socketPath = await new Promise<string>((resolve, reject) => {
+      const lines = readline.createInterface({ input: child.stdout as NodeJS.ReadableStream });
+      let handshaken = false;
+      const timer = setTimeout(() => fail(new StrongroomError('plugin_failed', `plugin ${rt.label} did not complete its handshake within ${startTimeoutMs} ms`)), startTimeoutMs);
+      const fail = (err: Error) => {
+        clearTimeout(timer);
+        if (!handshaken) {
+          handshaken = true;
+          reject(err);
+        }
+      };
+      lines.on('line', (line) => {
+        if (handshaken) {
+          rt.log.info(line.slice(0, MAX_LOG_LINE), { stream: 'stdout' });
+          return;
+        }
+        handshaken = true;
+        clearTimeout(timer);
+        try {
+          resolve(transport.parseHandshakeLine(line).address);
+        } catch (err) {
+          reject(new StrongroomError('plugin_failed', `plugin ${rt.label}: ${(err as Error).message}`));
+        }
+      });
+      child.once('error', (err) => fail(new StrongroomError('plugin_failed', `plugin ${rt.label} could not start: ${err.message}`)));
+      child.once('exit', (code, signal) =>
+        fail(new StrongroomError('plugin_failed', `plugin ${rt.label} exited (${signal ?? `code ${code}`}) before its handshake; see the server log`)),
+      );
+    });
+    if (!socketPath.startsWith(rt.dir + path.sep)) {
+      throw new StrongroomError('plugin_failed', `plugin ${rt.label} serves outside its private directory`);
+    }
+    child.once('exit', (code, signal) => onExit(rt, child, signal ?? `exit code ${code}`));
+    if (child.exitCode !== null || child.signalCode !== null) onExit(rt, child, 'exited');
+
+    const client = transport.createBackendClient({
+      socketPath,
+      secret,
+      label: rt.label,
+      callTimeoutMs,
+      onBroken: (reason) => {
+        // A broken stream with a live process is a hung or confused plugin: kill it; onExit restarts it.
+        if (rt.child === child) {
+          rt.log.warn('plugin stream broke; killing the process', { reason });
+          child.kill('SIGKILL');
+        }
+      },
+    });
+    rt.client = client;
+    await client.waitHealthy(startTimeoutMs);
+  };
+
+  const pipeLogs = (rt: Runtime, child: ChildProcess) => {
+    const lines = readline.createInterface({ input: child.stderr as NodeJS.ReadableStream });
+    lines.on('line', (raw) => {
+      const line = raw.slice(0, MAX_LOG_LINE);
+      let parsed: Record<string, unknown> | null = null;
+      try {
+        const v: unknown = JSON.parse(line);
+        if (v && typeof v === 'object' && !Array.isArray(v)) parsed = v as Record<string, unknown>;
+      } catch {
+        parsed = null;
+      }
+      if (!parsed) {
+        rt.log.info(line, { stream: 'stderr' });
+        return;
+      }
+      const { level, msg, time: _time, ...meta } = parsed;
+      const lv = typeof level === 'string' && LEVELS.has(level) ? (level as 'debug' | 'info' | 'warn' | 'error') : 'info';
+      rt.log[lv](typeof msg === 'string' ? msg : line, meta);
+    });
+  };
+
+  const setupMount = async (rt: Runtime, rec: MountRecord, gen: number) => {
+    const client = rt.client;
+    if (!client) throw new StrongroomError('plugin_failed', `plugin ${rt.label} is not running`);
+    const config = {
+      plugin_name: rt.entry.name,
+      plugin_type: rt.entry.type,
+      plugin_version: rt.entry.version,
+      ...rec.config,
+    };
+    const res = await client.setup(rec.mount, config, callTimeoutMs);
+    rec.special = res.specialPaths;
+    rec.describe = res.describe;
+    rec.setupGen = gen;
+    rec.setupError = null;
+  };
+
+  /** Start (or restart) the process and set up every mount. Never throws. */
+  const startProcess = async (rt: Runtime): Promise<void> => {
+    if (rt.restartTimer) {
+      clearTimeout(rt.restartTimer);
+      rt.restartTimer = null;
+    }
+    const gen = ++rt.generation;
+    setState(rt, 'starting');
+    try {
+      await launch(rt, gen);
+      await Promise.all(
+        [...rt.mounts.values()].map((rec) =>
+          setupMount(rt, rec, gen).catch((err: unknown) => {
+            rec.setupError = err instanceof Error ? err : new Error(String(err));
+            rt.log.error('mount setup failed', { mount: rec.mount.path, error: rec.setupError.message });
+          }),
+        ),
+      );
+      if (gen !== rt.generation) return;
+      rt.everRan = true;
+      rt.lastError = null;
+      setState(rt, 'running');
+      rt.log.info('plugin running', { pid: rt.child?.pid });
+    } catch (err) {
+      if (gen !== rt.generation) return;
+      const e = err instanceof Error ? err : new Error(String(err));
+      rt.lastError = e;
+      const child = rt.child;
+      rt.child = null;
+      rt.client?.close();
+      rt.client = null;
+      if (child && child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+      rt.log.error('plugin failed to start', { error: e.message });
+      if (rt.everRan) onCrash(rt);
+      else setState(rt, 'failed');
+    }
+  };
+
+  const onExit = (rt: Runtime, child: ChildProcess, how: string) => {
+    if (rt.child !== child) return; // an intentional stop, or an older process
+    rt.child = null;
+    const client = rt.client;
+    rt.client = null;
+    client?.failAll(crashedError(rt, how));
+    client?.close();
+    rt.log.error('plugin process exited unexpectedly', { how });
+    if (rt.state === 'stopped') return;
+    rt.lastError = crashedError(rt, how);
+    onCrash(rt);
+  };
+
+  const onCrash = (rt: Runtime) => {
+    ++rt.generation; // any start in progress is now stale
+    const now = Date.now();
+    rt.crashes = rt.crashes.filter((t) => now - t < crashWindowMs);
+    rt.crashes.push(now);
+    if (rt.crashes.length >= maxCrashes) {
+      rt.log.error('plugin degraded after repeated crashes', { crashes: rt.crashes.length, window_ms: crashWindowMs });
+      setState(rt, 'degraded');
+      return;
+    }
+    const delay = Math.min(backoffBaseMs * 2 ** (rt.crashes.length - 1), backoffMaxMs);
+    setState(rt, 'backoff');
+    rt.restartTimer = setTimeout(() => void startProcess(rt), delay);
+    rt.restartTimer.unref();
+  };
+
+  /** Stop the current process (Cleanup of each mount when asked, SIGTERM, SIGKILL after the grace). */
+  const stopProcess = async (rt: Runtime, cleanup: boolean) => {
+    ++rt.generation;
+    if (rt.restartTimer) {
+      clearTimeout(rt.restartTimer);
+      rt.restartTimer = null;
+    }
+    const child = rt.child;
+    const client = rt.client;
+    rt.child = null;
+    rt.client = null;
+    if (client && cleanup) {
+      await Promise.all([...rt.mounts.keys()].map((uuid) => client.cleanup(uuid, Math.min(stopGraceMs, callTimeoutMs)).catch(() => undefined)));
+    }
+    client?.failAll(new StrongroomError('unavailable', `plugin ${rt.label} is stopping`));
+    client?.close();
+    if (child) await terminate(child, stopGraceMs);
+  };
+
+  const terminate = async (child: ChildProcess, graceMs: number) => {
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    const exited = new Promise<void>((r) => child.once('exit', () => r()));
+    child.kill('SIGTERM');
+    const inTime = await Promise.race([exited.then(() => true), new Promise<boolean>((r) => setTimeout(() => r(false), graceMs).unref())]);
+    if (!inTime) {
+      child.kill('SIGKILL');
+      await exited;
+    }
+  };
+
+  const disposeRuntime = async (rt: Runtime) => {
+    setState(rt, 'stopped');
+    await stopProcess(rt, true);
+    runtimes.delete(rt.key);
+    await rt.callbackServer.close();
+    fs.rmSync(rt.dir, { recursive: true, force: true });
+  };
+
+  // ------------------------------------------------------------------ proxy
+
+  const ensureReady = async (rt: Runtime, rec: MountRecord): Promise<transport.BackendClient> => {
+    if (rt.state === 'degraded') throw degradedError(rt);
+    await waitRunning(rt, callTimeoutMs);
+    if (rec.setupError) throw rec.setupError;
+    if (!rt.client) throw crashedError(rt, 'not connected');
+    if (rec.setupGen !== rt.generation) await setupMount(rt, rec, rt.generation);
+    return rt.client;
+  };
+
+  /** The client to use now: synchronous on the hot path, waiting only while (re)starting. */
+  const clientFor = (rt: Runtime, rec: MountRecord): transport.BackendClient | Promise<transport.BackendClient> =>
+    rt.state === 'running' && rt.client && rec.setupGen === rt.generation ? rt.client : ensureReady(rt, rec);
+
+  const proxy = (rt: Runtime, rec: MountRecord): Backend => {
+    const uuid = rec.mount.uuid;
+    const via = async <T>(fn: (c: transport.BackendClient) => Promise<T>): Promise<T> => {
+      const c = clientFor(rt, rec);
+      return fn(c instanceof Promise ? await c : c);
+    };
+    return {
+      handleRequest: (req) => {
+        const c = clientFor(rt, rec);
+        return c instanceof Promise ? c.then((cl) => cl.handleRequest(req)) : c.handleRequest(req);
+      },
+      existenceCheck: (req) => via((c) => c.existenceCheck(req)),
+      specialPaths: () => rec.special,
+      describe: () => rec.describe,
+      invalidateKey: (key) => via((c) => c.invalidateKey(uuid, key)),
+      periodic: () => via((c) => c.periodic(uuid)),
+      cleanup: () => api.unmount(uuid),
+    };
+  };
+
+  // ------------------------------------------------------------------ API
+
+  const api: PluginSupervisor = {
+    async mount(entry, mount, config = {}) {
+      const rt = await runtimeFor(entry);
+      if (rt.state === 'degraded') throw degradedError(rt);
+      const rec: MountRecord = {
+        mount,
+        config,
+        setupGen: 0,
+        special: { unauthenticated: [], root: [] },
+        describe: { help: '', paths: [], secretTypes: [] },
+        setupError: null,
+        callbacks: null,
+      };
+      rt.mounts.set(mount.uuid, rec);
+      mountIndex.set(mount.uuid, rt);
+      failedMounts.delete(mount.uuid);
+      try {
+        if (rt.state === 'idle' || rt.state === 'failed') void startProcess(rt);
+        await waitRunning(rt, startTimeoutMs + callTimeoutMs);
+        if (rec.setupError) throw rec.setupError;
+        if (rec.setupGen !== rt.generation) await setupMount(rt, rec, rt.generation);
+        return proxy(rt, rec);
+      } catch (err) {
+        const e = err instanceof Error ? err : new Error(String(err));
+        if (rt.mounts.get(mount.uuid) === rec) {
+          rt.mounts.delete(mount.uuid);
+          mountIndex.delete(mount.uuid);
+        }
+        failedMounts.set(mount.uuid, e);
+        if (rt.mounts.size === 0 && (rt.state as State) !== 'degraded') await disposeRuntime(rt);
+        throw e;
+      }
+    },
+
+    async unmount(mountUuid) {
+      failedMounts.delete(mountUuid);
+      const rt = mountIndex.get(mountUuid);
+      if (!rt) return;
+      mountIndex.delete(mountUuid);
+      if (rt.client && rt.state === 'running') {
+        await rt.client.cleanup(mountUuid, Math.min(stopGraceMs, callTimeoutMs)).catch((err: Error) => {
+          rt.log.warn('cleanup failed', { mount_uuid: mountUuid, error: err.message });
+        });
+      }
+      rt.mounts.delete(mountUuid);
+      if (rt.mounts.size === 0) await disposeRuntime(rt);
+    },
+
+    async reload(type, name, version) {
+      const targets = [...runtimes.values()].filter(
+        (rt) => rt.entry.type === type && rt.entry.name === name && (version === undefined || rt.entry.version === version),
+      );
+      await Promise.all(
+        targets.map(async (rt) => {
+          rt.log.info('reloading plugin');
+          await stopProcess(rt, true);
+          // Pick up a re-registered command or sha256 for the same pinned version.
+          const fresh = await deps.catalog.get(rt.entry.type, rt.entry.name, rt.entry.version);
+          if (fresh) rt.entry = fresh;
+          rt.crashes = [];
+          rt.everRan = false;
+          await startProcess(rt);
+          if (rt.state !== 'running') throw rt.lastError ?? new StrongroomError('plugin_failed', `plugin ${rt.label} did not restart`);
+          rt.everRan = true;
+        }),
+      );
+    },
+
+    status(mountUuid) {
+      if (failedMounts.has(mountUuid)) return 'failed';
+      const rt = mountIndex.get(mountUuid);
+      if (!rt) return 'failed';
+      switch (rt.state) {
+        case 'running': {
+          const rec = rt.mounts.get(mountUuid);
+          return rec?.setupError ? 'failed' : 'running';
+        }
+        case 'degraded':
+          return 'degraded';
+        case 'failed':
+        case 'stopped':
+          return 'failed';
+        default:
+          return 'starting';
+      }
+    },
+
+    pid(mountUuid) {
+      return mountIndex.get(mountUuid)?.child?.pid ?? null;
+    },
+
+    async shutdown() {
+      await Promise.all([...runtimes.values()].map((rt) => disposeRuntime(rt)));
+      mountIndex.clear();
+      failedMounts.clear();
+    },
+  };
+  return api;
+}
