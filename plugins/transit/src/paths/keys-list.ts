@@ -1,0 +1,16 @@
+/** `keys/` LIST. */
+import { definePath, paginate } from '@strongroom/sdk-plugin';
+import type { TransitDeps } from './common.js';
+
+export function keysListPath(deps: TransitDeps) {
+  return definePath({
+    pattern: 'keys',
+    operations: {
+      list: {
+        summary: 'List key names.',
+        handler: async (req) => ({ data: { keys: paginate(await deps.store.list(), req.list.after, req.list.limit) } }),
+      },
+    },
+    synopsis: 'List the named keys.',
+  });
+}

@@ -1,0 +1,40 @@
+/** `keys/:name/rotate`: add a version (spec: only types that encrypt and decrypt; imported keys only with allow_rotation). */
+import { badRequest, definePath, f } from '@strongroom/sdk-plugin';
+import { canRotate } from '../keys/key-types.js';
+import { addVersion, generateVersion, type PolicyRecord } from '../keys/policy.js';
+import { requireKey, type TransitDeps } from './common.js';
+import type { KeyStore } from '../key-store.js';
+
+/** Rotates `name` under its lock; shared with the periodic auto-rotation. */
+export async function rotateKey(store: KeyStore, name: string, now: number, onlyIf?: (r: PolicyRecord) => boolean): Promise<boolean> {
+  return store.locked(name, async () => {
+    const p = await requireKey(store, name);
+    const r = p.record;
+    if (onlyIf && !onlyIf(r)) return false;
+    if (r.soft_deleted) throw badRequest(`key "${name}" is soft-deleted; restore it first`);
+    if (!canRotate(r.type)) throw badRequest(`key type ${r.type} cannot be rotated: only key types that support encryption and decryption can`);
+    if (r.imported && !r.allow_rotation) throw badRequest('imported key cannot be rotated: allow_rotation was not set at import');
+    const next = structuredClone(r);
+    addVersion(next, await generateVersion(r.type, r.key_size, now));
+    if (r.imported) next.rotated_after_import = true;
+    await store.save(next);
+    return true;
+  });
+}
+
+export function keysRotatePath(deps: TransitDeps) {
+  return definePath({
+    pattern: 'keys/:name/rotate',
+    fields: { name: f.string().describe('Name of the key.') },
+    operations: {
+      update: {
+        summary: 'Rotate a key.',
+        handler: async (req) => {
+          await rotateKey(deps.store, req.data.name, deps.now());
+          return null;
+        },
+      },
+    },
+    synopsis: 'Rotate a named key: new encryption uses the new version.',
+  });
+}
