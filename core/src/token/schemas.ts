@@ -1,10 +1,12 @@
 /**
- * HTTP-facing request schemas of `auth/token/*`. Wire-lenient (see lenient.ts);
- * unknown fields are stripped (the caller may warn about them), bad values give
- * a 400 naming the field through `parseOrBadRequest`.
+ * HTTP-facing request schemas of `auth/token/*`, wire-lenient through the SDK's
+ * field helpers (durations "1h" or 3600, bools as strings, lists as arrays or
+ * comma strings). Unknown fields are stripped (the caller may warn about them);
+ * bad values give a 400 naming the field through `parseOrBadRequest`.
+ * Token ids are marked sensitive so audit HMACs them and logs never see them.
  */
 import { z } from 'zod';
-import { lenient as f } from './lenient.js';
+import { badRequest, f } from '@strongroom/sdk-plugin';
 import type { CreateTokenRequest, TokenRole } from './types.js';
 
 /** Values a client sends for "not set": treat like an absent key. */
@@ -14,10 +16,10 @@ const tokenTypeField = z.preprocess(emptyToUndefined, z.enum(['service', 'batch'
 
 /** auth/token/create, create-orphan, create/:role_name */
 export const createTokenSchema = z.object({
-  id: z.string().optional(),
+  id: f.sensitive(z.string()).optional(),
   role_name: z.string().optional(),
   policies: f.commaList().optional(),
-  meta: f.stringMap().optional(),
+  meta: f.map(f.string()).optional(),
   no_parent: f.bool().optional(),
   no_default_policy: f.bool().optional(),
   renewable: f.bool().optional(),
@@ -27,7 +29,7 @@ export const createTokenSchema = z.object({
   type: tokenTypeField,
   explicit_max_ttl: f.duration().optional(),
   display_name: z.string().optional(),
-  num_uses: f.int().pipe(z.number().nonnegative({ error: 'number of uses cannot be negative' })).optional(),
+  num_uses: f.int({ min: 0 }).optional(),
   period: f.duration().optional(),
   entity_alias: z.string().optional(),
 });
@@ -61,7 +63,9 @@ export function toCreateTokenRequest(
 }
 
 /** auth/token/lookup, revoke, revoke-orphan (POST body; `token` is a secret: never log it). */
-export const tokenBodySchema = z.object({ token: z.string({ error: 'missing token' }).min(1, { error: 'missing token' }) });
+const tokenField = () => f.sensitive(z.string({ error: 'missing token' }).min(1, { error: 'missing token' }));
+
+export const tokenBodySchema = z.object({ token: tokenField() });
 
 /** auth/token/lookup-accessor, revoke-accessor */
 export const accessorBodySchema = z.object({
@@ -70,7 +74,7 @@ export const accessorBodySchema = z.object({
 
 /** auth/token/renew */
 export const renewSchema = z.object({
-  token: z.string({ error: 'missing token' }).min(1, { error: 'missing token' }),
+  token: tokenField(),
   increment: f.duration().optional(),
 });
 
@@ -107,7 +111,7 @@ export const roleSchema = z.object({
   token_explicit_max_ttl: f.duration().optional(),
   explicit_max_ttl: f.duration().optional(),
   token_no_default_policy: f.bool().optional(),
-  token_num_uses: f.int().pipe(z.number().nonnegative({ error: 'must not be negative' })).optional(),
+  token_num_uses: f.int({ min: 0 }).optional(),
   token_period: f.duration().optional(),
   period: f.duration().optional(),
   token_ttl: f.duration().optional(),
@@ -143,5 +147,13 @@ export function toRoleInput(b: RoleBody): Partial<Omit<TokenRole, 'name'>> {
 /** LIST auth/token/accessors and roles take the usual pagination fields. */
 export const listSchema = z.object({
   after: z.string().optional(),
-  limit: f.int().pipe(z.number().nonnegative()).optional(),
+  limit: f.int({ min: 0 }).optional(),
 });
+
+/** Parses with a schema, or throws a 400 whose messages name each bad field. */
+export function parseOrBadRequest<T extends z.ZodType>(schema: T, data: unknown): z.output<T> {
+  const r = schema.safeParse(data ?? {});
+  if (r.success) return r.data;
+  const details = r.error.issues.map((i) => `${i.path.length ? i.path.join('.') : 'request'}: ${i.message}`);
+  throw badRequest(details[0] ?? 'invalid request', details);
+}
