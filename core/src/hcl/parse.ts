@@ -3,6 +3,8 @@
  * config files use, plus JSON (a top-level `{ ... }` with `"k": v` pairs), so a
  * policy or config may be written in either.
  *
+ * Items are separated by new lines, commas, or nothing (`{ a = 1 b = 2 }`).
+ *
  * Output is a plain JS value (`HclObject`):
  * - `k = v` (or `k: v`) sets property `k`; a repeated attribute is an error.
  * - A block `name "l1" "l2" { body }` nests by label: `{ name: { l1: { l2: body } } }`.
@@ -250,11 +252,8 @@ function createParser(tokens: Token[], source: string | undefined) {
         if (closing) fail(tok, 'unexpected end of input: missing "}"');
         return obj;
       }
+      // Like HCL v1, items need no separator: `{ charset = "abc" min-chars = 1 }` is two items.
       parseItem(obj);
-      const after = peek();
-      if (!(after.kind === 'newline' || after.kind === 'eof' || isPunct(after, ',') || (closing && isPunct(after, '}')))) {
-        fail(after, `expected a new line or "," after an item, found ${describe(after)}`);
-      }
     }
   }
 

@@ -1,0 +1,2 @@
+export * from './password-policy.js';
+export * from './random.js';
