@@ -17,7 +17,7 @@ export interface UniformRandom {
 const CHUNK = 256;
 
 export function createUniformRandom(randomBytes: RandomBytes = cryptoRandomBytes): UniformRandom {
-  let buf = Buffer.alloc(0);
+  let buf: Buffer = Buffer.alloc(0);
   let offset = 0;
   const take = (width: number): Buffer => {
     if (offset + width > buf.length) {
