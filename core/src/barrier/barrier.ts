@@ -209,10 +209,10 @@ export function createBarrier(physical: KeyValueStore, opts: BarrierOptions = {}
     return encrypt(t.key, t.term, key, value);
   };
 
-  const writeKeyring = async (kr: Pick<Keyring, 'rootKey'>, terms: Iterable<TermKey>, active: number): Promise<PhysicalOp> => {
+  const keyringOp = (rootKey: Buffer, terms: Iterable<TermKey>, active: number): PhysicalOp => {
     const plain = encodeKeyring(terms, active);
     try {
-      return { type: 'put', key: KEYRING_PATH, value: encrypt(kr.rootKey, META_TERM, KEYRING_PATH, plain) };
+      return { type: 'put', key: KEYRING_PATH, value: encrypt(rootKey, META_TERM, KEYRING_PATH, plain) };
     } finally {
       plain.fill(0);
     }
@@ -234,9 +234,8 @@ export function createBarrier(physical: KeyValueStore, opts: BarrierOptions = {}
       const rootKey = freshKey();
       const term1: TermKey = { term: 1, key: freshKey(), installTime: now(), encryptions: 0 };
       try {
-        const keyringOp = await writeKeyring({ rootKey }, [term1], 1);
         const rootOp: PhysicalOp = { type: 'put', key: ROOT_KEY_PATH, value: encrypt(kek, META_TERM, ROOT_KEY_PATH, rootKey) };
-        await physical.batch([rootOp, keyringOp, ...(initOpts.extraOps ?? [])]);
+        await physical.batch([rootOp, keyringOp(rootKey, [term1], 1), ...(initOpts.extraOps ?? [])]);
       } finally {
         rootKey.fill(0);
         term1.key.fill(0);
@@ -284,8 +283,7 @@ export function createBarrier(physical: KeyValueStore, opts: BarrierOptions = {}
         const nextTerm = Math.max(...kr.terms.keys()) + 1;
         const added: TermKey = { term: nextTerm, key: freshKey(), installTime: now(), encryptions: 0 };
         try {
-          const op = await writeKeyring(kr, [...kr.terms.values(), added], nextTerm);
-          await physical.batch([op]);
+          await physical.batch([keyringOp(kr.rootKey, [...kr.terms.values(), added], nextTerm)]);
         } catch (err) {
           added.key.fill(0);
           throw err;
