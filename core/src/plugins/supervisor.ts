@@ -267,10 +267,11 @@ export function createPluginSupervisor(deps: PluginSupervisorDeps): PluginSuperv
       label: rt.label,
       callTimeoutMs,
       onBroken: (reason) => {
-        // A broken stream with a live process is a hung or confused plugin: kill it; onExit restarts it.
+        // The stream usually breaks a moment before the exit event; either way the process is done
+        // for: count the crash now (so no call reaches the dead stream) and make sure it is gone.
         if (rt.child === child) {
-          rt.log.warn('plugin stream broke; killing the process', { reason });
-          child.kill('SIGKILL');
+          onExit(rt, child, `connection lost: ${reason}`);
+          if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
         }
       },
     });

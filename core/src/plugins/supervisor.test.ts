@@ -1,0 +1,343 @@
+/**
+ * Runs the real echo fixture plugin as a child process (built by
+ * `npx tsc -b sdk-plugin`) through the catalog and supervisor.
+ */
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { createHash } from 'node:crypto';
+import { createMemoryStorage, StrongroomError, type LogicalRequest, type MountInfo, type Storage, type SystemView } from '@strongroom/sdk-plugin';
+import { createPluginCatalog, type PluginCatalog, type PluginEntry } from './catalog.js';
+import { createPluginSupervisor, type PluginSupervisor, type PluginSupervisorDeps } from './supervisor.js';
+
+const FIXTURE = path.resolve(__dirname, '../../../sdk-plugin/dist/transport/fixtures/echo-plugin.js');
+if (!fs.existsSync(FIXTURE)) {
+  throw new Error(`echo fixture not built at ${FIXTURE}: run "npx tsc -b sdk-plugin" first`);
+}
+
+jest.setTimeout(30_000);
+
+const mountInfo = (uuid: string, p = `${uuid}/`, options: Record<string, string> = {}): MountInfo => ({
+  path: p,
+  type: 'echo',
+  uuid,
+  accessor: `echo_${uuid}`,
+  namespace: '',
+  options,
+  isAuth: false,
+});
+
+const request = (mount: MountInfo, path: string, operation: LogicalRequest['operation'] = 'update', data: Record<string, unknown> = {}): LogicalRequest => ({
+  id: `req-${Math.random()}`,
+  operation,
+  path,
+  mount,
+  data,
+  client: { remoteAddress: '127.0.0.1', displayName: 'token', tokenAccessor: 'acc', entityId: 'ent', policies: ['default'], metadata: { role: 'r1' } },
+});
+
+const alive = (pid: number) => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+const rejection = async (p: Promise<unknown>): Promise<StrongroomError> => {
+  try {
+    await p;
+  } catch (err) {
+    expect(err).toBeInstanceOf(StrongroomError);
+    return err as StrongroomError;
+  }
+  throw new Error('expected a rejection');
+};
+
+const waitFor = async (cond: () => boolean, ms = 10_000) => {
+  const end = Date.now() + ms;
+  while (!cond()) {
+    if (Date.now() > end) throw new Error('condition not met in time');
+    await new Promise((r) => setTimeout(r, 20));
+  }
+};
+
+describe('plugin supervisor with the echo fixture', () => {
+  let tmp: string;
+  let pluginDir: string;
+  let storages: Map<string, Storage>;
+  let catalog: PluginCatalog;
+  let builtin: PluginEntry;
+  const logs: Array<{ meta: Record<string, unknown>; msg: string; extra?: Record<string, unknown> }> = [];
+  const supervisors: PluginSupervisor[] = [];
+
+  const systemView: SystemView = {
+    defaultLeaseTtl: async () => 3600,
+    maxLeaseTtl: async () => 7200,
+    generatePasswordFromPolicy: async (name) => `pw-from-${name}`,
+    coreVersion: async () => '0.1.0-test',
+  };
+
+  const makeSupervisor = (opts: Partial<PluginSupervisorDeps> = {}) => {
+    const logger = (meta: Record<string, unknown>) => {
+      const rec = (msg: string, extra?: Record<string, unknown>) => void logs.push({ meta, msg, ...(extra ? { extra } : {}) });
+      return { debug: rec, info: rec, warn: rec, error: rec };
+    };
+    const s = createPluginSupervisor({
+      catalog,
+      logger: { child: (meta) => logger(meta) },
+      callbacks: {
+        storageFor: (uuid) => {
+          let st = storages.get(uuid);
+          if (!st) storages.set(uuid, (st = createMemoryStorage()));
+          return st;
+        },
+        systemViewFor: () => systemView,
+      },
+      runDir: path.join(tmp, 'run'),
+      callTimeoutMs: 5_000,
+      startTimeoutMs: 10_000,
+      backoffBaseMs: 20,
+      stopGraceMs: 1_000,
+      ...opts,
+    });
+    supervisors.push(s);
+    return s;
+  };
+
+  const registerExternal = async (version: string) => {
+    const script = path.join(pluginDir, `echo-${version}.sh`);
+    fs.writeFileSync(script, `#!/bin/sh\nexec "${process.execPath}" "${FIXTURE}"\n`, { mode: 0o755 });
+    const sha256 = createHash('sha256').update(fs.readFileSync(script)).digest('hex');
+    return catalog.register({ type: 'secret', name: 'echo', version, command: path.basename(script), sha256 });
+  };
+
+  beforeEach(async () => {
+    tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'sr-sup-'));
+    pluginDir = path.join(tmp, 'plugins');
+    fs.mkdirSync(pluginDir);
+    storages = new Map();
+    logs.length = 0;
+    catalog = createPluginCatalog({
+      store: createMemoryStorage(),
+      pluginDirectory: pluginDir,
+      builtins: [{ type: 'secret', name: 'echo', version: 'v0.1.0+builtin', main: FIXTURE }],
+    });
+    const e = await catalog.get('secret', 'echo');
+    if (!e) throw new Error('builtin missing');
+    builtin = e;
+  });
+
+  afterEach(async () => {
+    await Promise.all(supervisors.splice(0).map((s) => s.shutdown()));
+    fs.rmSync(tmp, { recursive: true, force: true });
+  });
+
+  test('handshake, Setup answers special paths and describe, echo round trip carries data and client info', async () => {
+    const sup = makeSupervisor();
+    const m = mountInfo('m1', 'echo/');
+    const backend = await sup.mount(builtin, m, {});
+    expect(sup.status('m1')).toBe('running');
+    expect(backend.specialPaths()).toEqual({ unauthenticated: ['login'], root: ['root/*'] });
+    expect(backend.describe().secretTypes).toEqual(['creds']);
+    expect(backend.describe().paths[0]?.fields[0]).toEqual({ name: 'key', schema: { type: 'string' }, description: 'key', required: true, inPath: true });
+
+    const req = request(m, 'echo', 'update', { n: 1, nested: { list: [1, 'two', null] }, big: 'x'.repeat(100_000) });
+    req.headers = { 'x-test': 'yes' };
+    const res = await backend.handleRequest(req);
+    expect(res?.warnings).toEqual(['echoed']);
+    expect(res?.data).toEqual({
+      operation: 'update',
+      path: 'echo',
+      data: req.data,
+      client: req.client,
+      mount: 'echo/',
+      headers: { 'x-test': 'yes' },
+    });
+    // The plugin's JSON stderr lines reach the core's log tagged with the plugin.
+    await waitFor(() => logs.some((l) => l.msg === 'mounted'));
+    const line = logs.find((l) => l.msg === 'mounted');
+    expect(line?.meta).toEqual({ plugin: 'echo', plugin_version: 'v0.1.0+builtin' });
+    expect(line?.extra?.mount).toBe('echo/');
+  });
+
+  test('secrets travel both ways: issue, then renew and revoke with internal data', async () => {
+    const sup = makeSupervisor();
+    const m = mountInfo('m1');
+    const backend = await sup.mount(builtin, m);
+    const issued = await backend.handleRequest(request(m, 'issue'));
+    expect(issued?.secret).toEqual({ type: 'creds', ttl: 60, maxTtl: 120, renewable: true, internalData: { username: 'u-1' } });
+    const renew = request(m, 'issue', 'renew');
+    renew.secret = { leaseId: 'echo/issue/abc', secretType: 'creds', internalData: { username: 'u-1' }, ttl: 60, increment: 30, issueTime: 1, lastRenewalTime: null };
+    expect((await backend.handleRequest(renew))?.data).toEqual({ op: 'renew', internal: { username: 'u-1' }, lease: 'echo/issue/abc' });
+    expect(await backend.handleRequest(request(m, 'nothing-here', 'read'))).toBeNull();
+  });
+
+  test('typed errors cross the wire; untyped ones become a bare internal error', async () => {
+    const sup = makeSupervisor();
+    const m = mountInfo('m1');
+    const backend = await sup.mount(builtin, m);
+    const bad = await rejection(backend.handleRequest(request(m, 'fail')));
+    expect([bad.code, bad.status, bad.message, bad.details]).toEqual(['bad_request', 400, 'invalid field "x"', ['x: must be a number']]);
+    const boom = await rejection(backend.handleRequest(request(m, 'boom')));
+    expect([boom.code, boom.status, boom.message]).toEqual(['internal', 500, 'internal error']);
+  });
+
+  test('storage and system view callbacks reach the mount\'s own storage', async () => {
+    const sup = makeSupervisor();
+    const m = mountInfo('m1');
+    const backend = await sup.mount(builtin, m);
+    expect(await backend.existenceCheck(request(m, 'kv/a/b'))).toEqual({ checkFound: true, exists: false });
+    await backend.handleRequest(request(m, 'kv/a/b', 'update', { v: 42 }));
+    await backend.handleRequest(request(m, 'kv/a/c/d', 'update', { v: 43 }));
+    const stored = await storages.get('m1')?.get('a/b');
+    expect(JSON.parse(Buffer.from(stored as Uint8Array).toString('utf8'))).toEqual({ v: 42 });
+    expect((await backend.handleRequest(request(m, 'kv/a/b', 'read')))?.data).toEqual({ v: 42 });
+    expect((await backend.handleRequest(request(m, 'kv/a/', 'list')))?.data).toEqual({ keys: ['b', 'c/'] });
+    expect(await backend.existenceCheck(request(m, 'kv/a/b'))).toEqual({ checkFound: true, exists: true });
+    await backend.handleRequest(request(m, 'kv/a/b', 'delete'));
+    expect(await storages.get('m1')?.get('a/b')).toBeNull();
+    expect((await backend.handleRequest(request(m, 'sys', 'read')))?.data).toEqual({
+      default_ttl: 3600,
+      max_ttl: 7200,
+      version: '0.1.0-test',
+      password: 'pw-from-default',
+    });
+  });
+
+  test('a plugin process cannot read storage of a mount it does not serve', async () => {
+    const sup = makeSupervisor();
+    const ext = await registerExternal('1.0.0');
+    const a = mountInfo('mount-a');
+    const b = mountInfo('mount-b');
+    const backendA = await sup.mount(builtin, a);
+    const backendB = await sup.mount(ext, b);
+    expect(sup.pid('mount-a')).not.toBe(sup.pid('mount-b'));
+    await backendA.handleRequest(request(a, 'kv/secret', 'update', { v: 'top' }));
+
+    // Same process, own mount: allowed.
+    expect((await backendA.handleRequest(request(a, 'cross', 'read', { mount_uuid: 'mount-a', key: 'secret' })))?.data).toEqual({
+      value: '{"v":"top"}',
+    });
+    // Another plugin process asking for mount-a: refused by the core.
+    const err = await rejection(backendB.handleRequest(request(b, 'cross', 'read', { mount_uuid: 'mount-a', key: 'secret' })));
+    expect(err.status).toBe(403);
+    expect(err.message).toMatch(/mount mount-a is not served by this plugin process/);
+    // A mount uuid nobody serves: refused too.
+    expect((await rejection(backendA.handleRequest(request(a, 'cross', 'read', { mount_uuid: 'nope', key: 'x' })))).status).toBe(403);
+  });
+
+  test('200 concurrent calls share one process and one stream', async () => {
+    const sup = makeSupervisor();
+    const m1 = mountInfo('m1');
+    const m2 = mountInfo('m2');
+    const [b1, b2] = await Promise.all([sup.mount(builtin, m1), sup.mount(builtin, m2)]);
+    expect(sup.pid('m1')).toBe(sup.pid('m2'));
+    const results = await Promise.all(
+      Array.from({ length: 200 }, (_, i) => (i % 2 ? b1 : b2).handleRequest(request(i % 2 ? m1 : m2, 'echo', 'update', { i }))),
+    );
+    results.forEach((r, i) => {
+      expect((r?.data as { data: { i: number }; mount: string }).data.i).toBe(i);
+      expect((r?.data as { mount: string }).mount).toBe(i % 2 ? 'm1/' : 'm2/');
+    });
+  });
+
+  test('a call past its deadline fails with a 504 naming the plugin, and the plugin keeps serving', async () => {
+    const sup = makeSupervisor({ callTimeoutMs: 300 });
+    const m = mountInfo('m1');
+    const backend = await sup.mount(builtin, m);
+    const err = await rejection(backend.handleRequest(request(m, 'sleep', 'update', { ms: 2000 })));
+    expect(err.status).toBe(504);
+    expect(err.message).toMatch(/plugin echo v0\.1\.0\+builtin did not answer/);
+    expect((await backend.handleRequest(request(m, 'sleep', 'update', { ms: 1 })))?.data).toEqual({ slept: 1 });
+  });
+
+  test('SIGKILL during in-flight requests: each fails at once with a 502 naming the plugin, then it restarts', async () => {
+    const sup = makeSupervisor();
+    const m = mountInfo('m1');
+    const backend = await sup.mount(builtin, m);
+    await backend.handleRequest(request(m, 'kv/k', 'update', { v: 1 }));
+    const pid = sup.pid('m1') as number;
+    const inflight = Array.from({ length: 10 }, () => rejection(backend.handleRequest(request(m, 'sleep', 'update', { ms: 20_000 }))));
+    await new Promise((r) => setTimeout(r, 100));
+    const killedAt = Date.now();
+    process.kill(pid, 'SIGKILL');
+    const errors = await Promise.all(inflight);
+    expect(Date.now() - killedAt).toBeLessThan(5_000);
+    for (const e of errors) {
+      expect(e.status).toBe(502);
+      expect(e.message).toMatch(/plugin echo v0\.1\.0\+builtin/);
+    }
+    // The next call waits for the restart (and re-Setup of the mount), then succeeds.
+    expect((await backend.handleRequest(request(m, 'kv/k', 'read')))?.data).toEqual({ v: 1 });
+    expect(sup.pid('m1')).not.toBe(pid);
+    expect(sup.status('m1')).toBe('running');
+  });
+
+  test('repeated crashes mark the plugin degraded (503) until reload', async () => {
+    const sup = makeSupervisor({ maxCrashes: 3 });
+    const m = mountInfo('m1');
+    const backend = await sup.mount(builtin, m);
+    for (let i = 0; i < 3; i++) {
+      const err = await rejection(backend.handleRequest(request(m, 'crash')));
+      expect(err.status).toBe(502);
+      if (i < 2) await waitFor(() => sup.status('m1') === 'running');
+    }
+    await waitFor(() => sup.status('m1') === 'degraded');
+    const err = await rejection(backend.handleRequest(request(m, 'echo')));
+    expect(err.status).toBe(503);
+    expect(err.message).toBe('plugin echo v0.1.0+builtin is degraded after repeated crashes; reload it with sys/plugins/reload/backend');
+    await sup.reload('secret', 'echo');
+    expect(sup.status('m1')).toBe('running');
+    expect((await backend.handleRequest(request(m, 'echo')))?.data).toMatchObject({ mount: 'm1/' });
+  });
+
+  test('sha256 is checked before every start: a changed command is refused', async () => {
+    const sup = makeSupervisor();
+    const ext = await registerExternal('1.2.3');
+    const m = mountInfo('m1');
+    const backend = await sup.mount(ext, m);
+    expect((await backend.handleRequest(request(m, 'echo')))?.data).toMatchObject({ mount: 'm1/' });
+    fs.appendFileSync(path.join(pluginDir, 'echo-1.2.3.sh'), '# tampered\n');
+    await expect(sup.reload('secret', 'echo', 'v1.2.3')).rejects.toThrow('plugin sha256 mismatch for echo v1.2.3');
+    const other = await rejection(makeSupervisor().mount(ext, mountInfo('m2')));
+    expect(other.message).toBe('plugin sha256 mismatch for echo v1.2.3');
+  });
+
+  test('a mount whose Setup fails is refused without touching the other mounts', async () => {
+    const sup = makeSupervisor();
+    const good = await sup.mount(builtin, mountInfo('good'));
+    const err = await rejection(sup.mount(builtin, mountInfo('bad', 'bad/', { fail_setup: 'true' })));
+    expect(err.message).toBe('fail_setup requested');
+    expect(sup.status('bad')).toBe('failed');
+    expect((await good.handleRequest(request(mountInfo('good'), 'echo')))?.data).toMatchObject({ mount: 'good/' });
+  });
+
+  test('shutdown leaves no child process and removes the private socket directory', async () => {
+    const sup = makeSupervisor();
+    const ext = await registerExternal('2.0.0');
+    await sup.mount(builtin, mountInfo('m1'));
+    await sup.mount(ext, mountInfo('m2'));
+    const pids = [sup.pid('m1'), sup.pid('m2')] as number[];
+    expect(pids.every(alive)).toBe(true);
+    const runDir = path.join(tmp, 'run');
+    const dirs = fs.readdirSync(runDir);
+    expect(dirs).toHaveLength(2);
+    for (const d of dirs) expect(fs.statSync(path.join(runDir, d)).mode & 0o777).toBe(0o700);
+    await sup.shutdown();
+    expect(pids.some(alive)).toBe(false);
+    expect(fs.readdirSync(runDir)).toEqual([]);
+  });
+
+  test('unmounting the last mount stops the process', async () => {
+    const sup = makeSupervisor();
+    await sup.mount(builtin, mountInfo('m1'));
+    await sup.mount(builtin, mountInfo('m2'));
+    const pid = sup.pid('m1') as number;
+    await sup.unmount('m1');
+    expect(alive(pid)).toBe(true);
+    await sup.unmount('m2');
+    expect(alive(pid)).toBe(false);
+  });
+});
