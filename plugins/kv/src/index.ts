@@ -1,1 +1,1 @@
-export {};
+export { createKvBackend, kvBackend, type KvBackendOptions } from './backend.js';

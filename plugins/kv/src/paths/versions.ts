@@ -1,0 +1,74 @@
+import { badRequest, definePath, f, type PathDef } from '@strongroom/sdk-plugin';
+import { isDeleted, keyPath, rfc3339Nano, type KeyMetadata, type KvStore } from '../store.js';
+
+type Action = 'delete' | 'undelete' | 'destroy';
+
+/** The three version-list endpoints share one shape: `POST <action>/<path>` with `versions`. */
+function versionsPath(store: KvStore, action: Action, apply: (m: KeyMetadata, version: string, path: string) => Promise<void> | void, syn: string, desc: string): PathDef {
+  return definePath({
+    pattern: `${action}/*path`,
+    fields: {
+      path: f.string().describe('Location of the secret'),
+      versions: f.commaIntList().describe('Versions to act on').optional(),
+    },
+    operations: {
+      update: {
+        summary: syn,
+        handler: async (req) => {
+          const path = keyPath(req.data.path);
+          const versions = req.data.versions ?? [];
+          if (versions.length === 0) throw badRequest('no version number provided');
+          await store.withKey(path, async () => {
+            const m = await store.getMetadata(path);
+            if (!m) return;
+            for (const v of versions) if (m.versions[String(v)]) await apply(m, String(v), path);
+            m.updated_time = rfc3339Nano(store.now());
+            await store.putMetadata(path, m);
+          });
+        },
+      },
+    },
+    synopsis: syn,
+    description: desc,
+  });
+}
+
+export function deletePath(store: KvStore): PathDef {
+  return versionsPath(
+    store,
+    'delete',
+    (m, v) => {
+      const meta = m.versions[v]!;
+      if (meta.destroyed || isDeleted(meta, store.now())) return;
+      meta.deletion_time = rfc3339Nano(store.now());
+    },
+    'Mark versions of a secret deleted (reversible).',
+    'The data of the versions is kept and can be restored with undelete.',
+  );
+}
+
+export function undeletePath(store: KvStore): PathDef {
+  return versionsPath(
+    store,
+    'undelete',
+    (m, v) => {
+      const meta = m.versions[v]!;
+      if (!meta.destroyed) meta.deletion_time = '';
+    },
+    'Restore deleted versions of a secret.',
+    'Destroyed versions cannot be restored.',
+  );
+}
+
+export function destroyPath(store: KvStore): PathDef {
+  return versionsPath(
+    store,
+    'destroy',
+    async (m, v, path) => {
+      m.versions[v]!.destroyed = true;
+      await store.deleteVersion(path, Number(v));
+    },
+    'Permanently remove the data of versions of a secret.',
+    'The versions stay in the metadata, marked destroyed; their data is gone.',
+  );
+}

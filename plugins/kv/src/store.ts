@@ -1,0 +1,205 @@
+/**
+ * kv v2 storage model, inside the mount's storage view (encrypted by the
+ * core's barrier):
+ *   config                      mount-wide settings (cached in memory, dropped on invalidate)
+ *   metadata/<key path>         one JSON record per key: settings and the versions map
+ *   versions/<sha256(path)>/<n> the data of version n
+ * Key paths are addressing, chosen by clients and visible to ACLs; no secret
+ * value ever appears in a storage key. Secret values are never logged.
+ */
+import { createHash } from 'node:crypto';
+import { badRequest, getJSON, putJSON, createKeyedMutex, type Storage } from '@strongroom/sdk-plugin';
+
+export interface KvConfig {
+  max_versions: number;
+  cas_required: boolean;
+  /** Seconds; 0 disables automatic deletion. */
+  delete_version_after: number;
+}
+
+export interface VersionMetadata {
+  created_time: string;
+  /** RFC 3339, or "" when not deleted. May lie in the future (delete_version_after). */
+  deletion_time: string;
+  destroyed: boolean;
+}
+
+export interface KeyMetadata {
+  versions: Record<string, VersionMetadata>;
+  current_version: number;
+  oldest_version: number;
+  max_versions: number;
+  cas_required: boolean;
+  /** Seconds. */
+  delete_version_after: number;
+  custom_metadata: Record<string, string> | null;
+  created_time: string;
+  updated_time: string;
+}
+
+/** Vault's default when neither the key nor the mount sets max_versions. */
+export const DEFAULT_MAX_VERSIONS = 10;
+const DEFAULT_CONFIG: KvConfig = { max_versions: 0, cas_required: false, delete_version_after: 0 };
+
+/** Go's time.RFC3339Nano: fractional seconds with trailing zeros trimmed. */
+export function rfc3339Nano(d: Date): string {
+  return d.toISOString().replace(/\.(\d*?)0*Z$/, (_m, frac: string) => (frac ? `.${frac}Z` : 'Z'));
+}
+
+export interface KvStore {
+  now(): Date;
+  getConfig(): Promise<KvConfig>;
+  putConfig(c: KvConfig): Promise<void>;
+  getMetadata(path: string): Promise<KeyMetadata | null>;
+  putMetadata(path: string, m: KeyMetadata): Promise<void>;
+  getVersion(path: string, version: number): Promise<Record<string, unknown> | null>;
+  putVersion(path: string, version: number, data: Record<string, unknown>): Promise<void>;
+  deleteVersion(path: string, version: number): Promise<void>;
+  /** Deletes the key's metadata and every stored version. */
+  deleteKey(path: string, m: KeyMetadata): Promise<void>;
+  listMetadata(dir: string): Promise<string[]>;
+  /** Serializes read-modify-write of one key. */
+  withKey<T>(path: string, fn: () => Promise<T>): Promise<T>;
+  invalidate(key: string): void;
+}
+
+const versionKey = (path: string, n: number) => `versions/${createHash('sha256').update(path).digest('hex')}/${n}`;
+
+export function createKvStore(deps: { storage: Storage; now?: () => Date }): KvStore {
+  const { storage } = deps;
+  const now = deps.now ?? (() => new Date());
+  const mutex = createKeyedMutex();
+  let config: KvConfig | null = null;
+  return {
+    now,
+    async getConfig() {
+      config ??= { ...DEFAULT_CONFIG, ...((await getJSON<KvConfig>(storage, 'config')) ?? {}) };
+      return config;
+    },
+    async putConfig(c) {
+      await putJSON(storage, 'config', c);
+      config = c;
+    },
+    getMetadata: (path) => getJSON<KeyMetadata>(storage, `metadata/${path}`),
+    putMetadata: (path, m) => putJSON(storage, `metadata/${path}`, m),
+    async getVersion(path, n) {
+      const v = await getJSON<{ data: Record<string, unknown> }>(storage, versionKey(path, n));
+      return v ? v.data : null;
+    },
+    putVersion: (path, n, data) => putJSON(storage, versionKey(path, n), { data }),
+    deleteVersion: (path, n) => storage.delete(versionKey(path, n)),
+    async deleteKey(path, m) {
+      for (const v of Object.keys(m.versions)) await storage.delete(versionKey(path, Number(v)));
+      await storage.delete(`metadata/${path}`);
+    },
+    listMetadata: (dir) => storage.list(`metadata/${dir}`),
+    withKey: (path, fn) => mutex.run(path, fn),
+    invalidate(key) {
+      if (key === 'config') config = null;
+    },
+  };
+}
+
+/** The key path of a data/metadata/... request: present and not a directory. */
+export function keyPath(path: string): string {
+  if (path === '') throw badRequest('missing path');
+  if (path.endsWith('/')) throw badRequest('invalid path: a secret path must not end in "/"');
+  return path;
+}
+
+/** Directory prefix for a LIST ("" or ending in "/"). */
+export function dirPrefix(path: string): string {
+  return path === '' || path.endsWith('/') ? path : `${path}/`;
+}
+
+export function effectiveMaxVersions(m: KeyMetadata, c: KvConfig): number {
+  if (m.max_versions > 0) return m.max_versions;
+  if (c.max_versions > 0) return c.max_versions;
+  return DEFAULT_MAX_VERSIONS;
+}
+
+/** Documented rule: the key's value, capped by the mount's when both are set. */
+export function effectiveDeleteAfter(m: KeyMetadata, c: KvConfig): number {
+  if (m.delete_version_after > 0 && c.delete_version_after > 0) return Math.min(m.delete_version_after, c.delete_version_after);
+  return m.delete_version_after > 0 ? m.delete_version_after : c.delete_version_after;
+}
+
+export function isDeleted(v: VersionMetadata, now: Date): boolean {
+  return v.deletion_time !== '' && Date.parse(v.deletion_time) <= now.getTime();
+}
+
+export function newMetadata(now: Date): KeyMetadata {
+  const t = rfc3339Nano(now);
+  return {
+    versions: {},
+    current_version: 0,
+    oldest_version: 0,
+    max_versions: 0,
+    cas_required: false,
+    delete_version_after: 0,
+    custom_metadata: null,
+    created_time: t,
+    updated_time: t,
+  };
+}
+
+/** The `metadata` block of a data read or write response. */
+export function versionResponse(m: KeyMetadata, version: number): Record<string, unknown> {
+  const v = m.versions[String(version)];
+  return {
+    created_time: v?.created_time ?? '',
+    custom_metadata: m.custom_metadata,
+    deletion_time: v?.deletion_time ?? '',
+    destroyed: v?.destroyed ?? false,
+    version,
+  };
+}
+
+/**
+ * Check-and-set as Vault documents it: required when the mount or the key
+ * says so; `cas: 0` writes only if the key has no version yet; otherwise it
+ * must equal the current version.
+ */
+export function checkCas(options: Record<string, unknown> | undefined, m: KeyMetadata | null, c: KvConfig): void {
+  const raw = options?.cas;
+  const required = c.cas_required || (m?.cas_required ?? false);
+  if (raw === undefined || raw === null) {
+    if (required) throw badRequest('check-and-set parameter required for this call');
+    return;
+  }
+  const cas = typeof raw === 'number' ? raw : typeof raw === 'string' && /^\d+$/.test(raw) ? Number(raw) : NaN;
+  if (!Number.isSafeInteger(cas) || cas < 0) throw badRequest('field "options.cas": invalid integer');
+  if (cas !== (m?.current_version ?? 0)) throw badRequest('check-and-set parameter did not match the current version');
+}
+
+/**
+ * Writes `data` as the next version, then removes versions beyond the
+ * effective max_versions (oldest first). Caller holds the key's lock.
+ */
+export async function writeVersion(store: KvStore, path: string, existing: KeyMetadata | null, data: Record<string, unknown>): Promise<KeyMetadata> {
+  const now = store.now();
+  const c = await store.getConfig();
+  const m = existing ?? newMetadata(now);
+  const version = m.current_version + 1;
+  const dva = effectiveDeleteAfter(m, c);
+  m.versions[String(version)] = {
+    created_time: rfc3339Nano(now),
+    deletion_time: dva > 0 ? rfc3339Nano(new Date(now.getTime() + dva * 1000)) : '',
+    destroyed: false,
+  };
+  m.current_version = version;
+  m.updated_time = rfc3339Nano(now);
+  await store.putVersion(path, version, data);
+  const keepFrom = version - effectiveMaxVersions(m, c) + 1;
+  if (keepFrom > 1) {
+    for (const v of Object.keys(m.versions)) {
+      if (Number(v) < keepFrom) {
+        await store.deleteVersion(path, Number(v));
+        delete m.versions[v];
+      }
+    }
+    m.oldest_version = Math.max(m.oldest_version, keepFrom);
+  }
+  await store.putMetadata(path, m);
+  return m;
+}
