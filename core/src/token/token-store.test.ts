@@ -356,6 +356,29 @@ describe('revocation', () => {
     expect(await ts.revoke(chain[0]!.id)).toBe(false);
   });
 
+  it('never resurrects a token that a slow concurrent renew was writing while it was revoked', async () => {
+    const { ts, store } = setup();
+    const root = await rootToken(ts);
+    const t = await ts.create(root, { policies: ['a'] });
+    // The renewal's write is slow to land; the revocation runs meanwhile.
+    const put = store.put.bind(store);
+    let delayNext = true;
+    store.put = async (k, v) => {
+      if (delayNext && k.endsWith(t.entry.key)) {
+        delayNext = false;
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      await put(k, v);
+    };
+    const renewing = ts.renew(t.entry, 60);
+    await new Promise((r) => setImmediate(r));
+    await ts.revoke(t.id);
+    await renewing.catch(() => undefined);
+    expect(store.data.has(`sys/token/id/${t.entry.key}`)).toBe(false);
+    ts.clearCache();
+    expect(await ts.lookup(t.id)).toBeNull();
+  });
+
   it('revoke-orphan revokes one token and turns its children into orphans', async () => {
     const { ts, revokedLeases } = setup();
     const root = await rootToken(ts);

@@ -243,26 +243,34 @@ export function createTokenStore(deps: TokenStoreDeps): TokenStore {
 
   // ---- revocation ----
 
-  /** Deletes one token (leases first), its accessor and its link under its parent. */
-  async function destroy(key: string, revokeLeases: boolean): Promise<void> {
-    const e = await loadRaw(key);
-    if (revokeLeases) await deps.leases.revokeByToken(key);
-    const ops: Parameters<TokenStoreDeps['store']['batch']>[0] = [{ type: 'delete', key: ID + key }];
-    if (e !== null) {
-      if (e.accessor !== '') ops.push({ type: 'delete', key: ACCESSOR + accessorKey(e.accessor) });
-      if (e.parent !== '') ops.push({ type: 'delete', key: `${PARENT}${e.parent}/${key}` });
-    }
-    await deps.store.batch(ops);
-    cache.delete(key);
+  /**
+   * Deletes one token (leases first), its accessor and its link under its parent.
+   * Entry writes (use, renew, pending marks, orphaning) all hold the token's lock,
+   * so none of them can write an entry back after it was destroyed.
+   */
+  function destroy(key: string, revokeLeases: boolean): Promise<void> {
+    return withLock(key, async () => {
+      const e = await loadRaw(key);
+      if (revokeLeases) await deps.leases.revokeByToken(key);
+      const ops: Parameters<TokenStoreDeps['store']['batch']>[0] = [{ type: 'delete', key: ID + key }];
+      if (e !== null) {
+        if (e.accessor !== '') ops.push({ type: 'delete', key: ACCESSOR + accessorKey(e.accessor) });
+        if (e.parent !== '') ops.push({ type: 'delete', key: `${PARENT}${e.parent}/${key}` });
+      }
+      await deps.store.batch(ops);
+      cache.delete(key);
+    });
   }
 
-  async function markPending(key: string, how: PendingRevocation): Promise<TokenEntry | null> {
-    const e = await loadRaw(key);
-    if (e === null || e.revokePending === how) return e;
-    const next = freeze({ ...e, numUses: -1, revokePending: how });
-    await deps.store.put(ID + key, encode(next));
-    cachePut(next);
-    return next;
+  function markPending(key: string, how: PendingRevocation): Promise<TokenEntry | null> {
+    return withLock(key, async () => {
+      const e = await loadRaw(key);
+      if (e === null || e.revokePending === how) return e;
+      const next = freeze({ ...e, numUses: -1, revokePending: how });
+      await deps.store.put(ID + key, encode(next));
+      cachePut(next);
+      return next;
+    });
   }
 
   function revokeTree(rootKey: string): Promise<void> {
@@ -297,15 +305,17 @@ export function createTokenStore(deps: TokenStoreDeps): TokenStore {
     await deps.leases.revokeByToken(key);
     for (const child of await deps.store.list(`${PARENT}${key}/`)) {
       if (child.endsWith('/')) continue;
-      const ce = await loadRaw(child);
-      const ops: Parameters<TokenStoreDeps['store']['batch']>[0] = [{ type: 'delete', key: `${PARENT}${key}/${child}` }];
-      let orphaned: TokenEntry | null = null;
-      if (ce !== null) {
-        orphaned = freeze({ ...ce, parent: '' });
-        ops.push({ type: 'put', key: ID + child, value: encode(orphaned) });
-      }
-      await deps.store.batch(ops);
-      if (orphaned) cachePut(orphaned);
+      await withLock(child, async () => {
+        const ce = await loadRaw(child);
+        const ops: Parameters<TokenStoreDeps['store']['batch']>[0] = [{ type: 'delete', key: `${PARENT}${key}/${child}` }];
+        let orphaned: TokenEntry | null = null;
+        if (ce !== null) {
+          orphaned = freeze({ ...ce, parent: '' });
+          ops.push({ type: 'put', key: ID + child, value: encode(orphaned) });
+        }
+        await deps.store.batch(ops);
+        if (orphaned) cachePut(orphaned);
+      });
     }
     await destroy(key, false);
   }
@@ -535,6 +545,11 @@ export function createTokenStore(deps: TokenStoreDeps): TokenStore {
       },
       req.id,
     );
+    // The parent may have been revoked while the child was being written: the child must not outlive it.
+    if (created.entry.parent !== '' && (revoking.has(created.entry.parent) || (await loadRaw(created.entry.parent)) === null)) {
+      if (created.entry.type === 'service') await revokeTree(created.entry.key);
+      throw permissionDenied('parent token is not valid');
+    }
     return { ...created, warnings };
   }
 
@@ -720,7 +735,7 @@ export function createTokenStore(deps: TokenStoreDeps): TokenStore {
     if (id.startsWith(BATCH_PREFIX)) throw badRequest('batch tokens cannot be revoked');
     const key = tokenKey(id);
     if ((await loadRaw(key)) === null) return false;
-    await withLock(key, () => revokeOrphanByKey(key));
+    await revokeOrphanByKey(key);
     return true;
   }
 
