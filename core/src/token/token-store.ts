@@ -40,6 +40,8 @@ const ROLES = `${TOKEN_PREFIX}roles/`;
 
 /** Longest single wait of the expiry timer; it re-arms after (setTimeout caps near 24.8 days). */
 const MAX_TIMER_MS = 60 * 60 * 1000;
+/** Longer presented tokens are not looked at (a batch token is well under 2 KiB). */
+const MAX_TOKEN_LENGTH = 8192;
 /** Delay before an expiry revocation that failed (e.g. a lease backend down) is tried again. */
 const EXPIRY_RETRY_MS = 30 * 1000;
 
@@ -648,7 +650,8 @@ export function createTokenStore(deps: TokenStoreDeps): TokenStore {
   }
 
   async function lookup(id: string): Promise<TokenEntry | null> {
-    if (typeof id !== 'string' || id === '') return null;
+    // Bounds the work an unauthenticated caller can cause with a giant header.
+    if (typeof id !== 'string' || id === '' || id.length > MAX_TOKEN_LENGTH) return null;
     if (id.startsWith(BATCH_PREFIX)) return lookupBatch(id);
     const e = await loadRaw(tokenKey(id));
     return e !== null && isLive(e) ? e : null;
