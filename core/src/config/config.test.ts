@@ -1,0 +1,195 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { StrongroomError } from '@strongroom/sdk-plugin';
+import { DEFAULT_LEASE_TTL_SECONDS, DEFAULT_MAX_REQUEST_SIZE, loadConfig, parseConfig } from './config.js';
+import { parseDuration } from './duration.js';
+
+function errorOf(fn: () => unknown): StrongroomError {
+  try {
+    fn();
+  } catch (err) {
+    if (err instanceof StrongroomError) return err;
+    throw err;
+  }
+  throw new Error('expected an error');
+}
+
+const FULL_HCL = `
+# production
+ui            = true
+disable_mlock = true
+api_addr      = "https://sr.example.com:8200"
+cluster_name  = "prod"
+plugin_directory = "/opt/strongroom/plugins"
+log_level     = "DEBUG"
+default_lease_ttl = "1h"
+max_lease_ttl     = "768h"
+
+storage "postgresql" {
+  connection_url = "postgres://sr@db/sr"
+  ha_enabled     = "true"
+  table          = "vault_kv_store"
+}
+
+listener "tcp" {
+  address       = "0.0.0.0:8200"
+  tls_cert_file = "/etc/sr/tls.crt"
+  tls_key_file  = "/etc/sr/tls.key"
+  max_request_size = 1048576
+  require_request_header = true
+}
+
+listener "tcp" {
+  address     = "[::1]:8201"
+  tls_disable = 1
+}
+
+telemetry {
+  statsd_address = "127.0.0.1:8125"
+}
+`;
+
+describe('parseConfig', () => {
+  it('reads a full HCL configuration', () => {
+    expect(parseConfig(FULL_HCL, 'sr.hcl')).toEqual({
+      listeners: [
+        {
+          type: 'tcp',
+          address: '0.0.0.0:8200',
+          host: '0.0.0.0',
+          port: 8200,
+          tlsDisable: false,
+          tlsCertFile: '/etc/sr/tls.crt',
+          tlsKeyFile: '/etc/sr/tls.key',
+          maxRequestSize: 1048576,
+          requireRequestHeader: true,
+        },
+        { type: 'tcp', address: '[::1]:8201', host: '::1', port: 8201, tlsDisable: true, maxRequestSize: DEFAULT_MAX_REQUEST_SIZE, requireRequestHeader: false },
+      ],
+      storage: { type: 'postgresql', connectionUrl: 'postgres://sr@db/sr', haEnabled: true },
+      apiAddr: 'https://sr.example.com:8200',
+      clusterName: 'prod',
+      pluginDirectory: '/opt/strongroom/plugins',
+      logLevel: 'debug',
+      defaultLeaseTtl: 3600,
+      maxLeaseTtl: 768 * 3600,
+      ui: true,
+      disableMlock: true,
+      warnings: ['storage.postgresql.table: not used by this server; ignored', 'telemetry: not used by this server; ignored'],
+    });
+  });
+
+  it('reads the same configuration from JSON, in both listener shapes', () => {
+    const json = JSON.stringify({
+      storage: { level: { path: '/data' } },
+      listener: [{ tcp: { address: '127.0.0.1:8200', tls_disable: 'true' } }, { tcp: { address: ':9000', tls_disable: true } }],
+      default_lease_ttl: 60,
+    });
+    const cfg = parseConfig(json, 'sr.json');
+    expect(cfg.storage).toEqual({ type: 'level', path: '/data' });
+    expect(cfg.listeners.map((l) => [l.host, l.port, l.tlsDisable])).toEqual([
+      ['127.0.0.1', 8200, true],
+      ['0.0.0.0', 9000, true],
+    ]);
+    expect(cfg.defaultLeaseTtl).toBe(60);
+    const single = parseConfig(JSON.stringify({ storage: { inmem: {} }, listener: { tcp: { tls_disable: true } } }));
+    expect(single.listeners[0]?.address).toBe('127.0.0.1:8200');
+  });
+
+  it('applies the defaults', () => {
+    const cfg = parseConfig('storage "inmem" {}\nlistener "tcp" { tls_disable = true }');
+    expect(cfg).toMatchObject({
+      storage: { type: 'inmem' },
+      logLevel: 'info',
+      defaultLeaseTtl: DEFAULT_LEASE_TTL_SECONDS,
+      maxLeaseTtl: DEFAULT_LEASE_TTL_SECONDS,
+      ui: false,
+      disableMlock: false,
+      warnings: [],
+    });
+    expect(cfg.apiAddr).toBeUndefined();
+  });
+
+  it('accepts "backend" as the old name of "storage"', () => {
+    expect(parseConfig('backend "level" { path = "/d" }\nlistener "tcp" { tls_disable = true }').storage).toEqual({ type: 'level', path: '/d' });
+  });
+
+  const L = 'listener "tcp" { tls_disable = true }';
+  const S = 'storage "inmem" {}';
+  const bad: Array<[string, string, RegExp]> = [
+    ['no listener', S, /sr\.hcl: listener: at least one listener/],
+    ['no storage', L, /sr\.hcl: storage: exactly one storage block/],
+    ['two storages', `${L}\nstorage "inmem" {}\nstorage "level" { path = "/x" }`, /exactly one storage block/],
+    ['storage and backend', `${L}\n${S}\nbackend "inmem" {}`, /either "storage" or "backend"/],
+    ['unknown storage type', `${L}\nstorage "consul" {}`, /storage\.consul: unsupported storage type "consul"/],
+    ['level without path', `${L}\nstorage "level" {}`, /sr\.hcl: storage\.level\.path: is required/],
+    ['postgresql without url', `${L}\nstorage "postgresql" { ha_enabled = true }`, /storage\.postgresql\.connection_url: is required/],
+    ['bad ha_enabled', `${L}\nstorage "postgresql" { connection_url = "x"\n ha_enabled = "maybe" }`, /storage\.postgresql\.ha_enabled: must be a boolean/],
+    ['unknown listener type', `${S}\nlistener "unix" { address = "/tmp/s" }`, /listener\.unix\[0\]: unsupported listener type/],
+    ['TLS without files', `${S}\nlistener "tcp" { address = "0.0.0.0:8200" }`, /listener\.tcp\[0\]: tls_cert_file and tls_key_file are required/],
+    ['TLS typo fails closed', `${S}\nlistener "tcp" { tls_disabled = true }`, /tls_cert_file and tls_key_file are required/],
+    ['bad address', `${S}\nlistener "tcp" { address = "localhost"\n tls_disable = true }`, /listener\.tcp\[0\]\.address: must be host:port/],
+    ['port out of range', `${S}\nlistener "tcp" { address = "a:70000"\n tls_disable = true }`, /address: must be host:port/],
+    ['negative request size', `${S}\nlistener "tcp" { max_request_size = -1\n tls_disable = true }`, /listener\.tcp\[0\]\.max_request_size: must be 0/],
+    ['second listener bad', `${S}\n${L}\nlistener "tcp" { tls_disable = "nah" }`, /listener\.tcp\[1\]\.tls_disable: must be a boolean/],
+    ['bad log level', `${S}\n${L}\nlog_level = "verbose"`, /sr\.hcl: log_level: must be one of trace, debug, info, warn, error/],
+    ['bad duration', `${S}\n${L}\nmax_lease_ttl = "forever"`, /max_lease_ttl: must be a duration/],
+    ['default above max', `${S}\n${L}\ndefault_lease_ttl = "2h"\nmax_lease_ttl = "1h"`, /default_lease_ttl: must not be greater than max_lease_ttl/],
+    ['wrong type', `${S}\n${L}\napi_addr = 5`, /api_addr: must be a string/],
+    ['syntax error', `${S}\nlistener "tcp" {\n  address = \n}`, /sr\.hcl: parse error at line 4, column 1/],
+  ];
+  it.each(bad)('refuses %s, naming the file and the field', (_n, text, message) => {
+    const err = errorOf(() => parseConfig(text, 'sr.hcl'));
+    expect(err.status).toBe(400);
+    expect(err.message).toMatch(message);
+  });
+});
+
+describe('loadConfig', () => {
+  let dir: string;
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'sr-config-'));
+  });
+  afterAll(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('loads HCL and JSON files', async () => {
+    await writeFile(join(dir, 'a.hcl'), 'storage "level" { path = "/d" }\nlistener "tcp" { tls_disable = true }');
+    await writeFile(join(dir, 'b.json'), '{"storage": {"level": {"path": "/d"}}, "listener": {"tcp": {"tls_disable": true}}}');
+    const a = await loadConfig(join(dir, 'a.hcl'));
+    const b = await loadConfig(join(dir, 'b.json'));
+    expect(a).toEqual(b);
+    expect(a.storage).toEqual({ type: 'level', path: '/d' });
+  });
+
+  it('names the file in errors', async () => {
+    const file = join(dir, 'bad.hcl');
+    await writeFile(file, 'storage "level" {}\nlistener "tcp" { tls_disable = true }');
+    await expect(loadConfig(file)).rejects.toThrow(`${file}: storage.level.path: is required`);
+    await expect(loadConfig(join(dir, 'missing.hcl'))).rejects.toThrow(/missing\.hcl: cannot read the configuration file \(ENOENT\)/);
+  });
+});
+
+describe('parseDuration', () => {
+  const good: Array<[string | number, number]> = [
+    [3600, 3600],
+    ['3600', 3600],
+    ['', 0],
+    ['10s', 10],
+    ['5m', 300],
+    ['1h30m', 5400],
+    ['768h', 2764800],
+    ['1.5h', 5400],
+    ['1d', 86400],
+    ['1500ms', 1],
+    [12.9, 12],
+  ];
+  it.each(good)('%p is %p seconds', (input, seconds) => {
+    expect(parseDuration(input)).toBe(seconds);
+  });
+  it.each([['-5'], [-1], ['1x'], ['h'], ['1h 30m'], [NaN], [true]])('refuses %p', (input) => {
+    expect(() => parseDuration(input)).toThrow('invalid duration');
+  });
+});
