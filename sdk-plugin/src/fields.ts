@@ -232,7 +232,10 @@ export const f = {
 /** Input-side JSON Schema of a field (what a client may send), without the `$schema` header. */
 export function fieldJsonSchema(schema: z.ZodType): Record<string, unknown> {
   const js = z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' }) as Record<string, unknown>;
+  // Our own metadata keys travel in FieldDescription flags, not inside the schema.
   delete js.$schema;
+  delete js.sensitive;
+  delete js.query;
   // zod omits defaults under transforms in input mode; the parsed default is still a valid wire value for our helpers.
   if (!('default' in js)) {
     const d = schema.safeParse(undefined);

@@ -59,7 +59,7 @@ function addPathItems(
     const fd = byName.get(name);
     return { name, in: 'path', required: true, description: fd?.description ?? '', schema: fd?.schema ?? { type: 'string' } };
   });
-  const bodyFields = pd.fields.filter((f) => !f.inPath);
+  const bodyFields = pd.fields.filter((f) => !f.inPath && !f.query);
   const ops = new Map(pd.operations.map((o) => [o.operation, o]));
   const base = (): Record<string, unknown> => {
     const item: Record<string, unknown> = { description: pd.synopsis };

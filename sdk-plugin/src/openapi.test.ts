@@ -1,0 +1,100 @@
+import type { BackendDescription } from './describe.js';
+import { helpFor, toOpenApi } from './openapi.js';
+
+const desc: BackendDescription = {
+  help: 'Transit-like engine.',
+  secretTypes: [],
+  paths: [
+    {
+      pattern: 'keys/:name',
+      fields: [
+        { name: 'name', schema: { type: 'string' }, description: 'Key name', required: true, inPath: true },
+        { name: 'type', schema: { type: 'string', default: 'aes256-gcm96' }, description: 'Key type', required: false },
+      ],
+      operations: [
+        { operation: 'read', summary: 'Read a key' },
+        { operation: 'create', summary: 'Create a key' },
+        { operation: 'delete', summary: 'Delete a key' },
+      ],
+      existenceCheck: true,
+      synopsis: 'Manage keys',
+      description: 'Named keys.',
+    },
+    {
+      pattern: 'keys/:name/rotate',
+      fields: [{ name: 'name', schema: { type: 'string' }, description: 'Key name', required: true, inPath: true }],
+      operations: [{ operation: 'update', summary: 'Rotate' }],
+      existenceCheck: false,
+      synopsis: 'Rotate a key',
+      description: '',
+    },
+    {
+      pattern: 'keys',
+      fields: [],
+      operations: [{ operation: 'list', summary: 'List keys' }],
+      existenceCheck: false,
+      synopsis: 'List keys',
+      description: '',
+    },
+    {
+      pattern: 'hash{/:algorithm}',
+      fields: [
+        { name: 'algorithm', schema: { type: 'string' }, description: 'Algorithm', required: false, inPath: true },
+        { name: 'input', schema: { type: 'string' }, description: 'Input', required: true, sensitive: true },
+      ],
+      operations: [{ operation: 'update', summary: 'Hash' }],
+      existenceCheck: false,
+      synopsis: 'Hash data',
+      description: '',
+    },
+  ],
+};
+
+describe('toOpenApi', () => {
+  const doc = toOpenApi([{ prefix: 'transit/', description: desc }], { title: 'T', version: '1' });
+
+  it('expands templates into OpenAPI paths with path parameters', () => {
+    expect(Object.keys(doc.paths).sort()).toEqual(['/transit/hash', '/transit/hash/{algorithm}', '/transit/keys/', '/transit/keys/{name}', '/transit/keys/{name}/rotate']);
+    const keys = doc.paths['/transit/keys/{name}']!;
+    expect(keys.parameters).toEqual([{ name: 'name', in: 'path', required: true, description: 'Key name', schema: { type: 'string' } }]);
+    expect(keys['x-vault-createSupported']).toBe(true);
+    expect(Object.keys(keys).filter((k) => ['get', 'post', 'delete', 'patch'].includes(k)).sort()).toEqual(['delete', 'get', 'post']);
+    expect(doc.paths['/transit/hash']!.parameters).toBeUndefined();
+  });
+
+  it('puts non-path fields in the request body and LIST under the directory path', () => {
+    const post = doc.paths['/transit/hash/{algorithm}']!.post as { requestBody: { content: Record<string, { schema: unknown }> } };
+    expect(post.requestBody.content['application/json']!.schema).toEqual({
+      type: 'object',
+      properties: { input: { type: 'string', description: 'Input', 'x-vault-displayAttrs': { sensitive: true } } },
+      required: ['input'],
+    });
+    const list = doc.paths['/transit/keys/']!.get as { operationId: string; parameters: { name: string }[] };
+    expect(list.operationId).toBe('list-transit-keys');
+    expect(list.parameters.map((p) => p.name)).toEqual(['list', 'after', 'limit']);
+  });
+});
+
+describe('helpFor', () => {
+  it('documents the queried path and the paths below it, relative to it', () => {
+    const h = helpFor(desc, 'keys/my-key');
+    expect(Object.keys(h.openapi.paths).sort()).toEqual(['/', '/rotate']);
+    // The captured name is fixed by the query, so it is no longer a parameter.
+    expect(h.openapi.paths['/']!.parameters).toBeUndefined();
+    expect(h.help).toContain('Matching Route: keys/:name');
+    expect(h.help).toContain('Manage keys');
+    expect(h.help).toContain('type (string)');
+  });
+
+  it('at the mount root, lists every path and gives the backend help', () => {
+    const h = helpFor(desc, '');
+    expect(h.help).toContain('Transit-like engine.');
+    expect(h.help).toContain('hash{/:algorithm}');
+    expect(Object.keys(h.openapi.paths).sort()).toEqual(['/hash', '/hash/{algorithm}', '/keys/', '/keys/{name}', '/keys/{name}/rotate']);
+  });
+
+  it('includes directories below a partial path', () => {
+    const h = helpFor(desc, 'keys');
+    expect(Object.keys(h.openapi.paths).sort()).toEqual(['/', '/{name}', '/{name}/rotate']);
+  });
+});
