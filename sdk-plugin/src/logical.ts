@@ -84,6 +84,12 @@ export interface LogicalRequest {
   auth?: { internalData: Record<string, unknown>; metadata: Record<string, string>; policies: string[] };
   /** A few selected request headers, lower-cased names (only those the mount allows). */
   headers?: Record<string, string>;
+  /**
+   * The caller's token. Set only for the core's own in-process backends
+   * (sys/, auth/token/), which need it for lookup-self and the like; it never
+   * crosses to a plugin process (the codec does not carry it).
+   */
+  clientToken?: string;
 }
 
 /** A secret (lease-bearing) part of a response. The core turns it into a lease. */
@@ -137,6 +143,13 @@ export interface LogicalResponse {
   warnings?: string[];
   redirect?: string;
   raw?: RawHttpResponse;
+  /**
+   * An already-rendered envelope `auth` block. Only the core's in-process
+   * token backend sets it (token create and renew); plugins return `auth`.
+   */
+  renderedAuth?: Record<string, unknown>;
+  /** Envelope lease fields for sys/leases/renew (core's in-process system backend only). */
+  renewedLease?: { leaseId: string; leaseDuration: number; renewable: boolean };
   /**
    * HTTP status to use for a successful non-empty response (e.g. 207 or 400
    * for a batch with failures, per partial_failure_response_code).

@@ -33,7 +33,7 @@ export async function runServer(args: ParsedArgs): Promise<void> {
   } else {
     const file = f.get('config');
     if (!file) throw new Error('server: either -dev or -config=FILE is required');
-    config = loadServerConfig(file);
+    config = await loadServerConfig(file);
     if (f.has('log-level')) config.logLevel = f.get('log-level') as LogLevel;
   }
 

@@ -11,7 +11,6 @@
  */
 import {
   StrongroomError,
-  httpStatusFor,
   permissionDenied,
   type LogicalRequest,
   type LogicalResponse,
@@ -36,7 +35,11 @@ export interface PipelineRequest {
   remoteAddress: string;
   help: boolean;
   headers: Record<string, string>;
+  /** Handed only to the core's in-process backends (sys/, auth/token/), never to a plugin. */
+  clientToken?: string | undefined;
 }
+
+const IN_PROCESS_TYPES = new Set(['system', 'token']);
 
 export interface PipelineReply {
   status: number;
@@ -114,6 +117,7 @@ export function createPipeline(deps: PipelineDeps) {
       },
       headers: req.headers,
     };
+    if (IN_PROCESS_TYPES.has(mount.type) && req.clientToken) logical.clientToken = req.clientToken;
 
     // Writes: the engine's existence check decides between create and update.
     if (req.operation === 'write' && !req.help) {
@@ -212,13 +216,17 @@ export function createPipeline(deps: PipelineDeps) {
     let leaseId = '';
     let leaseDuration = 0;
     let renewable = false;
-    if (resp.secret) {
+    if (resp.renewedLease) {
+      leaseId = resp.renewedLease.leaseId;
+      leaseDuration = resp.renewedLease.leaseDuration;
+      renewable = resp.renewedLease.renewable;
+    } else if (resp.secret) {
       const lease = await leases.register({ mount: ctx.mount, namespace: ctx.namespace, requestPath: `${mountRoute(ctx.mount)}${ctx.path}`, secret: resp.secret, token: ctx.token });
       leaseId = lease.leaseId;
       leaseDuration = lease.ttl;
       renewable = lease.renewable;
     }
-    let auth: Record<string, unknown> | null = null;
+    let auth: Record<string, unknown> | null = resp.renderedAuth ?? null;
     if (resp.auth) {
       auth = await tokens.createFromAuth(resp.auth, { mount: ctx.mount, namespace: ctx.namespace, path: `${mountRoute(ctx.mount)}${ctx.path}`, remoteAddress: req.remoteAddress });
     }
@@ -245,20 +253,7 @@ export function createPipeline(deps: PipelineDeps) {
     };
   }
 
-  return {
-    handle,
-    /** Maps any thrown error to an API reply (the one place errors become HTTP). */
-    errorReply(err: unknown, requestId: string): PipelineReply {
-      const status = httpStatusFor(err);
-      if (err instanceof StrongroomError) {
-        const messages = [err.message, ...err.details];
-        deps.metrics.inc('http_errors_total', 'Requests answered with an error', { status: String(status) });
-        return { status, body: { errors: messages } };
-      }
-      logger.error('internal error', { request_id: requestId, error: err instanceof Error ? err.stack ?? err.message : String(err) });
-      return { status: 500, body: { errors: ['internal error'] } };
-    },
-  };
+  return { handle };
 }
 
 function toLogicalOp(op: ApiOperation): Operation {

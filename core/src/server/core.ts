@@ -1,0 +1,500 @@
+/**
+ * The composition root: builds the kernel from its parts and runs the seal
+ * lifecycle. While sealed, only the seal endpoints and health answer; on
+ * unseal the policy store, token store, expiration manager, audit devices,
+ * plugin catalog and supervisor are created and the mount tables are bound
+ * (plugins start in the background, never blocking unseal); on seal all of
+ * it is torn down and every key leaves memory.
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import {
+  StrongroomError,
+  badRequest,
+  helpFor,
+  toOpenApi,
+  type Backend,
+  type LogicalRequest,
+  type MountEnv,
+  type Storage,
+  type SystemView,
+} from '@strongroom/sdk-plugin';
+import { createAuditBroker, type AuditBroker } from '../audit/broker.js';
+import { createBarrier } from '../barrier/barrier.js';
+import { createExpirationManager, type ExpirationManager, type LeaseEntry } from '../expiration/index.js';
+import { createListener, type Listener } from '../http/listener.js';
+import type { ApiReply, ApiRequest } from '../http/types.js';
+import type { CoreLogger } from '../log/logger.js';
+import { createMetrics } from '../metrics/metrics.js';
+import { createMountManager, type MountManager } from '../mounts/mount-manager.js';
+import { createRouter, mountInfoOf, routePath, storagePrefixOf, type MountEntry } from '../mounts/mount-table.js';
+import { createNamespaceRegistry, type Namespace } from '../namespace/namespaces.js';
+import { createPluginCatalog, type PluginCatalog } from '../plugins/catalog.js';
+import { createPluginSupervisor, type PluginSupervisor } from '../plugins/supervisor.js';
+import { createAclCache } from '../policy/acl-cache.js';
+import { createPolicyStore, type PolicyStore } from '../policy/policy-store.js';
+import { createPipeline } from '../request/pipeline.js';
+import type { CallerToken, MountBinding } from '../request/ports.js';
+import { createSealManager } from '../seal/seal-manager.js';
+import { createInmemPhysical } from '../storage/inmem.js';
+import { createLevelPhysical } from '../storage/level.js';
+import type { Physical } from '../storage/physical.js';
+import { createView } from '../storage/view.js';
+import { createSystemBackend } from '../sys/backend.js';
+import { leasePaths } from '../sys/leases.js';
+import { createTokenAuthBackend } from '../token-auth/backend.js';
+import { createTokenStore, type TokenEntry, type TokenStore } from '../token/index.js';
+import { builtinPlugins } from './builtins.js';
+import type { ServerConfig } from './server-config.js';
+
+export const CORE_VERSION = '0.1.0';
+const TOKEN_KEYS_PATH = 'core/token-keys';
+const PERIODIC_MS = 60_000;
+
+/** Paths that answer while sealed (and before any token exists). */
+const SEAL_PATHS = new Set(['sys/health', 'sys/seal-status', 'sys/init', 'sys/unseal']);
+
+interface Unsealed {
+  policies: PolicyStore;
+  tokens: TokenStore;
+  expiration: ExpirationManager;
+  audit: AuditBroker;
+  catalog: PluginCatalog;
+  supervisor: PluginSupervisor;
+  mounts: MountManager;
+  pipeline: ReturnType<typeof createPipeline>;
+  periodic: NodeJS.Timeout;
+}
+
+export interface Core {
+  listen(): Promise<Array<{ url: string }>>;
+  handle(req: ApiRequest): Promise<ApiReply>;
+  devInit(opts: { rootTokenId?: string | undefined }): Promise<{ unsealKey: string; rootToken: string }>;
+  unsealWithKey(key: string): Promise<void>;
+  shutdown(): Promise<void>;
+}
+
+export async function createCore(opts: { config: ServerConfig; logger: CoreLogger }): Promise<Core> {
+  const { config, logger } = opts;
+  const physical: Physical = config.storage.type === 'inmem' ? createInmemPhysical() : await createLevelPhysical({ path: config.storage.path });
+  const barrier = createBarrier(physical);
+  const seal = createSealManager({ physical, barrier, clusterName: config.clusterName, storageType: config.storage.type, version: CORE_VERSION, log: logger });
+  const metrics = createMetrics();
+  const namespaces = createNamespaceRegistry();
+  const router = createRouter<MountBinding>();
+  const aclCache = createAclCache();
+  const runDir = mkdtempSync(join(tmpdir(), 'strongroom-run-'));
+  const systemDefaultTtl = config.defaultLeaseTtl || 32 * 24 * 3600;
+  const systemMaxTtl = config.maxLeaseTtl || 32 * 24 * 3600;
+  let state: Unsealed | null = null;
+  let pendingRootToken: string | null = null;
+  let listeners: Listener[] = [];
+
+  async function tokenKeys(): Promise<{ hmacKey: Buffer; batchKey: Buffer }> {
+    const raw = await barrier.get(TOKEN_KEYS_PATH);
+    if (raw) {
+      const b = Buffer.from(raw);
+      return { hmacKey: b.subarray(0, 32), batchKey: b.subarray(32, 64) };
+    }
+    const fresh = randomBytes(64);
+    await barrier.put(TOKEN_KEYS_PATH, fresh);
+    return { hmacKey: fresh.subarray(0, 32), batchKey: fresh.subarray(32, 64) };
+  }
+
+  function mountTtls(entry: MountEntry | undefined) {
+    const maxTtl = Math.min(entry?.config.max_lease_ttl || systemMaxTtl, systemMaxTtl);
+    const defaultTtl = Math.min(entry?.config.default_lease_ttl || systemDefaultTtl, maxTtl);
+    return { defaultTtl, maxTtl };
+  }
+
+  function storageFor(uuid: string): Storage {
+    const found = router.byUuid(uuid);
+    if (!found) throw new StrongroomError('unsupported_path', 'unknown mount');
+    const ns = namespaces.byId(found.entry.namespace_id);
+    return createView(barrier, storagePrefixOf(found.entry, ns ? namespaces.storagePrefix(ns) : ''));
+  }
+
+  function systemViewFor(uuid: string): SystemView {
+    return {
+      defaultLeaseTtl: async () => mountTtls(router.byUuid(uuid)?.entry).defaultTtl,
+      maxLeaseTtl: async () => mountTtls(router.byUuid(uuid)?.entry).maxTtl,
+      generatePasswordFromPolicy: async () => {
+        throw badRequest('password policies are not available yet');
+      },
+      coreVersion: async () => CORE_VERSION,
+    };
+  }
+
+  function backendOf(mountUuid: string): Backend {
+    const b = router.byUuid(mountUuid)?.handle.backend;
+    if (!b) throw new StrongroomError('unavailable', 'the mount that issued this lease is not available');
+    return b;
+  }
+
+  function leaseRequest(lease: LeaseEntry, operation: 'renew' | 'revoke', increment: number): LogicalRequest {
+    const found = router.byUuid(lease.mountUuid);
+    const ns = found ? namespaces.byId(found.entry.namespace_id) : undefined;
+    if (!found || !ns) throw new StrongroomError('unavailable', 'the mount that issued this lease is gone');
+    return {
+      id: randomBytes(8).toString('hex'),
+      operation,
+      path: lease.requestPath,
+      mount: mountInfoOf(found.entry, ns.path),
+      data: {},
+      client: { remoteAddress: '', displayName: 'expiration', tokenAccessor: '', entityId: '', policies: [], metadata: {} },
+      secret: {
+        leaseId: lease.leaseId,
+        secretType: lease.secretType,
+        internalData: lease.internalData,
+        ttl: lease.ttl,
+        increment,
+        issueTime: lease.issueTime,
+        lastRenewalTime: lease.lastRenewalTime ?? null,
+      },
+    };
+  }
+
+  async function postUnseal(): Promise<void> {
+    const started = Date.now();
+    const { hmacKey, batchKey } = await tokenKeys();
+    const policies = createPolicyStore({ store: barrier, namespaces });
+    await policies.ensureDefault(namespaces.byId('root')!);
+    const audit = createAuditBroker({ store: barrier, logger });
+    await audit.load();
+    const catalog = createPluginCatalog({ store: barrier, pluginDirectory: config.pluginDirectory, builtins: builtinPlugins() });
+    const supervisor = createPluginSupervisor({ catalog, logger, callbacks: { storageFor, systemViewFor }, runDir });
+    let tokens!: TokenStore;
+    const expiration = createExpirationManager({
+      store: barrier,
+      logger,
+      mountTtls: (uuid) => mountTtls(router.byUuid(uuid)?.entry),
+      tokenExists: async (key) => (await barrier.get(`sys/token/id/${key}`)) !== null,
+      revoker: {
+        revokeSecret: async (lease) => {
+          await backendOf(lease.mountUuid).handleRequest(leaseRequest(lease, 'revoke', 0));
+        },
+        renewSecret: async (lease, increment) => {
+          const resp = await backendOf(lease.mountUuid).handleRequest(leaseRequest(lease, 'renew', increment));
+          return { ttl: resp?.secret?.ttl ?? increment, renewable: resp?.secret?.renewable ?? true, ...(resp?.data ? { data: resp.data } : {}), ...(resp?.warnings ? { warnings: resp.warnings } : {}) };
+        },
+      },
+    });
+    tokens = createTokenStore({ store: barrier, hmacKey, batchKey, systemDefaultTtl, systemMaxTtl, leases: { revokeByToken: async (k) => void (await expiration.revokeByToken(k)) }, logger });
+    await tokens.startExpiry();
+
+    const sysDeps = {
+      namespaces,
+      policies,
+      audit,
+      metrics,
+      capabilities: {
+        forAccessor: async (accessor: string, ns: Namespace, path: string) => {
+          const e = await tokens.lookupByAccessor(accessor);
+          return e ? (await aclFor(e, ns)).capabilities(path) : ['deny'];
+        },
+        forToken: async (token: string, ns: Namespace, path: string) => {
+          const e = await tokens.lookup(token);
+          return e ? (await aclFor(e, ns)).capabilities(path) : ['deny'];
+        },
+      },
+      catalog: {
+        list: (type?: string) => catalog.list(type as never),
+        get: (type: string, name: string, version?: string) => catalog.get(type as never, name, version),
+        register: async (e: Parameters<PluginCatalog['register']>[0]) => void (await catalog.register(e)),
+        remove: (type: string, name: string, version: string) => catalog.remove(type as never, name, version),
+        reload: async (name: string) => {
+          const types = new Set(router.entries().filter((e) => e.type === name).map((e) => (e.table === 'auth' ? 'auth' : 'secret') as 'auth' | 'secret'));
+          for (const t of types.size ? types : new Set(['secret' as const])) await supervisor.reload(t, name);
+          await mounts.rebind((e) => e.type === name);
+        },
+      },
+      seal: () => seal.seal(),
+      rotate: () => barrier.rotate(),
+      keyStatus: () => {
+        const k = barrier.keyStatus();
+        return { term: k.term, install_time: k.installTime.toISOString(), encryptions: k.encryptions };
+      },
+      openapi: async (ns: Namespace) =>
+        toOpenApi(
+          router
+            .entries(ns.id)
+            .map((e) => ({ prefix: routePath(e), description: router.byUuid(e.uuid)?.handle.description }))
+            .filter((x): x is { prefix: string; description: NonNullable<typeof x.description> } => x.description !== undefined),
+          { title: 'Strongroom API', version: CORE_VERSION },
+        ),
+      node: { clusterName: config.clusterName, clusterId: () => '', apiAddr: config.apiAddr, version: CORE_VERSION },
+      extraPaths: leasePaths({ expiration, namespaces }),
+    } as const;
+
+    const mounts: MountManager = createMountManager({
+      store: barrier,
+      router,
+      namespaces,
+      logger,
+      onDisable: async (entry, ns) => {
+        await expiration.revokePrefix(ns.id, routePath(entry), { sync: false, force: false }).catch((err: unknown) => logger.error('revoking leases of a disabled mount failed', { path: routePath(entry), error: String(err) }));
+        await supervisor.unmount(entry.uuid).catch(() => undefined);
+        const view = createView(barrier, storagePrefixOf(entry, namespaces.storagePrefix(ns)));
+        for await (const e of view.scan('')) await view.delete(e.key);
+      },
+      resolve: async (entry, ns) => {
+        const env: MountEnv = {
+          mount: mountInfoOf(entry, ns.path),
+          storage: storageFor(entry.uuid),
+          system: systemViewFor(entry.uuid),
+          logger: logger.child({ mount: routePath(entry) }),
+        };
+        if (entry.type === 'system') {
+          const backend = await createSystemBackend({ ...sysDeps, mounts }).create(env);
+          return { backend, description: backend.describe(), runningVersion: `v${CORE_VERSION}+builtin` };
+        }
+        if (entry.type === 'token') {
+          const backend = await createTokenAuthBackend({ tokens, namespaceIdOf: (p) => namespaces.byPath(p)?.id ?? 'root' }).create(env);
+          return { backend, description: backend.describe(), runningVersion: `v${CORE_VERSION}+builtin` };
+        }
+        const kind = entry.table === 'auth' ? 'auth' : 'secret';
+        const plugin = await catalog.get(kind, entry.type, entry.plugin_version || undefined);
+        if (!plugin) {
+          throw badRequest(entry.plugin_version ? `plugin ${kind}/${entry.type} version ${entry.plugin_version} is not registered` : `unknown ${kind === 'auth' ? 'auth method' : 'secrets engine'} type "${entry.type}"`);
+        }
+        const backend = await supervisor.mount(plugin, env.mount);
+        return { backend, description: backend.describe(), runningVersion: plugin.version };
+      },
+    });
+
+    const acl = createAclPort(policies, aclCache);
+    async function aclFor(e: TokenEntry, ns: Namespace) {
+      return acl.forEntry(e, ns);
+    }
+
+    const pipeline = createPipeline({
+      namespaces,
+      router,
+      logger,
+      metrics,
+      audit,
+      tokens: {
+        lookup: async (id) => {
+          const e = await tokens.lookup(id);
+          return e ? toCaller(id, e) : null;
+        },
+        use: async (t) => {
+          const e = await tokens.lookup(t.id);
+          if (!e) throw new StrongroomError('permission_denied', 'permission denied');
+          const r = await tokens.useToken(e);
+          if (!r) throw new StrongroomError('permission_denied', 'permission denied');
+          return r.lastUse;
+        },
+        revokeExhausted: async (t) => void (await tokens.revoke(t.id)),
+        cidrAllowed: (t, addr) => tokens.checkCidr({ boundCidrs: t.boundCidrs } as unknown as TokenEntry, addr),
+        createFromAuth: async (auth, ctx) => {
+          const ttls = mountTtls(ctx.mount);
+          const created = await tokens.createFromLogin(auth, {
+            path: ctx.path,
+            mountPath: routePath(ctx.mount),
+            namespaceId: ctx.namespace.id,
+            mountDefaultTtl: ttls.defaultTtl,
+            mountMaxTtl: ttls.maxTtl,
+          });
+          return tokens.authBlock(created.entry, created.id);
+        },
+      },
+      acl: {
+        check: async (t, ns, op, path, data) => {
+          const e = await tokens.lookup(t.id);
+          if (!e) return { allowed: false, sudo: false };
+          const r = (await acl.forEntry(e, ns)).check(op, path, data);
+          return { allowed: r.allowed, sudo: r.sudo };
+        },
+      },
+      leases: {
+        register: async ({ mount, namespace, requestPath, secret, token }) => {
+          const rel = requestPath.startsWith(routePath(mount)) ? requestPath.slice(routePath(mount).length) : requestPath;
+          const lease = await expiration.register({ mountPath: routePath(mount), mountUuid: mount.uuid, namespaceId: namespace.id, requestPath: rel, secret, tokenKey: token?.key ?? '' });
+          return { leaseId: lease.leaseId, ttl: lease.ttl, renewable: lease.renewable };
+        },
+      },
+      help: (binding, mountPath, rel) => (binding.description ? helpFor(binding.description, rel) : { help: '', openapi: {} }) as unknown as Record<string, unknown>,
+    });
+
+    await mounts.load((ns) =>
+      ns.id === 'root'
+        ? [
+            { table: 'mounts', path: 'sys/', input: { type: 'system', description: 'system endpoints used for control, policy and debugging' }, system: true },
+            { table: 'auth', path: 'token/', input: { type: 'token', description: 'token based credentials' }, system: true },
+          ]
+        : [],
+    );
+
+    // Lease restore runs in the background: requests are served meanwhile.
+    void expiration.restore().catch((err: unknown) => logger.error('lease restore failed', { error: String(err) }));
+    const periodic = setInterval(() => {
+      for (const e of router.entries()) {
+        const b = router.byUuid(e.uuid)?.handle.backend;
+        if (b) b.periodic().catch((err: unknown) => logger.warn('periodic function failed', { mount: routePath(e), error: String(err) }));
+      }
+    }, PERIODIC_MS);
+    periodic.unref();
+
+    state = { policies, tokens, expiration, audit, catalog, supervisor, mounts, pipeline, periodic };
+    logger.info('unsealed', { ms: Date.now() - started });
+  }
+
+  async function preSeal(): Promise<void> {
+    const s = state;
+    state = null;
+    if (!s) return;
+    clearInterval(s.periodic);
+    s.expiration.stop();
+    s.tokens.stop();
+    await s.mounts.unloadAll();
+    await s.supervisor.shutdown();
+    await s.audit.close();
+    aclCache.clear();
+  }
+
+  seal.onInit(async () => {
+    // The root token is made while init holds the barrier open; it is returned once, never stored in plain.
+    const { hmacKey, batchKey } = await tokenKeys();
+    const tokens = createTokenStore({ store: barrier, hmacKey, batchKey, systemDefaultTtl, systemMaxTtl, leases: { revokeByToken: async () => undefined }, logger });
+    const root = await tokens.createRoot(pendingRootToken ?? undefined);
+    pendingRootToken = root.id;
+    tokens.stop();
+  });
+  seal.onUnseal(postUnseal);
+  seal.onSeal(preSeal);
+
+  async function handleSealPath(req: ApiRequest): Promise<ApiReply> {
+    switch (req.path) {
+      case 'sys/health':
+        return health(req);
+      case 'sys/seal-status':
+        return { status: 200, body: await seal.status() };
+      case 'sys/init': {
+        if (req.operation === 'read') return { status: 200, body: { initialized: await seal.initialized() } };
+        if (req.operation !== 'write') throw new StrongroomError('unsupported_operation', 'unsupported operation');
+        pendingRootToken = null;
+        const result = await seal.init(req.data);
+        const rootToken = pendingRootToken;
+        pendingRootToken = null;
+        return { status: 200, body: { ...result, root_token: rootToken } };
+      }
+      case 'sys/unseal': {
+        if (req.operation !== 'write') throw new StrongroomError('unsupported_operation', 'unsupported operation');
+        const d = req.data as { key?: unknown; reset?: unknown; migrate?: unknown };
+        const reset = d.reset === true || d.reset === 'true';
+        if (!reset && (typeof d.key !== 'string' || d.key === '')) throw badRequest("key: missing required parameter 'key'");
+        return { status: 200, body: await seal.submitUnsealKey(typeof d.key === 'string' ? d.key : undefined, { reset, migrate: d.migrate === true }) };
+      }
+    }
+    throw new StrongroomError('unsupported_path', 'unsupported path');
+  }
+
+  async function health(req: ApiRequest): Promise<ApiReply> {
+    const q = req.query as Record<string, string | undefined>;
+    const code = (name: string, dflt: number) => {
+      const v = q[name];
+      if (v === undefined || v === '') return dflt;
+      const n = Number(v);
+      if (!Number.isInteger(n) || n < 100 || n > 599) throw badRequest(`${name}: must be an HTTP status code`);
+      return n;
+    };
+    const initialized = await seal.initialized();
+    const sealed = barrier.sealed;
+    const status = !initialized ? code('uninitcode', 501) : sealed ? code('sealedcode', 503) : code('activecode', 200);
+    const body = {
+      initialized,
+      sealed,
+      standby: false,
+      performance_standby: false,
+      replication_performance_mode: 'disabled',
+      replication_dr_mode: 'disabled',
+      server_time_utc: Math.floor(Date.now() / 1000),
+      version: CORE_VERSION,
+      cluster_name: config.clusterName,
+      cluster_id: '',
+    };
+    return { status, body };
+  }
+
+  async function handle(req: ApiRequest): Promise<ApiReply> {
+    const started = process.hrtime.bigint();
+    try {
+      if (SEAL_PATHS.has(req.path.replace(/\/+$/, ''))) return await handleSealPath({ ...req, path: req.path.replace(/\/+$/, '') });
+      const s = state;
+      if (!s) throw new StrongroomError('unavailable', 'Vault is sealed');
+      const reply = await s.pipeline.handle({
+        id: req.id,
+        operation: req.operation,
+        path: req.path,
+        token: req.token ?? null,
+        data: req.data,
+        remoteAddress: req.remoteAddress,
+        help: req.help,
+        headers: {},
+        clientToken: req.token,
+      });
+      return reply.raw ? { status: reply.status, body: { raw: reply.raw.body, contentType: reply.raw.contentType } } : { status: reply.status, body: reply.body, ...(reply.headers ? { headers: reply.headers } : {}) };
+    } finally {
+      metrics.observe('request_duration_seconds', 'Request latency in seconds', Number(process.hrtime.bigint() - started) / 1e9, { operation: req.operation });
+    }
+  }
+
+  return {
+    handle,
+    async listen() {
+      listeners = config.listeners.map((l) =>
+        createListener({ address: l.address, tls: l.tls, maxRequestSize: l.maxRequestSize, requireRequestHeader: l.requireRequestHeader }, handle, { logger }),
+      );
+      const bound = await Promise.all(listeners.map((l) => l.start()));
+      return bound.map((b, i) => ({ url: `${config.listeners[i]!.tls ? 'https' : 'http'}://${b.host.includes(':') ? `[${b.host}]` : b.host}:${b.port}` }));
+    },
+    async devInit({ rootTokenId }) {
+      pendingRootToken = rootTokenId ?? null;
+      const result = await seal.initDev();
+      const rootToken = pendingRootToken!;
+      pendingRootToken = null;
+      await state!.mounts.enable('mounts', namespaces.byId('root')!, 'secret/', { type: 'kv', options: { version: '2' }, description: 'key/value secret storage' });
+      return { unsealKey: result.keys_base64[0]!, rootToken };
+    },
+    async unsealWithKey(key) {
+      await seal.submitUnsealKey(key);
+    },
+    async shutdown() {
+      await Promise.allSettled(listeners.map((l) => l.close()));
+      if (state) await preSeal();
+      await physical.close();
+      rmSync(runDir, { recursive: true, force: true });
+    },
+  };
+
+  function toCaller(id: string, e: TokenEntry): CallerToken {
+    return {
+      id,
+      accessor: e.accessor,
+      policies: [...e.policies],
+      displayName: e.displayName,
+      entityId: e.entityId,
+      metadata: { ...e.meta },
+      namespaceId: e.namespaceId,
+      type: e.type,
+      ttl: e.ttl,
+      numUses: e.numUses,
+      boundCidrs: [...e.boundCidrs],
+      key: e.key,
+      isRoot: e.policies.includes('root'),
+    };
+  }
+}
+
+function createAclPort(policies: PolicyStore, cache: ReturnType<typeof createAclCache>) {
+  return {
+    async forEntry(e: TokenEntry, ns: Namespace) {
+      return cache.get(await policies.resolve(ns, e.policies));
+    },
+  };
+}
+
+export const PLUGIN_ROOT = resolve(__dirname, '../../../plugins');

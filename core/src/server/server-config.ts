@@ -1,0 +1,52 @@
+/**
+ * The server's resolved configuration, from `--dev` flags or a config file
+ * (HCL or JSON, parsed and validated by core/src/config).
+ */
+import type { LogLevel } from '../log/logger.js';
+
+export interface ListenerConfig {
+  address: string;
+  tls: { certFile: string; keyFile: string } | null;
+  maxRequestSize: number;
+  requireRequestHeader: boolean;
+}
+
+export interface ServerConfig {
+  listeners: ListenerConfig[];
+  storage: { type: 'level'; path: string } | { type: 'inmem' };
+  pluginDirectory: string | null;
+  logLevel: LogLevel;
+  /** Seconds. */
+  defaultLeaseTtl: number;
+  maxLeaseTtl: number;
+  clusterName: string;
+  apiAddr: string;
+}
+
+export async function loadServerConfig(file: string): Promise<ServerConfig> {
+  // Loaded lazily so the dev server does not pay for the HCL parser.
+  const { loadConfig } = require('../config/config.js') as typeof import('../config/config.js');
+  const c = await loadConfig(file);
+  return fromFileConfig(c);
+}
+
+function fromFileConfig(c: import('../config/config.js').Config): ServerConfig {
+  if (c.storage.type === 'postgresql') {
+    throw new Error(`${'storage "postgresql"'}: not supported yet by this build; use storage "level"`);
+  }
+  return {
+    listeners: c.listeners.map((l) => ({
+      address: l.address,
+      tls: l.tlsDisable ? null : { certFile: l.tlsCertFile!, keyFile: l.tlsKeyFile! },
+      maxRequestSize: l.maxRequestSize,
+      requireRequestHeader: l.requireRequestHeader,
+    })),
+    storage: c.storage.type === 'inmem' ? { type: 'inmem' } : { type: 'level', path: c.storage.path },
+    pluginDirectory: c.pluginDirectory ?? null,
+    logLevel: c.logLevel,
+    defaultLeaseTtl: c.defaultLeaseTtl,
+    maxLeaseTtl: c.maxLeaseTtl,
+    clusterName: c.clusterName ?? '',
+    apiAddr: c.apiAddr ?? '',
+  };
+}

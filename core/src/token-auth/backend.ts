@@ -1,0 +1,274 @@
+/**
+ * The token auth method at auth/token/ (Vault's documented API), an
+ * in-process backend on the SDK framework over the token store. Token ids
+ * arrive in bodies (never in URLs, which end up in logs) and are marked
+ * sensitive so the audit log HMACs them.
+ */
+import {
+  badRequest,
+  defineBackend,
+  definePath,
+  notFound,
+  paginate,
+  permissionDenied,
+  type BackendFactory,
+  type HandlerRequest,
+  type PathDef,
+} from '@strongroom/sdk-plugin';
+import {
+  accessorBodySchema,
+  createTokenSchema,
+  renewAccessorSchema,
+  renewSchema,
+  renewSelfSchema,
+  roleSchema,
+  toCreateTokenRequest,
+  toRoleInput,
+  tokenBodySchema,
+  type TokenEntry,
+  type TokenStore,
+} from '../token/index.js';
+
+export interface TokenAuthDeps {
+  tokens: TokenStore;
+  /** Namespace id of a namespace path ("" -> "root"). */
+  namespaceIdOf(nsPath: string): string;
+}
+
+export function createTokenAuthBackend(deps: TokenAuthDeps): BackendFactory {
+  const { tokens } = deps;
+
+  async function caller(req: HandlerRequest<unknown>): Promise<{ entry: TokenEntry; id: string }> {
+    const id = req.raw.clientToken;
+    const entry = id ? await tokens.lookup(id) : null;
+    if (!id || !entry) throw permissionDenied();
+    return { entry, id };
+  }
+
+  const lookupOrFail = async (token: string) => {
+    const e = await tokens.lookup(token);
+    if (!e) throw badRequest('bad token');
+    return e;
+  };
+
+  const create = (pattern: string, kind: 'create' | 'orphan' | 'role'): PathDef =>
+    definePath({
+      pattern,
+      fields: { ...createTokenSchema.shape, ...(kind === 'role' ? { role_name: createTokenSchema.shape.role_name.unwrap() } : {}) },
+      synopsis: kind === 'orphan' ? 'Create an orphan token.' : kind === 'role' ? 'Create a token from a role.' : 'Create a token.',
+      operations: {
+        update: {
+          summary: 'Create a token; the response carries it in `auth`.',
+          handler: async (req) => {
+            const { entry: parent } = await caller(req);
+            const created = await tokens.create(
+              parent,
+              toCreateTokenRequest(req.data, {
+                orphanEndpoint: kind === 'orphan',
+                ...(kind === 'role' ? { roleName: req.data.role_name } : {}),
+                callerHasSudo: parent.policies.includes('root'),
+                namespaceId: deps.namespaceIdOf(req.mount.namespace),
+              }),
+            );
+            return { warnings: created.warnings, renderedAuth: tokens.authBlock(created.entry, created.id) };
+          },
+        },
+      },
+    });
+
+  const paths: PathDef[] = [
+    create('create-orphan', 'orphan'),
+    create('create/:role_name', 'role'),
+    create('create', 'create'),
+    definePath({
+      pattern: 'lookup',
+      fields: { token: tokenBodySchema.shape.token.optional() },
+      synopsis: 'Look up a token.',
+      operations: {
+        update: {
+          summary: 'Properties of the token in the body.',
+          handler: async (req) => {
+            if (!req.data.token) throw badRequest('token: missing token');
+            return { data: tokens.lookupResponse(await lookupOrFail(req.data.token), req.data.token) };
+          },
+        },
+        read: {
+          summary: 'Properties of the calling token.',
+          handler: async (req) => {
+            const { entry, id } = await caller(req);
+            return { data: tokens.lookupResponse(entry, id) };
+          },
+        },
+      },
+    }),
+    definePath({
+      pattern: 'lookup-self',
+      synopsis: 'Look up the calling token.',
+      operations: {
+        read: { summary: 'Properties of the calling token.', handler: async (req) => lookupSelf(req) },
+        update: { summary: 'Properties of the calling token.', handler: async (req) => lookupSelf(req) },
+      },
+    }),
+    definePath({
+      pattern: 'lookup-accessor',
+      fields: accessorBodySchema.shape,
+      synopsis: 'Look up a token by its accessor.',
+      operations: {
+        update: {
+          summary: 'Properties of the token (without its id).',
+          handler: async (req) => {
+            const e = await tokens.lookupByAccessor(req.data.accessor);
+            if (!e) throw badRequest('invalid accessor');
+            return { data: tokens.lookupResponse(e) };
+          },
+        },
+      },
+    }),
+    definePath({
+      pattern: 'renew',
+      fields: renewSchema.shape,
+      synopsis: 'Renew a token.',
+      operations: {
+        update: {
+          summary: 'Renew the token in the body.',
+          handler: async (req) => renewReply(await lookupOrFail(req.data.token), req.data.token, req.data.increment ?? 0),
+        },
+      },
+    }),
+    definePath({
+      pattern: 'renew-self',
+      fields: renewSelfSchema.shape,
+      synopsis: 'Renew the calling token.',
+      operations: {
+        update: {
+          summary: 'Renew the calling token.',
+          handler: async (req) => {
+            const { entry, id } = await caller(req);
+            return renewReply(entry, id, req.data.increment ?? 0);
+          },
+        },
+      },
+    }),
+    definePath({
+      pattern: 'renew-accessor',
+      fields: renewAccessorSchema.shape,
+      synopsis: 'Renew a token by accessor.',
+      operations: {
+        update: {
+          summary: 'Renew the token with this accessor.',
+          handler: async (req) => {
+            const e = await tokens.lookupByAccessor(req.data.accessor);
+            if (!e) throw badRequest('invalid accessor');
+            const { entry, warnings } = await tokens.renew(e, req.data.increment ?? 0);
+            const auth = tokens.authBlock(entry, '');
+            return { warnings, renderedAuth: { ...auth, client_token: '' } };
+          },
+        },
+      },
+    }),
+    definePath({
+      pattern: 'revoke',
+      fields: tokenBodySchema.shape,
+      synopsis: 'Revoke a token and its children.',
+      operations: { update: { summary: 'Revoke.', handler: async (req) => (await tokens.revoke(req.data.token), null) } },
+    }),
+    definePath({
+      pattern: 'revoke-self',
+      synopsis: 'Revoke the calling token and its children.',
+      operations: {
+        update: {
+          summary: 'Revoke self.',
+          handler: async (req) => {
+            const { id } = await caller(req);
+            await tokens.revoke(id);
+            return null;
+          },
+        },
+      },
+    }),
+    definePath({
+      pattern: 'revoke-accessor',
+      fields: accessorBodySchema.shape,
+      synopsis: 'Revoke a token by accessor.',
+      operations: { update: { summary: 'Revoke by accessor.', handler: async (req) => (await tokens.revokeAccessor(req.data.accessor), null) } },
+    }),
+    definePath({
+      pattern: 'revoke-orphan',
+      fields: tokenBodySchema.shape,
+      synopsis: 'Revoke a token, leaving its children as orphans (sudo).',
+      operations: { update: { summary: 'Revoke orphan.', handler: async (req) => (await tokens.revokeOrphan(req.data.token), null) } },
+    }),
+    definePath({
+      pattern: 'accessors/',
+      synopsis: 'List token accessors (sudo).',
+      operations: {
+        list: {
+          summary: 'Every accessor.',
+          handler: async (req) => ({ data: { keys: paginate((await tokens.listAccessors()).sort(), req.list.after, req.list.limit) } }),
+        },
+      },
+    }),
+    definePath({
+      pattern: 'roles/',
+      synopsis: 'List token roles.',
+      operations: {
+        list: { summary: 'Role names.', handler: async (req) => ({ data: { keys: paginate((await tokens.listRoles()).sort(), req.list.after, req.list.limit) } }) },
+      },
+    }),
+    definePath({
+      pattern: 'roles/:role_name',
+      fields: { role_name: roleSchema.shape.path_suffix.unwrap().describe('Name of the role.'), ...roleSchema.shape },
+      synopsis: 'Token roles: presets for auth/token/create/:role_name.',
+      existenceCheck: async (req) => (await tokens.readRole(req.data.role_name)) !== null,
+      operations: {
+        read: {
+          summary: 'Read a role.',
+          handler: async (req) => {
+            const r = await tokens.readRole(req.data.role_name);
+            if (!r) throw notFound(`role "${req.data.role_name}" not found`);
+            return { data: tokens.roleResponse(r) };
+          },
+        },
+        update: {
+          summary: 'Create or update a role.',
+          handler: async (req) => {
+            const { role_name, ...rest } = req.data;
+            await tokens.writeRole(role_name, toRoleInput(rest));
+            return null;
+          },
+        },
+        delete: { summary: 'Delete a role.', handler: async (req) => (await tokens.deleteRole(req.data.role_name), null) },
+      },
+    }),
+    definePath({
+      pattern: 'tidy',
+      synopsis: 'Clean up dangling accessors, parent links and expired tokens.',
+      operations: {
+        update: {
+          summary: 'Tidy the token store.',
+          handler: async () => {
+            const r = await tokens.tidy();
+            return { warnings: [`Tidy operation successfully started: revoked ${r.revoked}, removed ${r.accessorsRemoved} accessors and ${r.parentLinksRemoved} parent links.`] };
+          },
+        },
+      },
+    }),
+  ];
+
+  async function lookupSelf(req: HandlerRequest<unknown>) {
+    const { entry, id } = await caller(req);
+    return { data: tokens.lookupResponse(entry, id) };
+  }
+
+  async function renewReply(e: TokenEntry, id: string, increment: number) {
+    const { entry, warnings } = await tokens.renew(e, increment);
+    return { warnings, renderedAuth: tokens.authBlock(entry, id) };
+  }
+
+  return defineBackend({
+    type: 'auth',
+    help: 'The token auth method: create, look up, renew and revoke tokens; token roles.',
+    paths,
+    specialPaths: { root: ['revoke-orphan', 'accessors/', 'accessors/*'] },
+  });
+}

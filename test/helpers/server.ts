@@ -1,0 +1,111 @@
+/**
+ * Starts the real `strongroom` binary for end-to-end tests: a dev server on a
+ * free loopback port with its own data directory, or a production server from
+ * a config file. Every process started here is killed when the test ends.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+
+export const BIN = resolve(__dirname, '../../core/dist/cli/main.js');
+
+export async function freePort(): Promise<number> {
+  return new Promise((res, rej) => {
+    const s = createServer();
+    s.listen(0, '127.0.0.1', () => {
+      const port = (s.address() as { port: number }).port;
+      s.close(() => res(port));
+    });
+    s.on('error', rej);
+  });
+}
+
+export interface RunningServer {
+  url: string;
+  port: number;
+  rootToken: string;
+  unsealKey: string;
+  dataDir: string;
+  proc: ChildProcess;
+  output: () => string;
+  /** SIGKILL or SIGTERM the server and wait for it to exit. */
+  stop(signal?: NodeJS.Signals): Promise<void>;
+  /** Calls the API; `token` defaults to the root token (null: none). */
+  api(method: string, path: string, body?: unknown, opts?: { token?: string | null; headers?: Record<string, string> }): Promise<{ status: number; body: any; text: string; headers: Headers }>;
+}
+
+const running = new Set<ChildProcess>();
+afterAll(() => {
+  for (const p of running) p.kill('SIGKILL');
+});
+
+export async function startDevServer(opts: { dataDir?: string; rootTokenId?: string; extraArgs?: string[]; env?: Record<string, string> } = {}): Promise<RunningServer> {
+  const port = await freePort();
+  const dataDir = opts.dataDir ?? mkdtempSync(join(tmpdir(), 'sr-e2e-'));
+  const args = [BIN, 'server', '-dev', `-dev-listen-address=127.0.0.1:${port}`, `-dev-data-dir=${dataDir}`, `-dev-root-token-id=${opts.rootTokenId ?? 'root'}`, '-log-level=warn', ...(opts.extraArgs ?? [])];
+  return launch(args, port, dataDir, opts.env, true);
+}
+
+export async function startConfigServer(config: string, opts: { env?: Record<string, string> } = {}): Promise<RunningServer & { configFile: string }> {
+  const dir = mkdtempSync(join(tmpdir(), 'sr-cfg-'));
+  const port = await freePort();
+  const file = join(dir, 'config.hcl');
+  writeFileSync(file, config.replace(/\$PORT/g, String(port)).replace(/\$DIR/g, dir));
+  const s = await launch([BIN, 'server', `-config=${file}`, '-log-level=warn'], port, dir, opts.env, false);
+  return { ...s, configFile: file };
+}
+
+async function launch(args: string[], port: number, dataDir: string, env: Record<string, string> | undefined, dev: boolean): Promise<RunningServer> {
+  const proc = spawn(process.execPath, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  running.add(proc);
+  let out = '';
+  proc.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+  proc.stderr!.on('data', (d: Buffer) => (out += d.toString()));
+  const exited = new Promise<void>((r) => proc.once('exit', () => r()));
+  exited.then(() => running.delete(proc));
+  const url = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    if (proc.exitCode !== null) throw new Error(`server exited early (${proc.exitCode}):\n${out}`);
+    if (Date.now() > deadline) throw new Error(`server did not start in time:\n${out}`);
+    const ready = dev ? /Root Token: (\S+)/.test(out) : await fetch(`${url}/v1/sys/health`).then(() => true, () => false);
+    if (ready) break;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  const rootToken = /Root Token: (\S+)/.exec(out)?.[1] ?? '';
+  const unsealKey = /Unseal Key: (\S+)/.exec(out)?.[1] ?? '';
+  const server: RunningServer = {
+    url,
+    port,
+    rootToken,
+    unsealKey,
+    dataDir,
+    proc,
+    output: () => out,
+    async stop(signal = 'SIGTERM') {
+      if (proc.exitCode === null && proc.signalCode === null) proc.kill(signal);
+      await exited;
+    },
+    async api(method, path, body, o = {}) {
+      const token = o.token === undefined ? server.rootToken : o.token;
+      const headers: Record<string, string> = { ...(o.headers ?? {}) };
+      if (token) headers['X-Service-Token'] = token;
+      const res = await fetch(`${url}/v1/${path}`, { method, headers, ...(body !== undefined ? { body: JSON.stringify(body) } : {}) });
+      const text = await res.text();
+      let parsed: unknown = null;
+      try {
+        parsed = text ? JSON.parse(text) : null;
+      } catch {
+        parsed = text;
+      }
+      return { status: res.status, body: parsed, text, headers: res.headers };
+    },
+  };
+  return server;
+}
+
+export function cleanup(dir: string): void {
+  rmSync(dir, { recursive: true, force: true });
+}
