@@ -3,7 +3,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { StrongroomError } from '@strongroom/sdk-plugin';
 import { DEFAULT_LEASE_TTL_SECONDS, DEFAULT_MAX_REQUEST_SIZE, loadConfig, parseConfig } from './config.js';
-import { parseDuration } from './duration.js';
 
 function errorOf(fn: () => unknown): StrongroomError {
   try {
@@ -169,27 +168,5 @@ describe('loadConfig', () => {
     await writeFile(file, 'storage "level" {}\nlistener "tcp" { tls_disable = true }');
     await expect(loadConfig(file)).rejects.toThrow(`${file}: storage.level.path: is required`);
     await expect(loadConfig(join(dir, 'missing.hcl'))).rejects.toThrow(/missing\.hcl: cannot read the configuration file \(ENOENT\)/);
-  });
-});
-
-describe('parseDuration', () => {
-  const good: Array<[string | number, number]> = [
-    [3600, 3600],
-    ['3600', 3600],
-    ['', 0],
-    ['10s', 10],
-    ['5m', 300],
-    ['1h30m', 5400],
-    ['768h', 2764800],
-    ['1.5h', 5400],
-    ['1d', 86400],
-    ['1500ms', 1],
-    [12.9, 12],
-  ];
-  it.each(good)('%p is %p seconds', (input, seconds) => {
-    expect(parseDuration(input)).toBe(seconds);
-  });
-  it.each([['-5'], [-1], ['1x'], ['h'], ['1h 30m'], [NaN], [true]])('refuses %p', (input) => {
-    expect(() => parseDuration(input)).toThrow('invalid duration');
   });
 });

@@ -17,10 +17,9 @@
  * `tls_disable = "true"` or `1` work. Errors name the file and the field.
  */
 import { readFile } from 'node:fs/promises';
-import { badRequest } from '@strongroom/sdk-plugin';
+import { badRequest, parseDuration } from '@strongroom/sdk-plugin';
 import { z } from 'zod';
 import { blocksOf, parseHcl, type HclObject, type HclValue } from '../hcl/parse.js';
-import { parseDuration } from './duration.js';
 
 export const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];

@@ -1,2 +1,1 @@
 export * from './config.js';
-export * from './duration.js';

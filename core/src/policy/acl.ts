@@ -9,8 +9,9 @@
  * - the same pattern in several policies is merged, and `deny` wins over
  *   every other capability;
  * - no matching rule means denied; only the `root` policy allows everything.
- * A check is a map lookup, a few prefix-map lookups (one per distinct prefix
- * length) and a scan over the `+` patterns only.
+ * A check is a map lookup, then a few prefix-map lookups (one per distinct
+ * prefix length) for `*` globs and for `+` patterns (grouped by the literal
+ * text before their first `+`), testing only the groups that can match.
  */
 import { CAPABILITIES, ROOT_POLICY_NAME, type Capability, type ParameterValue, type PathRule, type Policy } from './policy.js';
 
@@ -220,15 +221,22 @@ export function createAcl(policies: readonly Policy[]): Acl {
   }
   const exact = new Map<string, CompiledRule>();
   const prefixes = new Map<string, CompiledRule>();
-  const segmentRules: CompiledRule[] = [];
+  // `+` rules grouped by the literal text before their first `+`: only groups whose text starts the path can match.
+  const segmentGroups = new Map<string, CompiledRule[]>();
   for (const rule of byPattern.values()) {
-    if (rule.plusCount > 0) segmentRules.push(rule);
-    else if (rule.prefix) prefixes.set(rule.pattern.slice(0, -1), rule);
+    if (rule.plusCount > 0) {
+      const literal = rule.pattern.slice(0, rule.firstWildcard);
+      const group = segmentGroups.get(literal);
+      if (group) group.push(rule);
+      else segmentGroups.set(literal, [rule]);
+    } else if (rule.prefix) prefixes.set(rule.pattern.slice(0, -1), rule);
     else exact.set(rule.pattern, rule);
   }
-  // Highest priority first, so the first `+` match is the best `+` match.
-  segmentRules.sort((a, b) => compareGlobPriority(b, a));
-  const prefixLengths = [...new Set([...prefixes.keys()].map((p) => p.length))].sort((a, b) => b - a);
+  // Highest priority first, so the first match in a group is that group's best.
+  for (const group of segmentGroups.values()) group.sort((a, b) => compareGlobPriority(b, a));
+  const descendingLengths = (keys: Iterable<string>) => [...new Set([...keys].map((k) => k.length))].sort((a, b) => b - a);
+  const prefixLengths = descendingLengths(prefixes.keys());
+  const segmentLengths = descendingLengths(segmentGroups.keys());
 
   const findRule = (path: string, op: AclOperation | null): CompiledRule | undefined => {
     const hit = exact.get(path);
@@ -247,9 +255,17 @@ export function createAcl(policies: readonly Policy[]): Acl {
         break;
       }
     }
-    for (const rule of segmentRules) {
-      if (best && compareGlobPriority(rule, best) <= 0) break;
-      if (matchesSegments(rule, path)) return rule;
+    for (const len of segmentLengths) {
+      if (len > path.length) continue;
+      const group = segmentGroups.get(path.slice(0, len));
+      if (!group) continue;
+      for (const rule of group) {
+        if (best && compareGlobPriority(rule, best) <= 0) break;
+        if (matchesSegments(rule, path)) {
+          best = rule;
+          break;
+        }
+      }
     }
     return best;
   };
@@ -269,20 +285,24 @@ export function createAcl(policies: readonly Policy[]): Acl {
       if (isRoot) return { allowed: true, sudo: true, matchedPattern: null };
       const rule = findRule(normalize(rawPath), op);
       if (!rule) return { allowed: false, sudo: false, matchedPattern: null, reason: 'no_matching_rule' };
-      const base = {
-        matchedPattern: rule.pattern,
-        ...(rule.minWrappingTtl !== undefined ? { minWrappingTtl: rule.minWrappingTtl } : {}),
-        ...(rule.maxWrappingTtl !== undefined ? { maxWrappingTtl: rule.maxWrappingTtl } : {}),
-      };
-      if (rule.caps & BIT.deny) return { allowed: false, sudo: false, ...base, reason: 'denied' };
-      const sudo = (rule.caps & BIT.sudo) !== 0;
+      const result: AclCheckResult = { allowed: false, sudo: (rule.caps & BIT.sudo) !== 0, matchedPattern: rule.pattern };
+      if (rule.minWrappingTtl !== undefined) result.minWrappingTtl = rule.minWrappingTtl;
+      if (rule.maxWrappingTtl !== undefined) result.maxWrappingTtl = rule.maxWrappingTtl;
+      if (rule.caps & BIT.deny) {
+        result.reason = 'denied';
+        return result;
+      }
       const needed = op === 'sudo-check' ? BIT.sudo : OP_BIT[op];
-      if (!(rule.caps & needed)) return { allowed: false, sudo, ...base, reason: 'missing_capability' };
+      if (!(rule.caps & needed)) {
+        result.reason = 'missing_capability';
+        return result;
+      }
       if (data && PARAMETER_CHECKED_OPS.has(op)) {
         const refusal = checkParameters(rule, data);
-        if (refusal) return { allowed: false, sudo, ...base, ...refusal };
+        if (refusal) return Object.assign(result, refusal);
       }
-      return { allowed: true, sudo, ...base };
+      result.allowed = true;
+      return result;
     },
   };
 }

@@ -8,10 +8,9 @@
  * pattern never grants more than it reads as.
  */
 import { createHash } from 'node:crypto';
-import { badRequest } from '@strongroom/sdk-plugin';
+import { badRequest, parseDuration } from '@strongroom/sdk-plugin';
 import { z } from 'zod';
 import { blocksOf, parseHcl, type HclObject, type HclValue } from '../hcl/parse.js';
-import { parseDuration } from '../config/duration.js';
 import { DEFAULT_POLICY_TEXT } from './default-policy.js';
 
 export const CAPABILITIES = ['deny', 'create', 'read', 'update', 'patch', 'delete', 'list', 'sudo'] as const;
