@@ -145,6 +145,14 @@ describe('fields', () => {
     expect((await b.read('keys/a'))?.data).toEqual({ name: 'a', ttl: 3600, exportable: false });
   });
 
+  it('treats prototype keys in the body as unknown fields', async () => {
+    const b = await createTestBackend(factory);
+    const body = JSON.parse('{"__proto__": {"ttl": "1h"}, "constructor": 1}') as Record<string, unknown>;
+    const res = await b.request({ operation: 'update', path: 'keys/p', data: body });
+    expect(res?.warnings).toEqual(['Endpoint ignored these unrecognized parameters: [__proto__ constructor]']);
+    expect((await b.read('keys/p'))?.data).toMatchObject({ ttl: 60 });
+  });
+
   it('lets the URL capture win over the body', async () => {
     const b = await createTestBackend(factory);
     const res = await b.write('keys/url', { name: 'body' });

@@ -243,7 +243,8 @@ function buildBackend(help: string, def: BackendDefinition, env: MountEnv): Back
     const unknown: string[] = [];
     const body = req.data ?? {};
     for (const key of Object.keys(body)) {
-      if (key in p.fields) {
+      // Own properties only: a body key such as "__proto__" or "constructor" is never a declared field.
+      if (Object.hasOwn(p.fields, key) && key !== '__proto__') {
         input[key] = body[key];
         provided.add(key);
       } else if (!(req.operation === 'list' && LIST_PARAMS.has(key))) {
@@ -251,7 +252,7 @@ function buildBackend(help: string, def: BackendDefinition, env: MountEnv): Back
       }
     }
     for (const [key, value] of Object.entries(captures)) {
-      if (key in input && input[key] !== value) warnings.push(`Value for field "${key}" in the request body was ignored; the URL value is used`);
+      if (Object.hasOwn(input, key) && input[key] !== value) warnings.push(`Value for field "${key}" in the request body was ignored; the URL value is used`);
       input[key] = value;
       provided.add(key);
     }
