@@ -6,6 +6,7 @@
 import { defineBackend, type BackendFactory } from '@strongroom/sdk-plugin';
 import { createKeyStore } from './key-store.js';
 import { canRotate } from './keys/key-types.js';
+import type { PolicyRecord } from './keys/policy.js';
 import { backupPath } from './paths/backup.js';
 import { byokExportPath } from './paths/byok-export.js';
 import { cacheConfigPath } from './paths/cache-config.js';
@@ -101,7 +102,7 @@ export function createTransitFactory(opts: TransitOptions = {}): BackendFactory 
   });
 }
 
-function due(r: { auto_rotate_period: number; soft_deleted: boolean; type: Parameters<typeof canRotate>[0]; imported: boolean; allow_rotation: boolean; latest_version: number; versions: Record<string, { creation_time: number }> }, t: number): boolean {
+function due(r: PolicyRecord, t: number): boolean {
   if (r.auto_rotate_period <= 0 || r.soft_deleted || !canRotate(r.type)) return false;
   if (r.imported && !r.allow_rotation) return false;
   const latest = r.versions[String(r.latest_version)];
