@@ -190,7 +190,8 @@ export async function serve(factory: BackendFactory): Promise<ServeHandle> {
     Type: unary(async () => ({ type: factory.type })),
     Stream: (call: grpc.ServerDuplexStream<WireFrame, WireFrame>) => {
       if (!authorized(call.metadata)) {
-        call.destroy(Object.assign(new Error('core secret mismatch'), { code: grpc.status.UNAUTHENTICATED }));
+        // grpc-js ends a server stream with this status on an 'error' event.
+      call.emit('error', { code: grpc.status.UNAUTHENTICATED, details: 'core secret mismatch' });
         return;
       }
       serveFrames(call, async (frame) => {

@@ -97,7 +97,8 @@ export function createCallbackServer(opts: CallbackServerOptions): CallbackServe
 
   const streamHandler = (ops: typeof storageOps) => (call: grpc.ServerDuplexStream<WireFrame, WireFrame>) => {
     if (!authorized(call.metadata)) {
-      call.destroy(Object.assign(new Error('plugin secret mismatch'), { code: grpc.status.UNAUTHENTICATED }));
+      // grpc-js ends a server stream with this status on an 'error' event.
+      call.emit('error', { code: grpc.status.UNAUTHENTICATED, details: 'plugin secret mismatch' });
       return;
     }
     serveFrames(call, frameHandler(ops));
