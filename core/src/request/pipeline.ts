@@ -21,7 +21,7 @@ import type { Metrics } from '../metrics/metrics.js';
 import { mountInfoOf, type Router } from '../mounts/mount-table.js';
 import type { NamespaceRegistry } from '../namespace/namespaces.js';
 import type { AuditEntry } from '../audit/broker.js';
-import type { AclOperation, AclPort, AuditPort, CallerToken, LeasePort, MountBinding, TokenPort } from './ports.js';
+import type { AclOperation, AclPort, AuditPort, CallerToken, InProcessRequest, LeasePort, MountBinding, TokenPort } from './ports.js';
 
 export type ApiOperation = 'read' | 'list' | 'write' | 'delete' | 'patch';
 
@@ -117,7 +117,10 @@ export function createPipeline(deps: PipelineDeps) {
       },
       headers: req.headers,
     };
-    if (IN_PROCESS_TYPES.has(mount.type) && req.clientToken) logical.clientToken = req.clientToken;
+    if (IN_PROCESS_TYPES.has(mount.type) && req.clientToken) {
+      logical.clientToken = req.clientToken;
+      if (token) (logical as InProcessRequest).callerEntry = token.entry;
+    }
 
     // Writes: the engine's existence check decides between create and update.
     if (req.operation === 'write' && !req.help) {
@@ -206,7 +209,8 @@ export function createPipeline(deps: PipelineDeps) {
     resp: LogicalResponse | null,
     ctx: { mount: import('../mounts/mount-table.js').MountEntry; namespace: import('../namespace/namespaces.js').Namespace; path: string; token: CallerToken | null },
   ): Promise<PipelineReply> {
-    if (!resp) return { status: 204 };
+    // A read that finds nothing is a 404, as in Vault; a write or delete with nothing to say is a 204.
+    if (!resp) return req.operation === 'read' || req.operation === 'list' ? { status: 404, body: { errors: [] } } : { status: 204 };
     if (resp.raw) {
       const body = resp.raw.base64 ? Buffer.from(resp.raw.body, 'base64') : Buffer.from(resp.raw.body, 'utf8');
       return { status: resp.raw.status, raw: { body, contentType: resp.raw.contentType } };

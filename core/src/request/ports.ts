@@ -26,7 +26,16 @@ export interface CallerToken {
   /** HMAC of the id: the key under which leases are indexed. */
   key: string;
   isRoot: boolean;
+  /** The token store's entry as looked up before this request used the token (opaque to the pipeline). */
+  entry: unknown;
 }
+
+/**
+ * A logical request as the core's in-process backends (sys/, auth/token/) see
+ * it: with the caller's token entry as it was before this request consumed a
+ * use, so a token on its last use can still look itself up.
+ */
+export type InProcessRequest = LogicalRequest & { callerEntry?: unknown };
 
 export interface TokenPort {
   lookup(id: string): Promise<CallerToken | null>;

@@ -485,6 +485,7 @@ export async function createCore(opts: { config: ServerConfig; logger: CoreLogge
       boundCidrs: [...e.boundCidrs],
       key: e.key,
       isRoot: e.policies.includes('root'),
+      entry: e,
     };
   }
 }

@@ -28,6 +28,7 @@ import {
   type TokenEntry,
   type TokenStore,
 } from '../token/index.js';
+import type { InProcessRequest } from '../request/ports.js';
 
 export interface TokenAuthDeps {
   tokens: TokenStore;
@@ -40,7 +41,8 @@ export function createTokenAuthBackend(deps: TokenAuthDeps): BackendFactory {
 
   async function caller(req: HandlerRequest<unknown>): Promise<{ entry: TokenEntry; id: string }> {
     const id = req.raw.clientToken;
-    const entry = id ? await tokens.lookup(id) : null;
+    // The pipeline already looked the token up (and may have taken its last use).
+    const entry = ((req.raw as InProcessRequest).callerEntry as TokenEntry | undefined) ?? (id ? await tokens.lookup(id) : null);
     if (!id || !entry) throw permissionDenied();
     return { entry, id };
   }

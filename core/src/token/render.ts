@@ -61,7 +61,8 @@ export function renderAuth(
     policies: [...new Set([...tokenPolicies, ...identityPolicies])].sort(),
     token_policies: tokenPolicies,
     metadata: Object.keys(entry.meta).length ? { ...entry.meta } : null,
-    lease_duration: remainingTtl(entry, now),
+    // The TTL this create or renew granted, as Vault reports it (lookup shows the remaining ttl).
+    lease_duration: entry.ttl,
     renewable: entry.renewable,
     entity_id: entry.entityId,
     token_type: entry.type,
