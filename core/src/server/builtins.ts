@@ -10,5 +10,6 @@ export function builtinPlugins(): BuiltinPlugin[] {
   return [
     { type: 'secret', name: 'kv', version: BUILTIN_VERSION, main: main('kv') },
     { type: 'secret', name: 'transit', version: BUILTIN_VERSION, main: main('transit') },
+    { type: 'auth', name: 'approle', version: BUILTIN_VERSION, main: main('approle') },
   ];
 }
