@@ -479,8 +479,9 @@ describe('restore', () => {
     const leases = [];
     for (let i = 0; i < 5; i++) leases.push(await h.mgr.register({ ...db, secret: secret() }));
     await h.store.put('sys/expire/id/root/database/creds/readonly/AAAA', new TextEncoder().encode('{"secret":"hunter2"'));
+    await h.store.put('sys/expire/id/root/database/creds/readonly/BBBB', new TextEncoder().encode('{"v":1,"leaseId":"database/creds/readonly/BBBB"}'));
     const mgr = h.restart();
-    expect(await mgr.restore()).toMatchObject({ loaded: 5, corrupt: 1, failed: false });
+    expect(await mgr.restore()).toMatchObject({ loaded: 5, corrupt: 2, failed: false });
     const warning = h.logs.lines.find((l) => l.msg.includes('corrupt'));
     expect(warning?.meta).toEqual({ key: 'sys/expire/id/root/database/creds/readonly/AAAA' });
     expect(JSON.stringify(h.logs.lines)).not.toContain('hunter2');

@@ -22,6 +22,7 @@ import { createDueHeap } from './due-heap.js';
 import { createFairQueue } from './fair-queue.js';
 import {
   decodeEntry,
+  decodeRestoreFields,
   decodeString,
   encodeEntry,
   encodeString,
@@ -597,7 +598,7 @@ export function createExpirationManager(deps: ExpirationDeps): ExpirationManager
       for await (const { key, value } of store.scan(LEASE_BODY_PREFIX)) {
         if (stopped) break;
         const id = leaseIdFromBodyKey(key);
-        const entry = decodeEntry(value);
+        const entry = decodeRestoreFields(value);
         if (id === null || !entry || entry.leaseId !== id) {
           corrupt++;
           logger.warn('skipping a corrupt lease entry during restore', { key });

@@ -134,6 +134,35 @@ export function decodeEntry(bytes: Uint8Array): LeaseEntry | null {
   return parsed.success ? parsed.data : null;
 }
 
+/** The fields a restore keeps in memory. */
+export type RestoreFields = Pick<LeaseEntry, 'leaseId' | 'mountUuid' | 'mountPath' | 'namespaceId' | 'expireTime' | 'irrevocableReason'>;
+
+/**
+ * Restore's decoder: checks by hand only the fields it keeps, because restore runs once per
+ * lease on unseal and a full schema parse doubles its cost. Every operation that acts on a
+ * lease still reads the body through `decodeEntry`.
+ */
+export function decodeRestoreFields(bytes: Uint8Array): RestoreFields | null {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(decoder.decode(bytes));
+  } catch {
+    return null;
+  }
+  if (typeof raw !== 'object' || raw === null) return null;
+  const r = raw as Record<string, unknown>;
+  const ok =
+    r.v === 1 &&
+    typeof r.leaseId === 'string' &&
+    typeof r.mountUuid === 'string' &&
+    typeof r.mountPath === 'string' &&
+    typeof r.namespaceId === 'string' &&
+    typeof r.expireTime === 'number' &&
+    Number.isFinite(r.expireTime) &&
+    (r.irrevocableReason === null || typeof r.irrevocableReason === 'string');
+  return ok ? (r as RestoreFields) : null;
+}
+
 export function encodeString(s: string): Uint8Array {
   return encoder.encode(s);
 }
