@@ -338,6 +338,8 @@ describe('revoke', () => {
     expect(await h.mgr.revokePrefix('nsA', 'database/', { sync: true })).toBe(1);
     expect(h.fake.revoked).toEqual([nsLease.leaseId]);
     expect(await readEntry(h.store, rootLease.leaseId)).not.toBeNull();
+    await expect(h.mgr.revokePrefix('nsA/../root', 'database/', { sync: true })).rejects.toThrow(/namespace/);
+    await expect(h.mgr.listPrefix('root/database', '')).rejects.toThrow(/namespace/);
   });
 
   it('revoke-force ignores backend errors and removes the entries; a plain prefix revoke does not', async () => {

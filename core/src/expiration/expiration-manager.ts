@@ -268,6 +268,12 @@ function parseOr400<T>(schema: z.ZodType<T>, value: unknown, field: string): T {
   throw badRequest(`invalid ${where}: ${issue?.message ?? 'invalid value'}`);
 }
 
+/** A namespace id goes into storage keys: root ('' or 'root') or key-safe, nothing else. */
+function namespaceParam(namespaceId: unknown): string {
+  const ns = parseOr400(z.string().max(64).refine((s) => s === '' || isKeySafe(s), 'must be key-safe'), namespaceId, 'namespace');
+  return isRootNamespace(ns) ? '' : ns;
+}
+
 /** User-safe error text: StrongroomError messages are scrubbed by contract, anything else is not shown. */
 function errorText(err: unknown): string {
   const text = err instanceof StrongroomError ? err.message : 'internal error';
@@ -635,7 +641,7 @@ export function createExpirationManager(deps: ExpirationDeps): ExpirationManager
   // ---- irrevocable reporting ----
 
   const namespaceFilter = (q: IrrevocableQuery): ((ns: string) => boolean) => {
-    const root = isRootNamespace(q.namespaceId) ? '' : q.namespaceId;
+    const root = namespaceParam(q.namespaceId);
     return (ns) => ns === root || (q.includeChildNamespaces && (deps.isDescendantNamespace?.(root, ns) ?? false));
   };
 
@@ -702,9 +708,10 @@ export function createExpirationManager(deps: ExpirationDeps): ExpirationManager
 
     async listPrefix(namespaceId, prefix) {
       assertRunning();
+      const ns = namespaceParam(namespaceId);
       let p = parseOr400(z.string().max(4096), prefix, 'prefix');
       if (p !== '' && !p.endsWith('/')) p += '/';
-      return store.list(leaseBodyFolder(namespaceId, p));
+      return store.list(leaseBodyFolder(ns, p));
     },
 
     async renew(leaseId, increment) {
@@ -757,7 +764,7 @@ export function createExpirationManager(deps: ExpirationDeps): ExpirationManager
     async revokePrefix(namespaceId, prefix, o = {}) {
       assertRunning();
       const raw = parseOr400(z.string().min(1, 'prefix is required').max(4096), prefix, 'prefix');
-      const ns = isRootNamespace(namespaceId) ? '' : namespaceId;
+      const ns = namespaceParam(namespaceId);
       let ids: string[];
       if (namespaceOfLeaseId(raw) === ns && (await store.get(leaseBodyKey(raw))) !== null) {
         ids = [raw];
