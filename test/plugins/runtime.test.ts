@@ -1,0 +1,190 @@
+/**
+ * The plugin runtime end to end: kv runs as a child process of the real
+ * binary; a crash of that process must fail in-flight requests fast (never
+ * hang), be restarted, and lose no acknowledged write. External plugins are
+ * sha256-checked, versioned, and no plugin process outlives the server.
+ */
+import { execFileSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { chmodSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { startDevServer, type RunningServer } from '../helpers/server';
+
+const KV_MAIN = resolve(__dirname, '../../plugins/kv/dist/main.js');
+
+/** Pids of processes whose parent is `ppid` and whose args mention the kv entry point. */
+function kvChildren(ppid: number): number[] {
+  const out = execFileSync('ps', ['-eo', 'pid,ppid,args'], { encoding: 'utf8' });
+  return out
+    .split('\n')
+    .map((l) => l.trim().split(/\s+/))
+    .filter((c) => Number(c[1]) === ppid && c.slice(2).join(' ').includes('plugins/kv/dist/main.js'))
+    .map((c) => Number(c[0]));
+}
+
+/** Every process (any depth) descending from `root` whose args mention the kv entry point. */
+function kvDescendants(root: number): number[] {
+  const rows = execFileSync('ps', ['-eo', 'pid,ppid,args'], { encoding: 'utf8' })
+    .split('\n')
+    .map((l) => l.trim().split(/\s+/))
+    .filter((c) => c.length > 2 && /^\d+$/.test(c[0] ?? ''));
+  const tree = new Set([root]);
+  for (let grew = true; grew; ) {
+    grew = false;
+    for (const c of rows) if (tree.has(Number(c[1])) && !tree.has(Number(c[0]))) (tree.add(Number(c[0])), (grew = true));
+  }
+  return rows.filter((c) => tree.has(Number(c[0])) && Number(c[0]) !== root && c.slice(2).join(' ').includes('plugins/kv/dist/main.js')).map((c) => Number(c[0]));
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+async function waitFor<T>(what: string, fn: () => Promise<T | undefined>, ms = 10_000): Promise<T> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const v = await fn().catch(() => undefined);
+    if (v !== undefined) return v;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await sleep(100);
+  }
+}
+
+let s: RunningServer;
+let pluginDir: string;
+beforeAll(async () => {
+  pluginDir = mkdtempSync(join(tmpdir(), 'sr-plugins-'));
+  s = await startDevServer({ extraArgs: [`-dev-plugin-dir=${pluginDir}`] });
+});
+afterAll(async () => {
+  await s.stop('SIGKILL');
+});
+
+function writeKvScript(name: string): string {
+  const file = join(pluginDir, name);
+  writeFileSync(file, `#!/bin/sh\nexec "${process.execPath}" "${KV_MAIN}" "$@"\n`);
+  chmodSync(file, 0o755);
+  return createHash('sha256').update(readFileSync(file)).digest('hex');
+}
+
+describe('plugin runtime', () => {
+  it('round-trips kv v1 and v2 through the plugin process', async () => {
+    expect((await s.api('POST', 'sys/mounts/v1kv', { type: 'kv', options: { version: '1' } })).status).toBe(204);
+    expect((await s.api('POST', 'v1kv/a', { x: 'one' })).status).toBe(204);
+    expect((await s.api('GET', 'v1kv/a')).body.data).toEqual({ x: 'one' });
+    expect((await s.api('POST', 'sys/mounts/v2kv', { type: 'kv', options: { version: '2' } })).status).toBe(204);
+    // kv v2 finishes its upgrade asynchronously in Vault; allow a short settle.
+    const w = await waitFor('kv v2 write', async () => {
+      const r = await s.api('POST', 'v2kv/data/a', { data: { x: 'two' } });
+      return r.status === 200 ? r : undefined;
+    });
+    expect(w.body.data.version).toBe(1);
+    const r = await s.api('GET', 'v2kv/data/a');
+    expect(r.body.data.data).toEqual({ x: 'two' });
+    expect(r.body.data.metadata.version).toBe(1);
+    expect(kvChildren(s.proc.pid!).length).toBeGreaterThan(0);
+  });
+
+  it('survives a SIGKILL of the kv process with 50 requests in flight', async () => {
+    const acked = new Map<string, string>();
+    for (let i = 0; i < 20; i++) {
+      const r = await s.api('POST', `v1kv/before-${i}`, { v: `b${i}` });
+      expect(r.status).toBe(204);
+      acked.set(`before-${i}`, `b${i}`);
+    }
+    const [pid] = kvChildren(s.proc.pid!);
+    expect(pid).toBeDefined();
+    const inflight = Array.from({ length: 50 }, (_, i) =>
+      s.api('POST', `v1kv/during-${i}`, { v: `d${i}` }).then((r) => ({ i, ...r })),
+    );
+    await sleep(5);
+    process.kill(pid!, 'SIGKILL');
+    // Each in-flight request must settle (the jest timeout catches a hang).
+    const results = await Promise.all(inflight);
+    if (process.env.SR_E2E_DEBUG) console.log(results.map((r) => `${r.status} ${r.text}`).join('\n'));
+    for (const r of results) {
+      if (r.status >= 200 && r.status < 300) {
+        acked.set(`during-${r.i}`, `d${r.i}`);
+      } else {
+        expect(r.status).toBeGreaterThanOrEqual(500);
+        expect(r.body.errors.join(' ')).toMatch(/kv/);
+      }
+    }
+    expect((await s.api('GET', 'sys/health', undefined, { token: null })).status).toBe(200);
+    await waitFor('kv restart', async () => ((await s.api('GET', 'v1kv/a')).status === 200 ? true : undefined), 10_000);
+    const newPids = kvChildren(s.proc.pid!);
+    expect(newPids).not.toContain(pid);
+    for (const [k, v] of acked) expect((await s.api('GET', `v1kv/${k}`)).body?.data).toEqual({ v });
+    expect((await s.api('POST', 'v1kv/after', { v: 'ok' })).status).toBe(204);
+  });
+
+  it('serves an external kv v1.2.3 beside the built-in one', async () => {
+    const sha256 = writeKvScript('kv-ext.sh');
+    const reg = await s.api('POST', 'sys/plugins/catalog/secret/kv', { command: 'kv-ext.sh', sha256, version: 'v1.2.3' });
+    expect(reg.status).toBe(204);
+    const m = await s.api('POST', 'sys/mounts/ext', { type: 'kv', plugin_version: 'v1.2.3', options: { version: '1' } });
+    expect(m.status).toBe(204);
+    const ext = await s.api('GET', 'sys/mounts/ext');
+    expect(ext.body.data).toMatchObject({ type: 'kv', running_plugin_version: 'v1.2.3' });
+    const builtin = await s.api('GET', 'sys/mounts/v1kv');
+    expect(builtin.body.data.running_plugin_version).toMatch(/\+builtin$/);
+    const both = await Promise.all([s.api('POST', 'ext/k', { who: 'ext' }), s.api('POST', 'v1kv/k', { who: 'builtin' })]);
+    expect(both.map((r) => r.status)).toEqual([204, 204]);
+    expect((await s.api('GET', 'ext/k')).body.data).toEqual({ who: 'ext' });
+    expect((await s.api('GET', 'v1kv/k')).body.data).toEqual({ who: 'builtin' });
+    // The external one is a separate process started through the script.
+    expect(kvDescendants(s.proc.pid!).length).toBeGreaterThanOrEqual(2);
+  });
+
+  it('refuses a plugin whose sha256 does not match with a 400 naming sha256', async () => {
+    writeKvScript('kv-bad.sh');
+    const reg = await s.api('POST', 'sys/plugins/catalog/secret/kv', { command: 'kv-bad.sh', sha256: 'ab'.repeat(32), version: 'v9.9.9' });
+    expect(reg.status).toBe(400);
+    expect(reg.body.errors.join(' ')).toMatch(/sha256/i);
+    const m = await s.api('POST', 'sys/mounts/bad', { type: 'kv', plugin_version: 'v9.9.9' });
+    expect(m.status).toBe(400);
+    expect((await s.api('GET', 'bad/x')).status).toBe(404);
+  });
+
+  it('refuses to mount a plugin whose file changed after registration', async () => {
+    const sha256 = writeKvScript('kv-swap.sh');
+    expect((await s.api('POST', 'sys/plugins/catalog/secret/kv', { command: 'kv-swap.sh', sha256, version: 'v2.0.0' })).status).toBe(204);
+    writeFileSync(join(pluginDir, 'kv-swap.sh'), `#!/bin/sh\necho tampered\nexec "${process.execPath}" "${KV_MAIN}" "$@"\n`);
+    const m = await s.api('POST', 'sys/mounts/swapped', { type: 'kv', plugin_version: 'v2.0.0' });
+    expect(m.status).toBe(400);
+    expect(m.body.errors.join(' ')).toMatch(/sha256/i);
+    expect((await s.api('GET', 'swapped/x')).status).toBe(404);
+  });
+
+  it('restarts kv on sys/plugins/reload/backend and keeps serving', async () => {
+    const before = kvChildren(s.proc.pid!);
+    expect(before.length).toBeGreaterThan(0);
+    const r = await s.api('POST', 'sys/plugins/reload/backend', { plugin: 'kv' });
+    expect(r.status).toBe(200);
+    expect(typeof r.body.data.reload_id).toBe('string');
+    const got = await waitFor('kv after reload', async () => {
+      const g = await s.api('GET', 'v1kv/k');
+      return g.status === 200 ? g : undefined;
+    });
+    expect(got.body.data).toEqual({ who: 'builtin' });
+    const after = kvChildren(s.proc.pid!);
+    expect(after.length).toBeGreaterThan(0);
+    for (const p of after) expect(before).not.toContain(p);
+    expect((await s.api('POST', 'v1kv/k2', { v: 1 })).status).toBe(204);
+  });
+
+  it('leaves no plugin process behind on SIGTERM of the server', async () => {
+    const plugins = kvDescendants(s.proc.pid!);
+    expect(plugins.length).toBeGreaterThan(0);
+    await s.stop('SIGTERM');
+    await waitFor('plugin processes to exit', async () => (plugins.every((p) => !alive(p)) ? true : undefined), 10_000);
+  });
+});
