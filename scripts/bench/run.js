@@ -1,0 +1,297 @@
+'use strict';
+/*
+ * `npm run bench`: one run, ratios to ceilings measured in the same run
+ * (see /work/shared/anchors/performance.md, section C).
+ *
+ * Every HTTP phase drives load from a separate child process (load.js) so the generator never
+ * shares an event loop with the server under test. The ceiling is a bare node:http child
+ * (raw-server.js); the system under test is the real binary in dev mode in a temp data dir,
+ * killed and removed at the end. Non-2xx responses and socket errors are counted per phase
+ * and shown in the table; a phase with any of them is flagged.
+ *
+ * Flags: --quick (0.2 s warm-up, 1 s measure), -c N (default 32), --keep (keep the data dir).
+ */
+const { spawn, execFile } = require('node:child_process');
+const crypto = require('node:crypto');
+const fs = require('node:fs');
+const http = require('node:http');
+const net = require('node:net');
+const os = require('node:os');
+const path = require('node:path');
+
+const ROOT = path.resolve(__dirname, '..', '..');
+const LOAD = path.join(__dirname, 'load.js');
+const argv = process.argv.slice(2);
+const QUICK = argv.includes('--quick');
+const KEEP = argv.includes('--keep');
+const cIdx = argv.indexOf('-c');
+const CONC = cIdx >= 0 ? Number(argv[cIdx + 1]) : 32;
+const WARMUP_MS = QUICK ? 200 : 500;
+const MEASURE_MS = QUICK ? 1000 : 3000;
+const BATCH_ITEMS = 1000;
+const BATCH_CONC = 2;
+const TOKEN = 'root';
+
+const children = [];
+let dataDir = '';
+
+function cleanup() {
+  for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGTERM');
+  if (dataDir && !KEEP) fs.rmSync(dataDir, { recursive: true, force: true });
+}
+process.on('exit', cleanup);
+process.on('SIGINT', () => process.exit(130));
+
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const s = net.createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address();
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+/** Spawn a child and resolve once `match` appears on its stdout (or reject on exit/timeout). */
+function spawnUntil(cmd, args, opts, match, timeoutMs) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(cmd, args, { ...opts, stdio: ['ignore', 'pipe', 'pipe'] });
+    children.push(child);
+    let out = '';
+    let err = '';
+    const timer = setTimeout(() => reject(new Error(`${path.basename(args[0])} did not start in ${timeoutMs} ms\n${out}\n${err}`)), timeoutMs);
+    child.stdout.on('data', (c) => {
+      out += c;
+      const m = match.exec(out);
+      if (m) {
+        clearTimeout(timer);
+        resolve({ child, match: m });
+      }
+    });
+    child.stderr.on('data', (c) => { err += c; if (err.length > 20000) err = err.slice(-10000); });
+    child.on('exit', (code, sig) => {
+      clearTimeout(timer);
+      reject(new Error(`${path.basename(args[0])} exited (${code ?? sig}) before ready\n${out}\n${err}`));
+    });
+  });
+}
+
+/** One load phase in a fresh load.js child process. */
+function load(cfg) {
+  const full = { concurrency: CONC, warmupMs: WARMUP_MS, durationMs: MEASURE_MS, ...cfg };
+  return new Promise((resolve, reject) => {
+    execFile(process.execPath, [LOAD, '--config', JSON.stringify(full)], { maxBuffer: 1 << 20 }, (err, stdout, stderr) => {
+      if (err) return reject(new Error(`load.js failed: ${err.message}\n${stderr}`));
+      resolve(JSON.parse(stdout.trim().split('\n').pop()));
+    });
+  });
+}
+
+/** A single request from this process (setup and response checks only, never measured). */
+function request(port, method, p, body) {
+  return new Promise((resolve, reject) => {
+    const data = body === undefined ? null : Buffer.from(JSON.stringify(body));
+    const headers = { 'X-Vault-Token': TOKEN };
+    if (data) Object.assign(headers, { 'content-type': 'application/json', 'content-length': data.length });
+    const req = http.request({ host: '127.0.0.1', port, method, path: p, headers }, (res) => {
+      const chunks = [];
+      res.on('data', (c) => chunks.push(c));
+      res.on('end', () => {
+        const text = Buffer.concat(chunks).toString('utf8');
+        let json = null;
+        try { json = text ? JSON.parse(text) : null; } catch { json = null; }
+        resolve({ status: res.statusCode, json, text });
+      });
+    });
+    req.on('error', reject);
+    req.end(data ?? undefined);
+  });
+}
+
+async function must(port, method, p, body) {
+  const r = await request(port, method, p, body);
+  if (r.status < 200 || r.status > 299) throw new Error(`${method} ${p} -> ${r.status} ${r.text.slice(0, 300)}`);
+  return r;
+}
+
+function rssKb(pid) {
+  try {
+    const m = /VmRSS:\s+(\d+)\s+kB/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return m ? Number(m[1]) : NaN;
+  } catch {
+    return NaN;
+  }
+}
+
+/** Child processes of `ppid` whose command line contains `needle`. */
+function findChildren(ppid, needle) {
+  const found = [];
+  for (const ent of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(ent)) continue;
+    try {
+      const cmd = fs.readFileSync(`/proc/${ent}/cmdline`, 'utf8').split('\0').join(' ');
+      if (!cmd.includes(needle)) continue;
+      const stat = fs.readFileSync(`/proc/${ent}/stat`, 'utf8');
+      const parent = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      if (parent === ppid) found.push(Number(ent));
+    } catch { /* the process went away while we looked */ }
+  }
+  return found;
+}
+
+/** The same work as one transit encrypt, in this process: AES-256-GCM of 64 B, random 96-bit nonce. */
+function cryptoLoop(ms) {
+  const key = crypto.randomBytes(32);
+  const plaintext = crypto.randomBytes(64);
+  const deadline = process.hrtime.bigint() + BigInt(ms) * 1_000_000n;
+  let ops = 0;
+  const t0 = process.hrtime.bigint();
+  let now = t0;
+  while (now < deadline) {
+    for (let i = 0; i < 256; i++) {
+      const iv = crypto.randomBytes(12);
+      const c = crypto.createCipheriv('aes-256-gcm', key, iv);
+      Buffer.concat([iv, c.update(plaintext), c.final(), c.getAuthTag()]);
+    }
+    ops += 256;
+    now = process.hrtime.bigint();
+  }
+  return ops / (Number(now - t0) / 1e9);
+}
+
+const fmtInt = (n) => (Number.isFinite(n) ? Math.round(n).toLocaleString('en-US') : '–');
+const fmtMs = (n) => (Number.isFinite(n) ? n.toFixed(2) : '–');
+const fmtPct = (n) => (Number.isFinite(n) ? `${(n * 100).toFixed(1)} %` : '–');
+const fmtMb = (kb) => (Number.isFinite(kb) ? `${(kb / 1024).toFixed(1)} MB` : '–');
+
+async function main() {
+  const started = Date.now();
+  const rows = [];
+  const problems = [];
+  const add = (name, r, ceiling, extra = {}) => {
+    rows.push({ name, r, ceiling, ...extra });
+    if (r.non2xx || r.errors) problems.push(`${name}: ${r.non2xx} non-2xx, ${r.errors} errors; first: ${r.firstNon2xx ?? r.firstError}`);
+  };
+
+  // Ceiling: bare node:http in its own process.
+  const raw = await spawnUntil(process.execPath, [path.join(__dirname, 'raw-server.js')], {}, /listening (\d+)/, 10_000);
+  const rawPort = Number(raw.match[1]);
+  const rawUrl = (p) => `http://127.0.0.1:${rawPort}${p}`;
+  const transitBody = JSON.stringify({ plaintext: crypto.randomBytes(64).toString('base64') });
+
+  // The generator must count non-2xx: a forced-404 phase has to report every response as non-2xx.
+  const check = await load({ url: rawUrl('/status/404'), concurrency: 4, warmupMs: 0, durationMs: 200 });
+  const countsNon2xx = check.total > 0 && check.non2xx === check.total && check.ok === 0;
+  if (!countsNon2xx) throw new Error(`load.js does not count non-2xx responses: ${JSON.stringify(check)}`);
+
+  const ceilGet = await load({ url: rawUrl('/v1/sys/health') });
+  const ceilPost = await load({ url: rawUrl('/v1/transit/encrypt/b'), method: 'POST', body: transitBody });
+  add('ceiling: raw node:http GET (JSON out)', ceilGet, ceilGet);
+  add('ceiling: raw node:http POST (JSON in/out)', ceilPost, ceilPost);
+  raw.child.kill('SIGTERM');
+
+  const cryptoOps = cryptoLoop(QUICK ? 300 : 1000);
+
+  // The real binary, dev mode, temp data dir.
+  dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'strongroom-bench-'));
+  const port = await freePort();
+  const main = path.join(ROOT, 'core', 'dist', 'cli', 'main.js');
+  const srv = await spawnUntil(
+    process.execPath,
+    [main, 'server', '-dev', `-dev-listen-address=127.0.0.1:${port}`, `-dev-root-token-id=${TOKEN}`, `-dev-data-dir=${dataDir}`, '-log-level=error'],
+    { cwd: ROOT },
+    /Root Token:/,
+    30_000,
+  );
+  const corePid = srv.child.pid;
+  await must(port, 'GET', '/v1/sys/health');
+  await new Promise((r) => setTimeout(r, 1000));
+  const coreIdleRss = rssKb(corePid);
+  const kvPids = findChildren(corePid, 'plugins/kv/dist/main.js');
+  const kvIdleRss = kvPids.length ? rssKb(kvPids[0]) : NaN;
+
+  const url = (p) => `http://127.0.0.1:${port}${p}`;
+  const auth = { 'X-Vault-Token': TOKEN };
+
+  add('GET /v1/sys/health', await load({ url: url('/v1/sys/health') }), ceilGet);
+  add('GET /v1/auth/token/lookup-self', await load({ url: url('/v1/auth/token/lookup-self'), headers: auth }), ceilGet);
+
+  await must(port, 'POST', '/v1/secret/data/bench-read', { data: { value: crypto.randomBytes(24).toString('hex') } });
+  add('kv-v2 read secret/data/bench-read', await load({ url: url('/v1/secret/data/bench-read'), headers: auth }), ceilGet);
+  add('kv-v2 write secret/data/bench-{n}', await load({ url: url('/v1/secret/data/bench-{n}'), method: 'POST', headers: auth, body: JSON.stringify({ data: { value: 'x'.repeat(32) } }) }), ceilPost);
+
+  await must(port, 'POST', '/v1/sys/mounts/transit', { type: 'transit' });
+  await must(port, 'POST', '/v1/transit/keys/b', {});
+  const plaintext = crypto.randomBytes(64).toString('base64');
+  const enc = await must(port, 'POST', '/v1/transit/encrypt/b', { plaintext });
+  const ciphertext = enc.json?.data?.ciphertext;
+  if (typeof ciphertext !== 'string') throw new Error(`transit encrypt returned no ciphertext: ${enc.text.slice(0, 300)}`);
+  const dec = await must(port, 'POST', '/v1/transit/decrypt/b', { ciphertext });
+  if (dec.json?.data?.plaintext !== plaintext) throw new Error('transit decrypt did not round-trip the plaintext');
+
+  add('transit encrypt 64 B', await load({ url: url('/v1/transit/encrypt/b'), method: 'POST', headers: auth, body: JSON.stringify({ plaintext }) }), ceilPost, { crypto: true });
+  add('transit decrypt 64 B', await load({ url: url('/v1/transit/decrypt/b'), method: 'POST', headers: auth, body: JSON.stringify({ ciphertext }) }), ceilPost, { crypto: true });
+
+  const batchInput = Array.from({ length: BATCH_ITEMS }, () => ({ plaintext: crypto.randomBytes(64).toString('base64') }));
+  const batchCheck = await must(port, 'POST', '/v1/transit/encrypt/b', { batch_input: batchInput });
+  const results = batchCheck.json?.data?.batch_results;
+  const batchOk = Array.isArray(results) && results.length === BATCH_ITEMS && results.every((x) => typeof x.ciphertext === 'string' && !x.error);
+  if (!batchOk) problems.push(`transit batch encrypt: response is not ${BATCH_ITEMS} ciphertexts: ${batchCheck.text.slice(0, 300)}`);
+  const batch = await load({ url: url('/v1/transit/encrypt/b'), method: 'POST', headers: auth, body: JSON.stringify({ batch_input: batchInput }), concurrency: BATCH_CONC });
+  add(`transit batch encrypt ${BATCH_ITEMS} × 64 B (c=${BATCH_CONC})`, batch, ceilPost, { crypto: true, items: BATCH_ITEMS });
+
+  const coreAfterRss = rssKb(corePid);
+  const transitPids = findChildren(corePid, 'plugins/transit/dist/main.js');
+  const transitRss = transitPids.length ? rssKb(transitPids[0]) : NaN;
+
+  // Report.
+  const out = [];
+  out.push(`# Strongroom bench — ${new Date().toISOString()}${QUICK ? ' (quick)' : ''}`);
+  out.push('');
+  out.push(`Node ${process.version}, ${os.cpus().length} CPUs (${os.cpus()[0]?.model ?? '?'}), load average ${os.loadavg().map((x) => x.toFixed(2)).join(' ')}.`);
+  out.push(`Each phase: ${WARMUP_MS} ms warm-up, ${MEASURE_MS} ms measured, c=${CONC} keep-alive connections from a separate load.js process. Ratios are to the raw node:http ceiling of the same method measured in this run.`);
+  out.push('');
+  out.push('| scenario | c | req/s | items/s | p50 ms | p99 ms | % of ceiling | non-2xx | errors |');
+  out.push('|---|---|---|---|---|---|---|---|---|');
+  for (const row of rows) {
+    const r = row.r;
+    const items = row.items ? fmtInt(r.okRps * row.items) : '';
+    out.push(`| ${row.name} | ${r.concurrency} | ${fmtInt(r.okRps)} | ${items} | ${fmtMs(r.p50Ms)} | ${fmtMs(r.p99Ms)} | ${fmtPct(r.okRps / row.ceiling.okRps)} | ${r.non2xx} | ${r.errors} |`);
+  }
+  out.push('');
+  out.push('| crypto comparison | ops/s | % of in-process node:crypto loop | % of POST ceiling |');
+  out.push('|---|---|---|---|');
+  out.push(`| in-process AES-256-GCM encrypt 64 B (randomBytes(12) nonce, one loop, this process) | ${fmtInt(cryptoOps)} | 100 % | ${fmtPct(cryptoOps / ceilPost.okRps)} |`);
+  for (const row of rows.filter((x) => x.crypto)) {
+    const ops = row.r.okRps * (row.items ?? 1);
+    out.push(`| ${row.name} | ${fmtInt(ops)} | ${fmtPct(ops / cryptoOps)} | ${fmtPct(ops / ceilPost.okRps)} |`);
+  }
+  out.push('');
+  out.push('| memory | RSS |');
+  out.push('|---|---|');
+  out.push(`| core, idle after start (pid ${corePid}) | ${fmtMb(coreIdleRss)} |`);
+  out.push(`| kv plugin, idle after start (${kvPids.length ? `pid ${kvPids[0]}` : 'not found'}) | ${fmtMb(kvIdleRss)} |`);
+  out.push(`| core, after the load phases | ${fmtMb(coreAfterRss)} |`);
+  out.push(`| transit plugin, after the load phases (${transitPids.length ? `pid ${transitPids[0]}` : 'not found'}) | ${fmtMb(transitRss)} |`);
+  out.push('');
+  out.push(`Non-2xx counting checked: a forced-404 phase reported ${check.non2xx}/${check.total} responses as non-2xx.`);
+  if (problems.length) {
+    out.push('');
+    out.push('**Phases with failures (their req/s counts only 2xx):**');
+    for (const p of problems) out.push(`- ${p}`);
+  }
+  out.push('');
+  out.push(`Total bench time ${((Date.now() - started) / 1000).toFixed(1)} s.`);
+  process.stdout.write(`${out.join('\n')}\n`);
+  process.exitCode = problems.length ? 1 : 0;
+}
+
+main().catch((err) => {
+  process.stderr.write(`bench failed: ${err && err.stack ? err.stack : err}\n`);
+  process.exitCode = 1;
+}).finally(() => {
+  cleanup();
+  // Give SIGTERMed children a moment; then exit so a stuck child cannot hold the bench open.
+  setTimeout(() => process.exit(), 500).unref();
+});
