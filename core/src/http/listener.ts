@@ -1,0 +1,230 @@
+/**
+ * One API listener: TCP (or TLS) accept -> LIST verb translation -> express 5
+ * with a single handler -> ApiRequest -> the core's handler -> reply.
+ *
+ * What must stay true:
+ * - A request body is read once, by hand, and never beyond `maxRequestSize`:
+ *   a larger declared or streamed body gets 413 and the connection is closed.
+ * - Anything outside `/v1/` is a JSON 404; nothing else is served.
+ * - Errors from the core that are not StrongroomErrors reach the client as
+ *   'internal error' only (see response.ts); the detail goes to the log.
+ *
+ * Per-request cost matters (see DESIGN.md section 2): no middleware chain, no
+ * ETag, no x-powered-by, responses written with writeHead/end.
+ */
+import { readFile } from 'node:fs/promises';
+import * as http from 'node:http';
+import * as net from 'node:net';
+import * as tls from 'node:tls';
+import type { AddressInfo } from 'node:net';
+import express from 'express';
+import { z } from 'zod';
+import type { Logger } from '@strongroom/sdk-plugin';
+import { wrapConnection } from './list-method.js';
+import { API_PREFIX, parseApiRequest } from './request.js';
+import { errorReply, renderReply, replyForError, writeRendered } from './response.js';
+import type { ApiHandler, ApiReply } from './types.js';
+
+/** Vault's default `max_request_size`: 32 MiB. */
+export const DEFAULT_MAX_REQUEST_SIZE = 32 * 1024 * 1024;
+/** How long close() lets in-flight requests finish before it cuts their connections. */
+const CLOSE_GRACE_MS = 2000;
+
+const optionsSchema = z.object({
+  address: z
+    .string()
+    .regex(/^(\[[0-9a-fA-F:.]+\]|[^:\s[\]]*):\d{1,5}$/, 'address must be host:port (IPv6 as [addr]:port)'),
+  tls: z.object({ certFile: z.string().min(1), keyFile: z.string().min(1) }).nullish(),
+  /** Bytes. 0 or absent: 32 MiB; negative: no limit (as Vault's max_request_size). */
+  maxRequestSize: z.number().int().optional(),
+  requireRequestHeader: z.boolean().optional(),
+});
+
+export type ListenerOptions = z.input<typeof optionsSchema>;
+
+export interface ListenerDeps {
+  logger?: Pick<Logger, 'error' | 'warn'>;
+}
+
+export interface Listener {
+  /** Binds and starts accepting. Port 0 picks a free port; the bound one is returned. */
+  start(): Promise<{ host: string; port: number }>;
+  /** Stops accepting, lets in-flight requests finish (briefly), closes every connection. */
+  close(): Promise<void>;
+}
+
+class RequestTooLarge extends Error {}
+
+export function createListener(options: ListenerOptions, handle: ApiHandler, deps: ListenerDeps = {}): Listener {
+  const parsed = optionsSchema.safeParse(options);
+  if (!parsed.success) {
+    throw new Error(`invalid listener options: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
+  }
+  const opts = parsed.data;
+  const { host, port } = splitAddress(opts.address);
+  const maxRequestSize = !opts.maxRequestSize ? DEFAULT_MAX_REQUEST_SIZE : opts.maxRequestSize < 0 ? Infinity : opts.maxRequestSize;
+  const parseOpts = { requireRequestHeader: opts.requireRequestHeader ?? false };
+  const logger = deps.logger ?? stderrLogger;
+
+  const app = express();
+  app.set('etag', false);
+  app.set('x-powered-by', false);
+  // The single handler: routing is the mount table's job, not express's.
+  app.use((req, res) => {
+    void serve(req, res);
+  });
+
+  async function serve(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+    const url = req.url ?? '/';
+    const method = req.method ?? 'GET';
+    const head = method === 'HEAD';
+    if (!url.startsWith(API_PREFIX)) {
+      send(res, errorReply(404, ['not found']), head);
+      return;
+    }
+    let rawBody: Buffer;
+    try {
+      rawBody = await readBody(req, maxRequestSize);
+    } catch (err) {
+      if (err instanceof RequestTooLarge) {
+        send(res, { ...errorReply(413, [`request body too large: the limit is ${maxRequestSize} bytes`]), headers: { Connection: 'close' } }, head);
+      } else if (!res.headersSent && !res.destroyed) {
+        send(res, errorReply(400, ['failed to read the request body']), head);
+      }
+      return;
+    }
+    let requestId = '';
+    let reply: ApiReply;
+    try {
+      const apiReq = parseApiRequest({ method, url, headers: req.headers, rawBody, remoteAddress: req.socket.remoteAddress }, parseOpts);
+      requestId = apiReq.id;
+      reply = await handle(apiReq);
+    } catch (err) {
+      reply = replyForError(err, logger, requestId);
+    }
+    send(res, reply, head, requestId);
+  }
+
+  function send(res: http.ServerResponse, reply: ApiReply, head: boolean, requestId = ''): void {
+    if (res.destroyed || res.headersSent) return;
+    let rendered: ReturnType<typeof renderReply>;
+    try {
+      rendered = renderReply(reply, head);
+    } catch (err) {
+      rendered = renderReply(replyForError(err, logger, requestId), head);
+    }
+    writeRendered(res, rendered);
+  }
+
+  const httpServer = http.createServer(app);
+  const sockets = new Set<net.Socket>();
+  let server: net.Server | null = null;
+
+  function accept(socket: net.Socket, encrypted: boolean): void {
+    sockets.add(socket);
+    socket.once('close', () => sockets.delete(socket));
+    // Errors on an accepted socket (resets) end that connection only.
+    socket.on('error', () => undefined);
+    httpServer.emit('connection', wrapConnection(socket, { encrypted }));
+  }
+
+  return {
+    async start() {
+      if (server) throw new Error('listener already started');
+      if (opts.tls) {
+        const [cert, key] = await Promise.all([readFile(opts.tls.certFile), readFile(opts.tls.keyFile)]);
+        const tlsServer = tls.createServer({ cert, key, minVersion: 'TLSv1.2', ALPNProtocols: ['http/1.1'] }, (s) => accept(s, true));
+        // A failed handshake is the client's problem; keep it out of the error log.
+        tlsServer.on('tlsClientError', () => undefined);
+        server = tlsServer;
+      } else {
+        server = net.createServer({ noDelay: true }, (s) => accept(s, false));
+      }
+      const srv = server;
+      await new Promise<void>((resolve, reject) => {
+        srv.once('error', reject);
+        srv.listen(port, host, () => {
+          srv.off('error', reject);
+          resolve();
+        });
+      });
+      srv.on('error', (err) => logger.error('listener error', { address: opts.address, error: err.message }));
+      const addr = srv.address() as AddressInfo;
+      return { host: addr.address, port: addr.port };
+    },
+
+    async close() {
+      const srv = server;
+      if (!srv) return;
+      server = null;
+      const closed = new Promise<void>((resolve) => srv.close(() => resolve()));
+      httpServer.closeIdleConnections();
+      const deadline = Date.now() + CLOSE_GRACE_MS;
+      while (sockets.size > 0 && Date.now() < deadline) {
+        await new Promise((r) => setTimeout(r, 20));
+        httpServer.closeIdleConnections();
+      }
+      for (const s of sockets) s.destroy();
+      await closed;
+    },
+  };
+}
+
+/** Reads the whole body, at most `limit` bytes; no body (no length, no chunking) costs nothing. */
+function readBody(req: http.IncomingMessage, limit: number): Promise<Buffer> {
+  const declared = req.headers['content-length'];
+  if (declared === undefined && req.headers['transfer-encoding'] === undefined) return Promise.resolve(EMPTY);
+  if (declared !== undefined && Number(declared) > limit) return Promise.reject(new RequestTooLarge());
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const cleanup = () => {
+      req.off('data', onData);
+      req.off('end', onEnd);
+      req.off('error', onError);
+      req.off('close', onClose);
+    };
+    const onData = (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > limit) {
+        cleanup();
+        // Keep discarding what still arrives so the reply can be written.
+        req.resume();
+        reject(new RequestTooLarge());
+        return;
+      }
+      chunks.push(chunk);
+    };
+    const onEnd = () => {
+      cleanup();
+      resolve(chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, size));
+    };
+    const onError = (err: Error) => {
+      cleanup();
+      reject(err);
+    };
+    const onClose = () => {
+      if (!req.complete) onError(new Error('request aborted'));
+    };
+    req.on('data', onData);
+    req.on('end', onEnd);
+    req.on('error', onError);
+    req.on('close', onClose);
+  });
+}
+
+const EMPTY = Buffer.alloc(0);
+
+export function splitAddress(address: string): { host: string; port: number } {
+  const i = address.lastIndexOf(':');
+  let host = address.slice(0, i);
+  const port = Number(address.slice(i + 1));
+  if (host.startsWith('[') && host.endsWith(']')) host = host.slice(1, -1);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`invalid listener address ${address}: bad port`);
+  return { host: host === '' ? '0.0.0.0' : host, port };
+}
+
+const stderrLogger: Pick<Logger, 'error' | 'warn'> = {
+  error: (msg, meta) => process.stderr.write(`${JSON.stringify({ level: 'error', msg, ...meta })}\n`),
+  warn: (msg, meta) => process.stderr.write(`${JSON.stringify({ level: 'warn', msg, ...meta })}\n`),
+};

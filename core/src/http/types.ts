@@ -1,0 +1,67 @@
+/**
+ * What the HTTP layer hands the core (`ApiRequest`) and what it takes back
+ * (`ApiReply`). Everything between the socket and `handle()` lives in
+ * core/src/http; routing, tokens, namespaces and ACLs live in the core.
+ */
+import type { IncomingHttpHeaders } from 'node:http';
+
+/**
+ * The operation as far as HTTP can tell. `write` covers POST and PUT: whether
+ * it is a create or an update is decided later by the core (existence check).
+ */
+export type ApiOperation = 'read' | 'list' | 'write' | 'delete' | 'patch';
+
+export interface ApiRequest {
+  /** crypto.randomUUID(), also the envelope's `request_id`. */
+  id: string;
+  /** The HTTP verb as the client sent it ('LIST' for the LIST verb, 'HEAD', 'PUT', ...). */
+  method: string;
+  operation: ApiOperation;
+  /** HEAD request: answered like a read, without a body. */
+  head: boolean;
+  /** `help=1` in the query: the core answers help/OpenAPI for the path instead. */
+  help: boolean;
+  /**
+   * Namespace header joined with the URL path: percent-decoded, repeated
+   * slashes collapsed, no leading slash, trailing slash kept
+   * (`ns1/` + `ns2/secret/foo` -> `ns1/ns2/secret/foo`). The core finds the
+   * longest existing namespace prefix in it.
+   */
+  path: string;
+  /** The URL path alone (after `/v1/`, decoded and normalised like `path`). */
+  urlPath: string;
+  /** Normalised namespace header (`ns1/ns2/`), or '' when absent or `root`. */
+  namespace: string;
+  /** From X-Service-Token, X-Vault-Token or `Authorization: Bearer`; undefined when none. */
+  token: string | undefined;
+  /**
+   * Parameters: the JSON body object for write/patch; the query string for
+   * read/list/delete (values are strings, repeated keys give arrays). `list`
+   * and `help` are not included.
+   */
+  data: Record<string, unknown>;
+  /** The query string, parsed the same way, for every method; `help` (and `list` on GET) removed. */
+  query: Record<string, string | string[]>;
+  /** The request body exactly as received (empty Buffer when none), for forwarding without re-encoding. */
+  rawBody: Buffer;
+  /** Request headers (lower-case names), e.g. for X-Vault-Wrap-TTL. Includes the token header: never log them whole. */
+  headers: IncomingHttpHeaders;
+  /** Caller IP, without the `::ffff:` IPv4-mapped prefix. */
+  remoteAddress: string;
+}
+
+/** A raw (non-JSON) body, e.g. an SSH public key as text/plain. */
+export interface RawBody {
+  raw: Buffer | string;
+  contentType: string;
+}
+
+export interface ApiReply {
+  status: number;
+  /** JSON-serialised unless it is a RawBody. Ignored for 204 and HEAD. */
+  body?: unknown;
+  headers?: Record<string, string>;
+}
+
+/** The core's entry point. It may throw; errors are mapped with `httpStatusFor`. */
+export type ApiHandler = (req: ApiRequest) => Promise<ApiReply>;
