@@ -109,3 +109,13 @@ async function launch(args: string[], port: number, dataDir: string, env: Record
 export function cleanup(dir: string): void {
   rmSync(dir, { recursive: true, force: true });
 }
+
+/**
+ * Starts the binary again on the config file (and so the port and data
+ * directory) of a server that has exited, as a process restart would.
+ */
+export async function restartConfigServer(prev: RunningServer & { configFile: string }, opts: { env?: Record<string, string> } = {}): Promise<RunningServer & { configFile: string }> {
+  if (prev.proc.exitCode === null && prev.proc.signalCode === null) throw new Error('restartConfigServer: the previous server is still running');
+  const s = await launch([BIN, 'server', `-config=${prev.configFile}`, '-log-level=warn'], prev.port, prev.dataDir, opts.env, false);
+  return { ...s, configFile: prev.configFile };
+}
