@@ -1,1 +1,1 @@
-export {};
+export { createApproleBackend, approleBackend, type ApproleBackendOptions } from './backend.js';

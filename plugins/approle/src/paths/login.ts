@@ -1,0 +1,92 @@
+/**
+ * Login. Guards: the SecretID is looked up by HMAC and compared in constant
+ * time; its use count is decremented under a per-SecretID lock, so N
+ * concurrent logins on a SecretID with num_uses k succeed exactly min(N, k)
+ * times; every failure says the same thing, so a caller cannot probe which of
+ * RoleID or SecretID was wrong.
+ */
+import { badRequest, definePath, f, type KeyedMutex, type PathDef } from '@strongroom/sdk-plugin';
+import type { ApproleStore, SecretIdEntry } from '../store.js';
+import { hostCidr, ipAllowed } from '../cidr.js';
+import { isExpired } from './secret-id.js';
+
+interface Deps {
+  store: ApproleStore;
+  mutex: KeyedMutex;
+  mountId: string;
+  now: () => Date;
+}
+
+const INVALID = 'invalid role or secret ID';
+
+export function loginPath({ store, mutex, mountId, now }: Deps): PathDef {
+  return definePath({
+    pattern: 'login',
+    unauthenticated: true,
+    fields: {
+      role_id: f.sensitive(f.string().describe('The RoleID of the role')).optional(),
+      secret_id: f.sensitive(f.string().describe('The SecretID; required when the role binds one')).optional(),
+    },
+    operations: {
+      update: {
+        summary: 'Log in with a RoleID and SecretID',
+        handler: async (req) => {
+          const roleId = req.data.role_id ?? '';
+          if (roleId === '') throw badRequest('field "role_id": missing role_id');
+          const name = await store.roleNameForRoleId(roleId);
+          const role = name === null ? null : await store.getRole(name);
+          if (!role) throw badRequest(INVALID);
+          const ip = req.client.remoteAddress;
+          if (!ipAllowed(ip, role.secret_id_bound_cidrs)) throw badRequest(`source address "${ip}" unauthorized by CIDR restrictions on the role`);
+
+          let used: SecretIdEntry | null = null;
+          if (role.bind_secret_id) {
+            const secretId = req.data.secret_id ?? '';
+            if (secretId === '') throw badRequest('field "secret_id": missing secret_id');
+            const h = await store.hmac(secretId);
+            used = await mutex.run(`${mountId}:sid:${role.name}:${h}`, async () => {
+              const e = await store.getSecretId(role.name, h);
+              if (!e || !store.sameHmac(e.hmac, h)) throw badRequest(INVALID);
+              if (isExpired(e, now())) {
+                await store.deleteSecretId(e);
+                throw badRequest(INVALID);
+              }
+              if (!ipAllowed(ip, e.cidr_list)) throw badRequest(`source address "${ip}" unauthorized through CIDR restrictions on the secret ID`);
+              if (e.num_uses === 1) await store.deleteSecretId(e);
+              else if (e.num_uses > 1) await store.putSecretId({ ...e, num_uses: e.num_uses - 1, last_updated_time: now().toISOString() });
+              return e;
+            });
+          }
+
+          const tokenCidrs = role.token_strictly_bind_ip
+            ? [hostCidr(ip)]
+            : used && used.token_bound_cidrs.length > 0
+              ? used.token_bound_cidrs
+              : role.token_bound_cidrs;
+          if (tokenCidrs.length > 0 && !ipAllowed(ip, tokenCidrs)) throw badRequest(`source address "${ip}" unauthorized by token_bound_cidrs`);
+          return {
+            auth: {
+              displayName: 'approle',
+              policies: role.token_policies,
+              noDefaultPolicy: role.token_no_default_policy,
+              metadata: { ...(used?.metadata ?? {}), role_name: role.name },
+              internalData: { role_name: role.name, ...(used ? { secret_id_accessor: used.accessor } : {}) },
+              ttl: role.token_ttl,
+              maxTtl: role.token_max_ttl,
+              explicitMaxTtl: role.token_explicit_max_ttl,
+              period: role.token_period,
+              numUses: role.token_num_uses,
+              renewable: true,
+              boundCidrs: tokenCidrs,
+              tokenType: role.token_type === 'default' ? '' : role.token_type,
+              aliasName: role.role_id,
+            },
+          };
+        },
+      },
+    },
+    synopsis: 'Issue a token for a RoleID and SecretID.',
+    description: `Answers an auth block whose token carries the role's token settings and the
+SecretID's metadata. The SecretID's use count is spent once per successful login.`,
+  });
+}
