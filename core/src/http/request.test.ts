@@ -1,0 +1,81 @@
+import { StrongroomError } from '@strongroom/sdk-plugin';
+import { LIST_MARKER_HEADER } from './list-method.js';
+import { extractToken, normaliseNamespace, normalisePath, parseApiRequest, parseJsonBody, parseQuery, type RawHttpRequest } from './request.js';
+
+const raw = (over: Partial<RawHttpRequest>): RawHttpRequest => ({
+  method: 'GET',
+  url: '/v1/secret/foo',
+  headers: {},
+  rawBody: Buffer.alloc(0),
+  remoteAddress: '::ffff:10.1.2.3',
+  ...over,
+});
+const parse = (over: Partial<RawHttpRequest>, requireRequestHeader = false) => parseApiRequest(raw(over), { requireRequestHeader });
+
+describe('parseApiRequest', () => {
+  it('turns the translated LIST verb into a list and hides the marker header', () => {
+    const headers = { [LIST_MARKER_HEADER]: '1', host: 'x' };
+    const r = parse({ url: '/v1/secret/metadata/?after=a&limit=5', headers });
+    expect(r).toMatchObject({ method: 'LIST', operation: 'list', path: 'secret/metadata/', data: { after: 'a', limit: '5' } });
+    expect(r.headers[LIST_MARKER_HEADER]).toBeUndefined();
+  });
+
+  it('only honours the marker on GET', () => {
+    expect(parse({ method: 'POST', headers: { [LIST_MARKER_HEADER]: '1' } }).operation).toBe('write');
+  });
+
+  it('maps HEAD to a read without body and strips the IPv4-mapped prefix', () => {
+    expect(parse({ method: 'HEAD' })).toMatchObject({ operation: 'read', head: true, remoteAddress: '10.1.2.3' });
+  });
+
+  it('answers 405 to unknown methods and 412 without the request header when required', () => {
+    expect(() => parse({ method: 'OPTIONS' })).toThrow(expect.objectContaining({ status: 405 }));
+    expect(() => parse({}, true)).toThrow(expect.objectContaining({ status: 412 }));
+    expect(parse({ headers: { 'x-service-request': 'TRUE' } }, true).operation).toBe('read');
+  });
+
+  it('keeps query parameters out of write data and the raw body as received', () => {
+    const body = Buffer.from('{"plaintext":"aGk="}');
+    const r = parse({ method: 'PUT', url: '/v1/transit/encrypt/k?x=1', rawBody: body });
+    expect(r.data).toEqual({ plaintext: 'aGk=' });
+    expect(r.query).toEqual({ x: '1' });
+    expect(r.rawBody).toBe(body);
+  });
+
+  it('treats help=1 as a flag, not data', () => {
+    expect(parse({ url: '/v1/transit/keys/a?help=1' })).toMatchObject({ help: true, data: {} });
+    expect(parse({ url: '/v1/a?help=0' }).help).toBe(false);
+  });
+});
+
+describe('pieces', () => {
+  it('normalises paths and namespaces', () => {
+    expect(normalisePath('//a///b/', 'path')).toBe('a/b/');
+    expect(normalisePath('a.b/c..d', 'path')).toBe('a.b/c..d');
+    expect(() => normalisePath('a/../b', 'path')).toThrow(StrongroomError);
+    expect(normaliseNamespace(' ns1/ns2 ')).toBe('ns1/ns2/');
+    expect(normaliseNamespace('root')).toBe('');
+    expect(normaliseNamespace('/')).toBe('');
+    expect(normaliseNamespace(undefined)).toBe('');
+  });
+
+  it('parses queries with repeated keys', () => {
+    expect(parseQuery('a=1&a=2&a=3&b=x+y&c=%2F')).toEqual({ a: ['1', '2', '3'], b: 'x y', c: '/' });
+  });
+
+  it('extracts tokens', () => {
+    expect(extractToken({ authorization: 'bearer abc' })).toBe('abc');
+    expect(extractToken({ authorization: 'Bearer' })).toBeUndefined();
+    expect(extractToken({ 'x-vault-token': '  ' })).toBeUndefined();
+  });
+
+  it('parses JSON bodies', () => {
+    expect(parseJsonBody(Buffer.from('  \n'))).toEqual({});
+    expect(parseJsonBody(Buffer.from('{"a":[1]}'))).toEqual({ a: [1] });
+    expect(() => parseJsonBody(Buffer.from('"str"'))).toThrow(/must be a JSON object/);
+    expect(() => parseJsonBody(Buffer.from('{bad'))).toThrow(/^failed to parse JSON input: /);
+    const polluted = parseJsonBody(Buffer.from('{"__proto__":{"admin":true}}'));
+    expect(Object.getPrototypeOf(polluted)).toBe(Object.prototype);
+    expect(Object.keys(polluted)).toEqual([]);
+  });
+});
