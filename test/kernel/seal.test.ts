@@ -8,6 +8,9 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { restartConfigServer, startConfigServer, type RunningServer } from '../helpers/server';
 
+// The e2e project's testTimeout is not applied per project by jest 30; these tests start real processes.
+jest.setTimeout(60_000);
+
 const CONFIG = `storage "level" { path = "$DIR/data" }
 listener "tcp" { address = "127.0.0.1:$PORT" tls_disable = true }
 `;

@@ -11,6 +11,9 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { startDevServer, type RunningServer } from '../helpers/server';
 
+// The e2e project's testTimeout is not applied per project by jest 30; these tests start real processes.
+jest.setTimeout(60_000);
+
 const KV_MAIN = resolve(__dirname, '../../plugins/kv/dist/main.js');
 
 /** Pids of processes whose parent is `ppid` and whose args mention the kv entry point. */
