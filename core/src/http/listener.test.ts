@@ -546,6 +546,27 @@ describe('listener', () => {
     });
   });
 
+  it('answers what the HTTP parser rejects with a JSON error and closes the connection', async () => {
+    await withListener({}, async (port) => {
+      const method = rawClient(port);
+      await method.write('BREW /v1/pot HTTP/1.1\r\nHost: x\r\n\r\n');
+      const [m] = await method.responses(1);
+      expect(m?.status).toBe(405);
+      expect(JSON.parse(m!.body)).toEqual({ errors: ['unsupported HTTP method'] });
+      await method.waitClosed();
+      const big = rawClient(port);
+      await big.write(`GET /v1/a HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`);
+      const [b] = await big.responses(1);
+      expect(b?.status).toBe(431);
+      await big.waitClosed();
+      const garbage = rawClient(port);
+      await garbage.write('GET /v1/a HTTP/1.1\r\nNo colon here\r\n\r\n');
+      const [g] = await garbage.responses(1);
+      expect(g?.status).toBe(400);
+      await garbage.waitClosed();
+    });
+  });
+
   it('rejects bad options and reports the bound port', async () => {
     expect(() => createListener({ address: 'nope' }, echo)).toThrow(/address/);
     const l = createListener({ address: '127.0.0.1:0' }, echo);

@@ -17,6 +17,7 @@ import * as http from 'node:http';
 import * as net from 'node:net';
 import * as tls from 'node:tls';
 import type { AddressInfo } from 'node:net';
+import type { Duplex } from 'node:stream';
 import express from 'express';
 import { z } from 'zod';
 import type { Logger } from '@strongroom/sdk-plugin';
@@ -54,6 +55,13 @@ export interface Listener {
 }
 
 class RequestTooLarge extends Error {}
+
+const CLIENT_ERRORS: Record<string, [number, string]> = {
+  HPE_HEADER_OVERFLOW: [431, 'request headers too large'],
+  HPE_CHUNK_EXTENSIONS_OVERFLOW: [413, 'chunk extensions too large'],
+  ERR_HTTP_REQUEST_TIMEOUT: [408, 'request timeout'],
+  HPE_INVALID_METHOD: [405, 'unsupported HTTP method'],
+};
 
 export function createListener(options: ListenerOptions, handle: ApiHandler, deps: ListenerDeps = {}): Listener {
   const parsed = optionsSchema.safeParse(options);
@@ -117,6 +125,21 @@ export function createListener(options: ListenerOptions, handle: ApiHandler, dep
   }
 
   const httpServer = http.createServer(app);
+  // Requests llhttp itself rejects (bad method, oversized head) still get an `{errors}` body.
+  // err.rawPacket is never logged: it may hold a token.
+  httpServer.on('clientError', (err: NodeJS.ErrnoException, socket: Duplex) => {
+    if (err.code === 'ECONNRESET' || !socket.writable) {
+      socket.destroy();
+      return;
+    }
+    const [status, message] = CLIENT_ERRORS[err.code ?? ''] ?? [400, 'malformed HTTP request'];
+    const body = JSON.stringify({ errors: [message] });
+    socket.end(
+      `HTTP/1.1 ${status} ${http.STATUS_CODES[status] ?? ''}\r\nContent-Type: application/json\r\nCache-Control: no-store\r\n` +
+        `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+      () => socket.destroy(),
+    );
+  });
   const sockets = new Set<net.Socket>();
   let server: net.Server | null = null;
 
