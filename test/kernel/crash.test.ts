@@ -2,6 +2,7 @@
  * Crash safety: a write the server acknowledged with a 2xx must survive a
  * SIGKILL of the server process taken in the middle of a write load.
  */
+import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { restartConfigServer, startConfigServer, type RunningServer } from '../helpers/server';
 
@@ -19,6 +20,24 @@ afterAll(async () => {
 });
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Pids of the plugin processes whose parent is `ppid`. */
+function pluginChildren(ppid: number): number[] {
+  return execFileSync('ps', ['-eo', 'pid,ppid,args'], { encoding: 'utf8' })
+    .split('\n')
+    .map((l) => l.trim().split(/\s+/))
+    .filter((c) => Number(c[1]) === ppid && c.slice(2).join(' ').includes('/dist/main.js'))
+    .map((c) => Number(c[0]));
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
 
 it('keeps every acknowledged write across a SIGKILL mid-load', async () => {
   s = await startConfigServer(CONFIG);
@@ -48,6 +67,8 @@ it('keeps every acknowledged write across a SIGKILL mid-load', async () => {
   };
   const writers = [0, 1, 2, 3].map(writer);
   await sleep(2000);
+  const plugins = pluginChildren(s.proc.pid!);
+  expect(plugins.length).toBeGreaterThan(0);
   await s.stop('SIGKILL');
   stop = true;
   await Promise.all(writers);
@@ -65,4 +86,6 @@ it('keeps every acknowledged write across a SIGKILL mid-load', async () => {
   // The server is healthy and writable after recovery.
   expect((await s.api('POST', 'kv/after', { v: 'ok' }, { token: root })).status).toBe(204);
   expect(attempted).toBeGreaterThanOrEqual(acked.size);
+  // A plugin must notice its server died and exit rather than linger as an orphan.
+  expect(plugins.filter(alive)).toEqual([]);
 }, 60_000);
