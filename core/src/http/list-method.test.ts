@@ -1,4 +1,5 @@
-import { createListVerbTranslator, LIST_MARKER_HEADER } from './list-method.js';
+import * as net from 'node:net';
+import { createListVerbTranslator, LIST_MARKER_HEADER, wrapConnection } from './list-method.js';
 
 /** Feeds `input` split at the given sizes (cycled) and returns the concatenated output. */
 function run(input: string, splits: number[] = [input.length]): { out: string; passthrough: boolean; copies: number } {
@@ -106,5 +107,25 @@ describe('LIST verb translator', () => {
     const r = run(big, [1000]);
     expect(r.out).toBe(big);
     expect(r.passthrough).toBe(true);
+  });
+});
+
+describe('wrapConnection', () => {
+  it('cuts off a client that trickles a request head and never finishes it', async () => {
+    const server = net.createServer((s) => {
+      const wrapped = wrapConnection(s, { headTimeoutMs: 100 });
+      wrapped.on('error', () => undefined);
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const { port } = server.address() as net.AddressInfo;
+    const client = net.connect(port, '127.0.0.1');
+    client.on('error', () => undefined);
+    client.write('LIST /v1/a HTTP/1.1\r\nHost: x\r\n');
+    const closed = await new Promise<boolean>((resolve) => {
+      client.on('close', () => resolve(true));
+      setTimeout(() => resolve(false), 3000).unref();
+    });
+    expect(closed).toBe(true);
+    await new Promise((r) => server.close(r));
   });
 });

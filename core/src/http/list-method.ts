@@ -37,6 +37,8 @@ const EMPTY = Buffer.alloc(0);
 
 /** Heads larger than this are left to llhttp (its own limit is 16 KiB by default: it answers 431). */
 const MAX_HEAD_BYTES = 64 * 1024;
+/** How long an unfinished request head may be held back (Node's own headersTimeout default). */
+const HEAD_TIMEOUT_MS = 60_000;
 /** A chunk-size line (hex size plus extensions) longer than this is malformed. */
 const MAX_CHUNK_LINE_BYTES = 4096;
 /** Trailer section of a chunked body. */
@@ -56,6 +58,8 @@ export interface ListVerbTranslator {
   push(chunk: Buffer): Buffer[];
   /** Whether the translator has given up framing this connection (tests, diagnostics). */
   readonly passthrough: boolean;
+  /** Whether an unfinished request head is held back (not yet visible to the HTTP parser). */
+  readonly holding: boolean;
 }
 
 interface HeadInfo {
@@ -290,6 +294,9 @@ export function createListVerbTranslator(): ListVerbTranslator {
     get passthrough() {
       return state === 'passthrough';
     },
+    get holding() {
+      return headParts.length > 0;
+    },
   };
 }
 
@@ -393,9 +400,15 @@ export interface TranslatedConnection extends Duplex {
  * HTTP server reads translated bytes. Hand the result to
  * `httpServer.emit('connection', wrapped)`.
  */
-export function wrapConnection(socket: Socket, opts: { encrypted?: boolean } = {}): TranslatedConnection {
+export function wrapConnection(socket: Socket, opts: { encrypted?: boolean; headTimeoutMs?: number } = {}): TranslatedConnection {
   const translator = createListVerbTranslator();
+  const headTimeoutMs = opts.headTimeoutMs ?? HEAD_TIMEOUT_MS;
   let paused = false;
+  /**
+   * A head we hold back is invisible to Node's headersTimeout, so a client
+   * trickling one in byte by byte is cut off here instead.
+   */
+  let headTimer: NodeJS.Timeout | null = null;
 
   const duplex = new Duplex({
     allowHalfOpen: true,
@@ -432,10 +445,19 @@ export function wrapConnection(socket: Socket, opts: { encrypted?: boolean } = {
       if (!duplex.push(piece)) paused = true;
     }
     if (paused) socket.pause();
+    if (translator.holding) {
+      headTimer ??= setTimeout(() => socket.destroy(), headTimeoutMs).unref();
+    } else if (headTimer) {
+      clearTimeout(headTimer);
+      headTimer = null;
+    }
   });
   socket.on('end', () => duplex.push(null));
   socket.on('error', (err) => duplex.destroy(err));
-  socket.on('close', () => duplex.destroy());
+  socket.on('close', () => {
+    if (headTimer) clearTimeout(headTimer);
+    duplex.destroy();
+  });
   socket.on('timeout', () => duplex.emit('timeout'));
 
   const encrypted = opts.encrypted ?? false;
