@@ -6,6 +6,8 @@ const moduleNameMapper = {
   '^(\\.{1,2}/.*)\\.js$': '$1',
 };
 module.exports = {
+  // Global in jest (not per project): e2e tests start real processes.
+  testTimeout: 60000,
   projects: [
     {
       displayName: 'unit',
@@ -22,7 +24,6 @@ module.exports = {
       transform: { '^.+\\.ts$': tsJest },
       moduleNameMapper,
       testMatch: ['<rootDir>/test/**/*.test.ts'],
-      testTimeout: 60000,
     },
   ],
 };

@@ -120,9 +120,11 @@ describe('plugin catalog', () => {
   test('sha256 is checked at registration and before every start', async () => {
     const sha = write('p', 'v1');
     const cat = make();
-    await expect(cat.register({ type: 'secret', name: 'p', version: '1.0.0', command: 'p', sha256: 'a'.repeat(64) })).rejects.toThrow(
-      'plugin sha256 mismatch for p v1.0.0',
-    );
+    // At registration a wrong sha256 is the caller's bad input: a 400 naming the field.
+    await expect(cat.register({ type: 'secret', name: 'p', version: '1.0.0', command: 'p', sha256: 'a'.repeat(64) })).rejects.toMatchObject({
+      status: 400,
+      message: 'sha256: does not match the command file for p v1.0.0',
+    });
     const e = await cat.register({ type: 'secret', name: 'p', version: '1.0.0', command: 'p', sha256: sha });
     await expect(cat.prepareStart(e)).resolves.toMatchObject({ args: [] });
     write('p', 'v2');

@@ -190,10 +190,12 @@ export function createPluginCatalog(deps: { store: CatalogStore; pluginDirectory
     return real;
   };
 
-  const checkSha = async (file: string, expected: string, label: string) => {
+  // At registration a mismatch is the caller's bad input (400); at start it means the file changed (502).
+  const checkSha = async (file: string, expected: string, label: string, atRegistration = false) => {
     const actual = Buffer.from(await sha256File(file), 'hex');
     const want = Buffer.from(expected, 'hex');
     if (want.length !== actual.length || !timingSafeEqual(want, actual)) {
+      if (atRegistration) throw badRequest(`sha256: does not match the command file for ${label}`, ['sha256']);
       throw new StrongroomError('plugin_failed', `plugin sha256 mismatch for ${label}`);
     }
   };
@@ -210,7 +212,7 @@ export function createPluginCatalog(deps: { store: CatalogStore; pluginDirectory
       if (version.includes('+builtin')) throw badRequest('version: the "+builtin" suffix is reserved for built-in plugins', ['version']);
       const file = resolveCommand(p.command);
       const sha256 = p.sha256.toLowerCase();
-      await checkSha(file, sha256, `${p.name} ${version}`);
+      await checkSha(file, sha256, `${p.name} ${version}`, true);
       const entry: PluginEntry = { type: p.type, name: p.name, version, command: p.command, args: p.args, env: p.env, sha256, builtin: false };
       await store.put(keyOf(p.type, p.name, version), Buffer.from(JSON.stringify(entry), 'utf8'));
       return entry;
