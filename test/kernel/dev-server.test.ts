@@ -44,6 +44,22 @@ describe('dev server', () => {
     expect(empty.body).toEqual({ errors: [] });
   });
 
+  it('accepts the raw LIST verb as curl, hvac and node-vault send it', async () => {
+    await s.api('PUT', 'secret/data/listverb/a', { data: { v: '1' } });
+    const http = await import('node:http');
+    const res = await new Promise<{ status: number; body: string }>((resolve, reject) => {
+      const req = http.request(`${s.url}/v1/secret/metadata/listverb/`, { method: 'LIST', headers: { 'X-Service-Token': s.rootToken } }, (r) => {
+        let b = '';
+        r.on('data', (c: Buffer) => (b += c.toString()));
+        r.on('end', () => resolve({ status: r.statusCode ?? 0, body: b }));
+      });
+      req.on('error', reject);
+      req.end();
+    });
+    expect(res.status).toBe(200);
+    expect(JSON.parse(res.body).data.keys).toEqual(['a']);
+  });
+
   it('refuses missing and wrong tokens with 403, and an unknown route with 404', async () => {
     await s.api('POST', 'secret/data/app', { data: { password: 'hunter2' } });
     expect((await s.api('GET', 'secret/data/app', undefined, { token: null })).status).toBe(403);
