@@ -3,6 +3,7 @@
  * process: envelope, tokens, ACLs decided by the engine's existence check,
  * listing rules, help, errors.
  */
+import http from 'node:http';
 import { startDevServer, type RunningServer } from '../helpers/server';
 
 let s: RunningServer;
@@ -46,7 +47,6 @@ describe('dev server', () => {
 
   it('accepts the raw LIST verb as curl, hvac and node-vault send it', async () => {
     await s.api('PUT', 'secret/data/listverb/a', { data: { v: '1' } });
-    const http = await import('node:http');
     const res = await new Promise<{ status: number; body: string }>((resolve, reject) => {
       const req = http.request(`${s.url}/v1/secret/metadata/listverb/`, { method: 'LIST', headers: { 'X-Service-Token': s.rootToken } }, (r) => {
         let b = '';
