@@ -12,7 +12,6 @@ describe('metrics', () => {
     expect(text).toContain('strongroom_http_requests_total{status="200"} 2');
     expect(text).toContain('strongroom_leases 7');
     expect(text).toContain('strongroom_request_seconds_bucket{op="read",le="0.005"} 1');
-    expect(text).toContain('strongroom_request_seconds_bucket{op="read",le="0.001"}'.slice(0, 10));
     expect(text).not.toContain('le="0.001"} 1');
     expect(text).toContain('strongroom_request_seconds_count{op="read"} 1');
   });

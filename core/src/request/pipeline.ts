@@ -18,7 +18,7 @@ import {
 } from '@strongroom/sdk-plugin';
 import type { CoreLogger } from '../log/logger.js';
 import type { Metrics } from '../metrics/metrics.js';
-import { mountInfoOf, type Router } from '../mounts/mount-table.js';
+import { mountInfoOf, routePath, type Router } from '../mounts/mount-table.js';
 import type { NamespaceRegistry } from '../namespace/namespaces.js';
 import type { AuditEntry } from '../audit/broker.js';
 import type { AclOperation, AclPort, AuditPort, CallerToken, InProcessRequest, LeasePort, MountBinding, TokenPort } from './ports.js';
@@ -225,14 +225,14 @@ export function createPipeline(deps: PipelineDeps) {
       leaseDuration = resp.renewedLease.leaseDuration;
       renewable = resp.renewedLease.renewable;
     } else if (resp.secret) {
-      const lease = await leases.register({ mount: ctx.mount, namespace: ctx.namespace, requestPath: `${mountRoute(ctx.mount)}${ctx.path}`, secret: resp.secret, token: ctx.token });
+      const lease = await leases.register({ mount: ctx.mount, namespace: ctx.namespace, requestPath: `${routePath(ctx.mount)}${ctx.path}`, secret: resp.secret, token: ctx.token });
       leaseId = lease.leaseId;
       leaseDuration = lease.ttl;
       renewable = lease.renewable;
     }
     let auth: Record<string, unknown> | null = resp.renderedAuth ?? null;
     if (resp.auth) {
-      auth = await tokens.createFromAuth(resp.auth, { mount: ctx.mount, namespace: ctx.namespace, path: `${mountRoute(ctx.mount)}${ctx.path}`, remoteAddress: req.remoteAddress });
+      auth = await tokens.createFromAuth(resp.auth, { mount: ctx.mount, namespace: ctx.namespace, path: `${routePath(ctx.mount)}${ctx.path}`, remoteAddress: req.remoteAddress });
     }
 
     const data = resp.data ?? null;
@@ -262,10 +262,6 @@ export function createPipeline(deps: PipelineDeps) {
 
 function toLogicalOp(op: ApiOperation): Operation {
   return op === 'write' ? 'update' : op;
-}
-
-function mountRoute(m: { path: string; table: string }): string {
-  return m.table === 'auth' ? `auth/${m.path}` : m.path;
 }
 
 function auditAuth(t: CallerToken) {

@@ -9,7 +9,7 @@
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import {
   StrongroomError,
   badRequest,
@@ -170,7 +170,7 @@ export async function createCore(opts: { config: ServerConfig; logger: CoreLogge
       store: barrier,
       logger,
       mountTtls: (uuid) => mountTtls(router.byUuid(uuid)?.entry),
-      tokenExists: async (key) => (await barrier.get(`sys/token/id/${key}`)) !== null,
+      tokenExists: (key) => tokens.isLiveKey(key),
       revoker: {
         revokeSecret: async (lease) => {
           await backendOf(lease.mountUuid).handleRequest(leaseRequest(lease, 'revoke', 0));
@@ -192,11 +192,11 @@ export async function createCore(opts: { config: ServerConfig; logger: CoreLogge
       capabilities: {
         forAccessor: async (accessor: string, ns: Namespace, path: string) => {
           const e = await tokens.lookupByAccessor(accessor);
-          return e ? (await aclFor(e, ns)).capabilities(path) : ['deny'];
+          return e ? (await aclFor(e.policies, ns)).capabilities(path) : ['deny'];
         },
         forToken: async (token: string, ns: Namespace, path: string) => {
           const e = await tokens.lookup(token);
-          return e ? (await aclFor(e, ns)).capabilities(path) : ['deny'];
+          return e ? (await aclFor(e.policies, ns)).capabilities(path) : ['deny'];
         },
       },
       catalog: {
@@ -264,10 +264,7 @@ export async function createCore(opts: { config: ServerConfig; logger: CoreLogge
       },
     });
 
-    const acl = createAclPort(policies, aclCache);
-    async function aclFor(e: TokenEntry, ns: Namespace) {
-      return acl.forEntry(e, ns);
-    }
+    const aclFor = async (names: readonly string[], ns: Namespace) => aclCache.get(await policies.resolve(ns, names));
 
     const pipeline = createPipeline({
       namespaces,
@@ -281,13 +278,13 @@ export async function createCore(opts: { config: ServerConfig; logger: CoreLogge
           return e ? toCaller(id, e) : null;
         },
         use: async (t) => {
-          const e = await tokens.lookup(t.id);
-          if (!e) throw new StrongroomError('permission_denied', 'permission denied');
-          const r = await tokens.useToken(e);
+          // The entry looked up at the start of this request: no second lookup.
+          const r = await tokens.useToken(t.entry as TokenEntry);
           if (!r) throw new StrongroomError('permission_denied', 'permission denied');
           return r.lastUse;
         },
-        revokeExhausted: async (t) => void (await tokens.revoke(t.id)),
+        // revoke(id) would miss it: after its last use the token no longer looks up by id.
+        revokeExhausted: (t) => tokens.revokeEntry(t.entry as TokenEntry),
         cidrAllowed: (t, addr) => tokens.checkCidr({ boundCidrs: t.boundCidrs } as unknown as TokenEntry, addr),
         createFromAuth: async (auth, ctx) => {
           const ttls = mountTtls(ctx.mount);
@@ -303,9 +300,7 @@ export async function createCore(opts: { config: ServerConfig; logger: CoreLogge
       },
       acl: {
         check: async (t, ns, op, path, data) => {
-          const e = await tokens.lookup(t.id);
-          if (!e) return { allowed: false, sudo: false };
-          const r = (await acl.forEntry(e, ns)).check(op, path, data);
+          const r = (await aclFor(t.policies, ns)).check(op, path, data);
           return { allowed: r.allowed, sudo: r.sudo };
         },
       },
@@ -490,12 +485,3 @@ export async function createCore(opts: { config: ServerConfig; logger: CoreLogge
   }
 }
 
-function createAclPort(policies: PolicyStore, cache: ReturnType<typeof createAclCache>) {
-  return {
-    async forEntry(e: TokenEntry, ns: Namespace) {
-      return cache.get(await policies.resolve(ns, e.policies));
-    },
-  };
-}
-
-export const PLUGIN_ROOT = resolve(__dirname, '../../../plugins');

@@ -45,7 +45,7 @@ export function leasePaths(deps: { expiration: ExpirationManager; namespaces: Na
           handler: async (req) => {
             const ns = namespaceOf(deps, req.mount);
             const p = req.data.prefix.endsWith('/') || req.data.prefix === '' ? req.data.prefix : `${req.data.prefix}/`;
-            return { data: { keys: paginate(await expiration.listPrefix(ns.id === 'root' ? '' : ns.id, p), req.list.after, req.list.limit) } };
+            return { data: { keys: paginate(await expiration.listPrefix(ns.id, p), req.list.after, req.list.limit) } };
           },
         },
       },
@@ -97,7 +97,7 @@ export function leasePaths(deps: { expiration: ExpirationManager; namespaces: Na
           summary: 'Revoke by prefix.',
           handler: async (req) => {
             const ns = namespaceOf(deps, req.mount);
-            await expiration.revokePrefix(ns.id === 'root' ? '' : ns.id, req.data.prefix, { sync: req.data.sync, force: false });
+            await expiration.revokePrefix(ns.id, req.data.prefix, { sync: req.data.sync, force: false });
             return null;
           },
         },
@@ -112,7 +112,7 @@ export function leasePaths(deps: { expiration: ExpirationManager; namespaces: Na
           summary: 'Force revocation.',
           handler: async (req) => {
             const ns = namespaceOf(deps, req.mount);
-            await expiration.revokePrefix(ns.id === 'root' ? '' : ns.id, req.data.prefix, { sync: true, force: true });
+            await expiration.revokePrefix(ns.id, req.data.prefix, { sync: true, force: true });
             return null;
           },
         },
@@ -141,7 +141,7 @@ export function leasePaths(deps: { expiration: ExpirationManager; namespaces: Na
           handler: async (req) => {
             requireIrrevocable(req.data.type);
             const ns = namespaceOf(deps, req.mount);
-            const c = expiration.countIrrevocable({ namespaceId: ns.id === 'root' ? '' : ns.id, includeChildNamespaces: req.data.include_child_namespaces });
+            const c = expiration.countIrrevocable({ namespaceId: ns.id, includeChildNamespaces: req.data.include_child_namespaces });
             return { data: { lease_count: c.leaseCount, counts: c.counts } };
           },
         },
@@ -164,7 +164,7 @@ export function leasePaths(deps: { expiration: ExpirationManager; namespaces: Na
               limit = Number(raw);
               if (!Number.isInteger(limit) || limit < 0) throw badRequest('limit: must be a non-negative integer or "none"');
             }
-            const r = expiration.irrevocable({ namespaceId: ns.id === 'root' ? '' : ns.id, includeChildNamespaces: req.data.include_child_namespaces, ...(limit !== undefined ? { limit } : {}) });
+            const r = expiration.irrevocable({ namespaceId: ns.id, includeChildNamespaces: req.data.include_child_namespaces, ...(limit !== undefined ? { limit } : {}) });
             return { data: { lease_count: r.leaseCount, leases: r.leases }, warnings: r.warnings };
           },
         },

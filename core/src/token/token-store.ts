@@ -92,6 +92,8 @@ export interface TokenStore {
   createRoot(customId?: string): Promise<CreatedToken>;
   createFromLogin(auth: AuthSpec, ctx: LoginContext): Promise<CreatedToken>;
   lookup(id: string): Promise<TokenEntry | null>;
+  /** Whether the token with this key (HMAC) exists and is live: for lease tidy, which knows only keys. */
+  isLiveKey(key: string): Promise<boolean>;
   lookupByAccessor(accessor: string): Promise<TokenEntry | null>;
   useToken(entry: TokenEntry): Promise<{ entry: TokenEntry; lastUse: boolean } | null>;
   renew(entry: TokenEntry, increment: number): Promise<{ entry: TokenEntry; warnings: string[] }>;
@@ -854,6 +856,10 @@ export function createTokenStore(deps: TokenStoreDeps): TokenStore {
     createRoot,
     createFromLogin,
     lookup,
+    isLiveKey: async (key) => {
+      const e = await loadRaw(key);
+      return e !== null && isLive(e);
+    },
     lookupByAccessor,
     useToken,
     renew,
