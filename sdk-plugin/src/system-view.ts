@@ -1,3 +1,5 @@
+import type { DatabasePluginAddress } from './database/types.js';
+
 /**
  * What an engine may ask of the core besides storage (served over the
  * SystemView stream for plugin processes). Scoped to the calling mount.
@@ -10,8 +12,12 @@ export interface SystemView {
   generatePasswordFromPolicy(policyName: string): Promise<string>;
   /** Version string of the core. */
   coreVersion(): Promise<string>;
-  /** Resolve a database plugin (name, version) to the address of its running process (database engine). */
-  openDatabasePlugin?(name: string, version: string): Promise<{ socketPath: string; version: string }>;
+  /**
+   * Start (or find) the process of database plugin `name` at `version` ("" =
+   * the built-in or only registered one) and say where it serves. Only the
+   * database engine uses this; the core refuses an unregistered version.
+   */
+  openDatabasePlugin?(name: string, version: string): Promise<DatabasePluginAddress>;
 }
 
 export interface Logger {
