@@ -2,6 +2,9 @@
 /*
  * `npm run bench`: one run, ratios to ceilings measured in the same run
  * (see /work/shared/anchors/performance.md, section C).
+ * Topic benches live in scripts/bench/sections/NAME.js ({ title, run(ctx) } returning
+ * markdown lines; ctx gives the running dev server, the ceilings and the helpers);
+ * `--only NAME` runs just the ceilings and that section.
  *
  * Every HTTP phase drives load from a separate child process (load.js) so the generator never
  * shares an event loop with the server under test. The ceiling is a bare node:http child
@@ -31,6 +34,10 @@ const MEASURE_MS = QUICK ? 1000 : 3000;
 const BATCH_ITEMS = 1000;
 const BATCH_CONC = 2;
 const TOKEN = 'root';
+// `--only NAME[,NAME]`: run the ceilings and the named sections (scripts/bench/sections/NAME.js) only.
+const oIdx = argv.indexOf('--only');
+const ONLY = oIdx >= 0 ? argv[oIdx + 1].split(',') : null;
+const SECTIONS_DIR = path.join(__dirname, 'sections');
 
 const children = [];
 let dataDir = '';
@@ -214,35 +221,59 @@ async function main() {
   const url = (p) => `http://127.0.0.1:${port}${p}`;
   const auth = { 'X-Vault-Token': TOKEN };
 
-  add('GET /v1/sys/health', await load({ url: url('/v1/sys/health') }), ceilGet);
-  add('GET /v1/auth/token/lookup-self', await load({ url: url('/v1/auth/token/lookup-self'), headers: auth }), ceilGet);
+  if (!ONLY) {
+    add('GET /v1/sys/health', await load({ url: url('/v1/sys/health') }), ceilGet);
+    add('GET /v1/auth/token/lookup-self', await load({ url: url('/v1/auth/token/lookup-self'), headers: auth }), ceilGet);
 
-  await must(port, 'POST', '/v1/secret/data/bench-read', { data: { value: crypto.randomBytes(24).toString('hex') } });
-  add('kv-v2 read secret/data/bench-read', await load({ url: url('/v1/secret/data/bench-read'), headers: auth }), ceilGet);
-  add('kv-v2 write secret/data/bench-{n}', await load({ url: url('/v1/secret/data/bench-{n}'), method: 'POST', headers: auth, body: JSON.stringify({ data: { value: 'x'.repeat(32) } }) }), ceilPost);
+    await must(port, 'POST', '/v1/secret/data/bench-read', { data: { value: crypto.randomBytes(24).toString('hex') } });
+    add('kv-v2 read secret/data/bench-read', await load({ url: url('/v1/secret/data/bench-read'), headers: auth }), ceilGet);
+    add('kv-v2 write secret/data/bench-{n}', await load({ url: url('/v1/secret/data/bench-{n}'), method: 'POST', headers: auth, body: JSON.stringify({ data: { value: 'x'.repeat(32) } }) }), ceilPost);
 
-  await must(port, 'POST', '/v1/sys/mounts/transit', { type: 'transit' });
-  await must(port, 'POST', '/v1/transit/keys/b', {});
-  const plaintext = crypto.randomBytes(64).toString('base64');
-  const enc = await must(port, 'POST', '/v1/transit/encrypt/b', { plaintext });
-  const ciphertext = enc.json?.data?.ciphertext;
-  if (typeof ciphertext !== 'string') throw new Error(`transit encrypt returned no ciphertext: ${enc.text.slice(0, 300)}`);
-  const dec = await must(port, 'POST', '/v1/transit/decrypt/b', { ciphertext });
-  if (dec.json?.data?.plaintext !== plaintext) throw new Error('transit decrypt did not round-trip the plaintext');
+    await must(port, 'POST', '/v1/sys/mounts/transit', { type: 'transit' });
+    await must(port, 'POST', '/v1/transit/keys/b', {});
+    const plaintext = crypto.randomBytes(64).toString('base64');
+    const enc = await must(port, 'POST', '/v1/transit/encrypt/b', { plaintext });
+    const ciphertext = enc.json?.data?.ciphertext;
+    if (typeof ciphertext !== 'string') throw new Error(`transit encrypt returned no ciphertext: ${enc.text.slice(0, 300)}`);
+    const dec = await must(port, 'POST', '/v1/transit/decrypt/b', { ciphertext });
+    if (dec.json?.data?.plaintext !== plaintext) throw new Error('transit decrypt did not round-trip the plaintext');
 
-  add('transit encrypt 64 B', await load({ url: url('/v1/transit/encrypt/b'), method: 'POST', headers: auth, body: JSON.stringify({ plaintext }) }), ceilPost, { crypto: true });
-  add('transit decrypt 64 B', await load({ url: url('/v1/transit/decrypt/b'), method: 'POST', headers: auth, body: JSON.stringify({ ciphertext }) }), ceilPost, { crypto: true });
+    add('transit encrypt 64 B', await load({ url: url('/v1/transit/encrypt/b'), method: 'POST', headers: auth, body: JSON.stringify({ plaintext }) }), ceilPost, { crypto: true });
+    add('transit decrypt 64 B', await load({ url: url('/v1/transit/decrypt/b'), method: 'POST', headers: auth, body: JSON.stringify({ ciphertext }) }), ceilPost, { crypto: true });
 
-  const batchInput = Array.from({ length: BATCH_ITEMS }, () => ({ plaintext: crypto.randomBytes(64).toString('base64') }));
-  const batchCheck = await must(port, 'POST', '/v1/transit/encrypt/b', { batch_input: batchInput });
-  const results = batchCheck.json?.data?.batch_results;
-  const batchOk = Array.isArray(results) && results.length === BATCH_ITEMS && results.every((x) => typeof x.ciphertext === 'string' && !x.error);
-  if (!batchOk) problems.push(`transit batch encrypt: response is not ${BATCH_ITEMS} ciphertexts: ${batchCheck.text.slice(0, 300)}`);
-  const batch = await load({ url: url('/v1/transit/encrypt/b'), method: 'POST', headers: auth, body: JSON.stringify({ batch_input: batchInput }), concurrency: BATCH_CONC });
-  add(`transit batch encrypt ${BATCH_ITEMS} × 64 B (c=${BATCH_CONC})`, batch, ceilPost, { crypto: true, items: BATCH_ITEMS });
+    const batchInput = Array.from({ length: BATCH_ITEMS }, () => ({ plaintext: crypto.randomBytes(64).toString('base64') }));
+    const batchCheck = await must(port, 'POST', '/v1/transit/encrypt/b', { batch_input: batchInput });
+    const results = batchCheck.json?.data?.batch_results;
+    const batchOk = Array.isArray(results) && results.length === BATCH_ITEMS && results.every((x) => typeof x.ciphertext === 'string' && !x.error);
+    if (!batchOk) problems.push(`transit batch encrypt: response is not ${BATCH_ITEMS} ciphertexts: ${batchCheck.text.slice(0, 300)}`);
+    const batch = await load({ url: url('/v1/transit/encrypt/b'), method: 'POST', headers: auth, body: JSON.stringify({ batch_input: batchInput }), concurrency: BATCH_CONC });
+    add(`transit batch encrypt ${BATCH_ITEMS} × 64 B (c=${BATCH_CONC})`, batch, ceilPost, { crypto: true, items: BATCH_ITEMS });
+  }
 
   const coreAfterRss = rssKb(corePid);
   const transitPids = findChildren(corePid, 'plugins/transit/dist/main.js');
+
+  // Sections: each scripts/bench/sections/*.js exports { title, run(ctx) -> markdown lines }.
+  const sectionOut = [];
+  const names = fs.existsSync(SECTIONS_DIR)
+    ? fs.readdirSync(SECTIONS_DIR).filter((f) => f.endsWith('.js')).map((f) => f.slice(0, -3)).sort()
+    : [];
+  for (const name of names) {
+    if (ONLY && !ONLY.includes(name)) continue;
+    const section = require(path.join(SECTIONS_DIR, `${name}.js`));
+    const ctx = {
+      quick: QUICK, concurrency: CONC, warmupMs: WARMUP_MS, measureMs: MEASURE_MS, root: ROOT, token: TOKEN,
+      port, url, auth, corePid, ceilGet, ceilPost, cryptoOps,
+      load, must: (method, p, body) => must(port, method, p, body), request, spawnUntil, freePort, rssKb, findChildren,
+      fmt: { int: fmtInt, ms: fmtMs, pct: fmtPct, mb: fmtMb },
+      problem: (msg) => problems.push(`${section.title ?? name}: ${msg}`),
+    };
+    try {
+      sectionOut.push('', `## ${section.title ?? name}`, '', ...(await section.run(ctx)));
+    } catch (err) {
+      problems.push(`section ${name} failed: ${err && err.stack ? err.stack : err}`);
+    }
+  }
   const transitRss = transitPids.length ? rssKb(transitPids[0]) : NaN;
 
   // Report.
@@ -274,6 +305,8 @@ async function main() {
   out.push(`| kv plugin, idle after start (${kvPids.length ? `pid ${kvPids[0]}` : 'not found'}) | ${fmtMb(kvIdleRss)} |`);
   out.push(`| core, after the load phases | ${fmtMb(coreAfterRss)} |`);
   out.push(`| transit plugin, after the load phases (${transitPids.length ? `pid ${transitPids[0]}` : 'not found'}) | ${fmtMb(transitRss)} |`);
+  out.push('');
+  out.push(...sectionOut);
   out.push('');
   out.push(`Non-2xx counting checked: a forced-404 phase reported ${check.non2xx}/${check.total} responses as non-2xx.`);
   if (problems.length) {
