@@ -9,6 +9,7 @@ export * from './pattern.js';
 export * from './paginate.js';
 export * from './keyed-mutex.js';
 export * from './define-backend.js';
+export * from './password-policy/index.js';
 export * from './openapi.js';
 export * from './harness.js';
 export * as transport from './transport/index.js';

@@ -1,2 +1,1 @@
 export * from './password-policy.js';
-export * from './random.js';
