@@ -1,1 +1,2 @@
 export * from './password-policy.js';
+export * from './store.js';

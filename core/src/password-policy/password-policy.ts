@@ -12,6 +12,7 @@
  */
 import { badRequest, passwordPolicy, type PasswordPolicy } from '@strongroom/sdk-plugin';
 import { z } from 'zod';
+import { decodeBase64Document } from '../hcl/base64-document.js';
 import { blocksOf, parseHcl, type HclValue } from '../hcl/parse.js';
 
 /** Integers may come as numbers or digit strings (the CLI writes `length = "20"` sometimes). */
@@ -33,21 +34,10 @@ function zodMessage(prefix: string, error: z.ZodError, input: Record<string, unk
   return `${prefix}${field}: ${issue.message}`;
 }
 
-/** A base64 document is decoded when it is strictly base64 and decodes to UTF-8 text. */
-function decodeDocument(text: string): string {
-  const compact = text.replace(/\s+/g, '');
-  if (compact.length === 0 || compact.length % 4 !== 0 || !/^[A-Za-z0-9+/]+={0,2}$/.test(compact)) return text;
-  try {
-    return new TextDecoder('utf-8', { fatal: true }).decode(Buffer.from(compact, 'base64'));
-  } catch {
-    return text;
-  }
-}
-
 /** Parse a password policy document (HCL or JSON, possibly base64). Errors are 400s naming the field. */
 export function parsePasswordPolicy(text: string): PasswordPolicy {
   if (typeof text !== 'string' || text.trim() === '') throw badRequest('policy: must not be empty');
-  const doc = parseHcl(decodeDocument(text), { source: 'policy' });
+  const doc = parseHcl(decodeBase64Document(text), { source: 'policy' });
   const top = documentSchema.safeParse(doc);
   if (!top.success) throw badRequest(zodMessage('policy: ', top.error, doc));
   const blocks = blocksOf(doc.rule as HclValue | undefined, 1);

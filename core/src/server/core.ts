@@ -34,6 +34,7 @@ import { createNamespaceRegistry, type Namespace } from '../namespace/namespaces
 import { createPluginCatalog, type PluginCatalog } from '../plugins/catalog.js';
 import { createPluginSupervisor, type PluginSupervisor } from '../plugins/supervisor.js';
 import { createAclCache } from '../policy/acl-cache.js';
+import { createPasswordPolicyStore, type PasswordPolicyStore } from '../password-policy/store.js';
 import { createPolicyStore, type PolicyStore } from '../policy/policy-store.js';
 import { createPipeline } from '../request/pipeline.js';
 import type { CallerToken, MountBinding } from '../request/ports.js';
@@ -58,6 +59,7 @@ const SEAL_PATHS = new Set(['sys/health', 'sys/seal-status', 'sys/init', 'sys/un
 
 interface Unsealed {
   policies: PolicyStore;
+  passwordPolicies: PasswordPolicyStore;
   tokens: TokenStore;
   expiration: ExpirationManager;
   audit: AuditBroker;
@@ -120,8 +122,15 @@ export async function createCore(opts: { config: ServerConfig; logger: CoreLogge
     return {
       defaultLeaseTtl: async () => mountTtls(router.byUuid(uuid)?.entry).defaultTtl,
       maxLeaseTtl: async () => mountTtls(router.byUuid(uuid)?.entry).maxTtl,
-      generatePasswordFromPolicy: async () => {
-        throw badRequest('password policies are not available yet');
+      generatePasswordFromPolicy: async (name) => {
+        const s = state;
+        if (!s) throw new StrongroomError('unavailable', 'Vault is sealed');
+        const found = router.byUuid(uuid);
+        const ns = found ? namespaces.byId(found.entry.namespace_id) : undefined;
+        if (!ns) throw new StrongroomError('unavailable', 'the mount is gone');
+        const password = await s.passwordPolicies.generate(ns, name);
+        if (password === null) throw badRequest(`password_policy: password policy "${name}" does not exist`);
+        return password;
       },
       coreVersion: async () => CORE_VERSION,
     };
@@ -161,6 +170,7 @@ export async function createCore(opts: { config: ServerConfig; logger: CoreLogge
     const { hmacKey, batchKey } = await tokenKeys();
     const policies = createPolicyStore({ store: barrier, namespaces });
     await policies.ensureDefault(namespaces.byId('root')!);
+    const passwordPolicies = createPasswordPolicyStore({ store: barrier, namespaces });
     const audit = createAuditBroker({ store: barrier, logger });
     await audit.load();
     const catalog = createPluginCatalog({ store: barrier, pluginDirectory: config.pluginDirectory, builtins: builtinPlugins() });
@@ -187,6 +197,7 @@ export async function createCore(opts: { config: ServerConfig; logger: CoreLogge
     const sysDeps = {
       namespaces,
       policies,
+      passwordPolicies,
       audit,
       metrics,
       capabilities: {
@@ -333,7 +344,7 @@ export async function createCore(opts: { config: ServerConfig; logger: CoreLogge
     }, PERIODIC_MS);
     periodic.unref();
 
-    state = { policies, tokens, expiration, audit, catalog, supervisor, mounts, pipeline, periodic };
+    state = { policies, passwordPolicies, tokens, expiration, audit, catalog, supervisor, mounts, pipeline, periodic };
     logger.info('unsealed', { ms: Date.now() - started });
   }
 

@@ -7,6 +7,7 @@ import type { NamespaceRegistry, Namespace } from '../namespace/namespaces.js';
 import type { AuditBroker } from '../audit/broker.js';
 import type { Metrics } from '../metrics/metrics.js';
 import type { OpenApiDocument } from '@strongroom/sdk-plugin';
+import type { PasswordPolicyStore } from '../password-policy/store.js';
 
 export interface PolicyStorePort {
   list(ns: Namespace): Promise<string[]>;
@@ -46,6 +47,7 @@ export interface SysDeps {
   mounts: MountManager;
   namespaces: NamespaceRegistry;
   policies: PolicyStorePort;
+  passwordPolicies: PasswordPolicyStore;
   capabilities: CapabilitiesPort;
   catalog: PluginCatalogPort;
   audit: AuditBroker;

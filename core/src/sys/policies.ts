@@ -1,5 +1,6 @@
 /** sys/policies/acl(/:name) and the legacy sys/policy(/:name) (Vault's documented API). */
 import { badRequest, definePath, f, notFound, paginate, type PathDef } from '@strongroom/sdk-plugin';
+import { decodeBase64Document } from '../hcl/base64-document.js';
 import type { SysDeps } from './deps.js';
 import { namespaceOf } from './namespace-of.js';
 
@@ -43,7 +44,7 @@ export function policyPaths(deps: SysDeps): PathDef[] {
           handler: async (req) => {
             const text = req.data.policy ?? req.data.rules;
             if (text === undefined || text === '') throw badRequest("policy: 'policy' parameter not supplied or empty");
-            await deps.policies.put(namespaceOf(deps, req.mount), req.data.name.toLowerCase(), decodeMaybeBase64(text));
+            await deps.policies.put(namespaceOf(deps, req.mount), req.data.name.toLowerCase(), decodeBase64Document(text));
             return null;
           },
         },
@@ -57,12 +58,4 @@ export function policyPaths(deps: SysDeps): PathDef[] {
       },
     });
   return [list(false), one(false), list(true), one(true)];
-}
-
-/** Vault accepts a base64-encoded policy document; HCL and JSON never parse as base64 of printable text. */
-function decodeMaybeBase64(text: string): string {
-  const t = text.trim();
-  if (!/^[A-Za-z0-9+/]+={0,2}$/.test(t) || t.length % 4 !== 0) return text;
-  const decoded = Buffer.from(t, 'base64').toString('utf8');
-  return /^[\x09\x0a\x0d\x20-\x7e]*$/.test(decoded) && /[{=]/.test(decoded) ? decoded : text;
 }
