@@ -1,0 +1,98 @@
+/**
+ * The degraded state of a plugin, end to end: a plugin that keeps crashing
+ * within the supervisor's window (5 crashes in 60 s, the defaults) makes its
+ * mount answer a 503 naming the plugin, while the core and every other mount
+ * keep serving; sys/plugins/reload/backend brings it back with its data.
+ *
+ * The crashing plugin is an external copy of kv behind a script that exits at
+ * once while a marker file exists, so after one SIGKILL every restart fails.
+ */
+import { execFileSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { startDevServer, type RunningServer } from '../helpers/server';
+
+jest.setTimeout(60_000);
+
+const KV_MAIN = resolve(__dirname, '../../plugins/kv/dist/main.js');
+/** An argument only the flaky copy gets (kv ignores its argv), to tell its process apart in `ps`. */
+const FLAKY_ARG = '--sr-test-flaky';
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+function flakyPids(): number[] {
+  return execFileSync('ps', ['-eo', 'pid,args'], { encoding: 'utf8' })
+    .split('\n')
+    .map((l) => l.trim())
+    .filter((l) => l.includes(FLAKY_ARG) && l.includes('kv/dist/main.js'))
+    .map((l) => Number(l.split(/\s+/)[0]));
+}
+
+let s: RunningServer;
+let pluginDir: string;
+let marker: string;
+
+beforeAll(async () => {
+  pluginDir = mkdtempSync(join(tmpdir(), 'sr-degraded-'));
+  marker = join(pluginDir, 'broken');
+  const script = join(pluginDir, 'kv-flaky.sh');
+  writeFileSync(script, `#!/bin/sh\nif [ -e "${marker}" ]; then echo "flaky: refusing to start" >&2; exit 3; fi\nexec "${process.execPath}" "${KV_MAIN}" "$@"\n`);
+  chmodSync(script, 0o755);
+  s = await startDevServer({ extraArgs: [`-dev-plugin-dir=${pluginDir}`] });
+  const sha256 = createHash('sha256').update(readFileSync(script)).digest('hex');
+  const reg = await s.api('POST', 'sys/plugins/catalog/secret/kv', { command: 'kv-flaky.sh', args: [FLAKY_ARG], sha256, version: 'v0.0.1-flaky' });
+  expect(reg.status).toBe(204);
+});
+afterAll(async () => {
+  await s?.stop('SIGKILL');
+  rmSync(pluginDir, { recursive: true, force: true });
+});
+
+describe('a plugin that crashes repeatedly', () => {
+  it('is degraded with a 503 naming it, leaves the core and other mounts up, and comes back on reload', async () => {
+    expect((await s.api('POST', 'sys/mounts/flaky', { type: 'kv', plugin_version: 'v0.0.1-flaky', options: { version: '1' } })).status).toBe(204);
+    expect((await s.api('POST', 'flaky/a', { v: 'kept' })).status).toBe(204);
+    const [pid] = flakyPids();
+    expect(pid).toBeDefined();
+
+    // From now on every restart exits at once: the SIGKILL plus four failed restarts reach the threshold.
+    writeFileSync(marker, '');
+    process.kill(pid!, 'SIGKILL');
+
+    const deadline = Date.now() + 30_000;
+    let r = await s.api('GET', 'flaky/a');
+    while (r.status !== 503 && Date.now() < deadline) {
+      await sleep(200);
+      r = await s.api('GET', 'flaky/a');
+    }
+    expect(r.status).toBe(503);
+    const message = r.body.errors.join(' ');
+    expect(message).toContain('kv v0.0.1-flaky');
+    expect(message).toMatch(/degraded/);
+    expect(message).toContain('sys/plugins/reload/backend');
+    expect(flakyPids()).toEqual([]);
+
+    // Stays degraded (no more restarts), and writes are refused the same way.
+    await sleep(500);
+    const w = await s.api('POST', 'flaky/b', { v: 'x' });
+    expect(w.status).toBe(503);
+    expect(w.body.errors.join(' ')).toContain('kv v0.0.1-flaky');
+
+    // The core and the built-in kv at secret/ are unaffected.
+    expect((await s.api('GET', 'sys/health', undefined, { token: null })).status).toBe(200);
+    expect((await s.api('POST', 'secret/data/still-up', { data: { ok: 'yes' } })).status).toBe(200);
+    expect((await s.api('GET', 'secret/data/still-up')).body.data.data).toEqual({ ok: 'yes' });
+
+    // Fixed and reloaded: it serves again with what it stored before the crashes.
+    rmSync(marker);
+    const reload = await s.api('POST', 'sys/plugins/reload/backend', { mounts: ['flaky/'] });
+    expect(reload.status).toBe(200);
+    const back = await s.api('GET', 'flaky/a');
+    expect(back.status).toBe(200);
+    expect(back.body.data).toEqual({ v: 'kept' });
+    expect((await s.api('POST', 'flaky/b', { v: 'after' })).status).toBe(204);
+    expect(flakyPids().length).toBe(1);
+  });
+});
