@@ -97,6 +97,8 @@ const registerSchema = z.object({
   sha256: z.string().regex(/^[0-9a-fA-F]{64}$/, 'must be 64 hex characters'),
 });
 
+export const isSemver = (version: string): boolean => SEMVER.test(version);
+
 /** "1.2.3" -> "v1.2.3"; throws a 400 naming the field on anything that is not semver. */
 export function canonicalVersion(version: string): string {
   if (!SEMVER.test(version)) throw badRequest(`version: "${version}" is not a semantic version`, ['version']);

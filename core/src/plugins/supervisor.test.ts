@@ -6,7 +6,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { createHash } from 'node:crypto';
-import { createMemoryStorage, StrongroomError, type LogicalRequest, type MountInfo, type Storage, type SystemView } from '@strongroom/sdk-plugin';
+import { createMemoryStorage, StrongroomError, transport, type LogicalRequest, type MountInfo, type Storage, type SystemView } from '@strongroom/sdk-plugin';
 import { createPluginCatalog, type PluginCatalog, type PluginEntry } from './catalog.js';
 import { createPluginSupervisor, type PluginSupervisor, type PluginSupervisorDeps } from './supervisor.js';
 
@@ -339,5 +339,94 @@ describe('plugin supervisor with the echo fixture', () => {
     expect(alive(pid)).toBe(true);
     await sup.unmount('m2');
     expect(alive(pid)).toBe(false);
+  });
+});
+
+const DB_FIXTURE = path.resolve(__dirname, '../../../sdk-plugin/dist/transport/fixtures/database-fixture-plugin.js');
+
+describe('plugin supervisor: database plugins on demand', () => {
+  let tmp: string;
+  let pluginDir: string;
+  let catalog: PluginCatalog;
+  let sup: PluginSupervisor;
+
+  /** The fixture writes its pid beside its socket once serving; the health check goes over the handed-out address. */
+  const pidAt = async (addr: { socketPath: string; secret: string }): Promise<number> => {
+    await transport.waitHealthy({ socketPath: addr.socketPath, secret: addr.secret, label: 'fixture', timeoutMs: 5_000 });
+    return Number(fs.readFileSync(path.join(path.dirname(addr.socketPath), 'pid'), 'utf8'));
+  };
+
+  beforeEach(async () => {
+    tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'sr-supdb-'));
+    pluginDir = path.join(tmp, 'plugins');
+    fs.mkdirSync(pluginDir);
+    catalog = createPluginCatalog({
+      store: createMemoryStorage(),
+      pluginDirectory: pluginDir,
+      builtins: [{ type: 'database', name: 'fixture-database-plugin', version: 'v0.1.0+builtin', main: DB_FIXTURE }],
+    });
+    sup = createPluginSupervisor({
+      catalog,
+      logger: { child: () => ({ debug: () => undefined, info: () => undefined, warn: () => undefined, error: () => undefined }) },
+      callbacks: {
+        storageFor: () => {
+          throw new Error('a database plugin has no storage');
+        },
+        systemViewFor: () => {
+          throw new Error('a database plugin has no system view');
+        },
+      },
+      runDir: path.join(tmp, 'run'),
+      callTimeoutMs: 5_000,
+      startTimeoutMs: 10_000,
+      backoffBaseMs: 20,
+      stopGraceMs: 1_000,
+    });
+  });
+
+  afterEach(async () => {
+    await sup.shutdown();
+    fs.rmSync(tmp, { recursive: true, force: true });
+  });
+
+  test('one process per version, started once, with a per-process secret; restarted on crash; none left at shutdown', async () => {
+    const builtin = (await catalog.get('database', 'fixture-database-plugin')) as PluginEntry;
+    const [a, b] = await Promise.all([sup.openDatabase(builtin), sup.openDatabase(builtin)]);
+    expect(a).toEqual(b);
+    expect(a.version).toBe('v0.1.0+builtin');
+    expect(fs.statSync(path.dirname(a.socketPath)).mode & 0o777).toBe(0o700);
+    const pid = await pidAt(a);
+    expect(alive(pid)).toBe(true);
+
+    // A second registered version runs side by side in its own process.
+    const script = path.join(pluginDir, 'fixture-2.sh');
+    fs.writeFileSync(script, `#!/bin/sh\nexec "${process.execPath}" "${DB_FIXTURE}"\n`, { mode: 0o755 });
+    const sha256 = createHash('sha256').update(fs.readFileSync(script)).digest('hex');
+    const v2 = await catalog.register({ type: 'database', name: 'fixture-database-plugin', version: '2.0.0', command: 'fixture-2.sh', sha256 });
+    const c = await sup.openDatabase(v2);
+    expect(c.version).toBe('v2.0.0');
+    const pid2 = await pidAt(c);
+    expect(pid2).not.toBe(pid);
+
+    // A crash: the next open waits for the restart and hands out the new secret.
+    process.kill(pid, 'SIGKILL');
+    await waitFor(() => !alive(pid));
+    const again = await sup.openDatabase(builtin);
+    expect(again.secret).not.toBe(a.secret);
+    const pid3 = await pidAt(again);
+    expect(pid3).not.toBe(pid);
+
+    // The sha256 is checked before every start: a changed file is refused after a crash.
+    fs.appendFileSync(script, '# changed\n');
+    process.kill(pid2, 'SIGKILL');
+    await waitFor(() => !alive(pid2));
+    await expect(sup.openDatabase(v2)).rejects.toThrow(/sha256|degraded|not running/);
+
+    await sup.shutdown();
+    expect(alive(pid3)).toBe(false);
+  });
+
+  test('a backend entry is not a database plugin', async () => {
+    await expect(sup.openDatabase({ ...((await catalog.get('database', 'fixture-database-plugin')) as PluginEntry), type: 'secret' })).rejects.toThrow(/not a database plugin/);
   });
 });

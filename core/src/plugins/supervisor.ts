@@ -1,6 +1,9 @@
 /**
  * The plugin supervisor: runs one process per (type, name, version), serving
  * every mount of that plugin, and hands the core a `Backend` proxy per mount.
+ * Database plugins (type `database`) run under the same rules but serve no
+ * mount: `openDatabase` starts one on demand and says where it listens; the
+ * database engine then talks to it directly (proto/database.proto).
  *
  * What must stay true:
  *  - the command's sha256 is checked before every start (catalog.prepareStart);
@@ -29,6 +32,7 @@ import {
   type SpecialPaths,
   type Storage,
   type SystemView,
+  type database,
 } from '@strongroom/sdk-plugin';
 import type { PluginCatalog, PluginEntry } from './catalog.js';
 
@@ -53,6 +57,8 @@ export interface PluginSupervisorDeps {
 
 export interface PluginSupervisor {
   mount(entry: PluginEntry, mount: MountInfo, config?: Record<string, string>): Promise<Backend>;
+  /** Starts (or finds) the process of a `database` plugin entry and says where it serves; waits while it (re)starts. */
+  openDatabase(entry: PluginEntry): Promise<database.DatabasePluginAddress>;
   unmount(mountUuid: string): Promise<void>;
   reload(type: PluginEntry['type'], name: string, version?: string): Promise<void>;
   /** Unknown mounts report 'failed'. */
@@ -89,7 +95,10 @@ interface Runtime {
   generation: number;
   everRan: boolean;
   child: ChildProcess | null;
+  /** Backend plugins: the client of the running process. */
   client: transport.BackendClient | null;
+  /** Database plugins: where the running process serves (the engine connects itself). */
+  address: database.DatabasePluginAddress | null;
   mounts: Map<string, MountRecord>;
   crashes: number[];
   restartTimer: NodeJS.Timeout | null;
@@ -183,6 +192,7 @@ export function createPluginSupervisor(deps: PluginSupervisorDeps): PluginSuperv
       everRan: false,
       child: null,
       client: null,
+      address: null,
       mounts: new Map(),
       crashes: [],
       restartTimer: null,
@@ -260,6 +270,13 @@ export function createPluginSupervisor(deps: PluginSupervisorDeps): PluginSuperv
     }
     child.once('exit', (code, signal) => onExit(rt, child, signal ?? `exit code ${code}`));
     if (child.exitCode !== null || child.signalCode !== null) onExit(rt, child, 'exited');
+
+    if (rt.entry.type === 'database') {
+      // No Backend stream to watch: the exit event alone marks a crash.
+      await transport.waitHealthy({ socketPath, secret, label: rt.label, timeoutMs: startTimeoutMs });
+      rt.address = { socketPath, secret, version: rt.entry.version };
+      return;
+    }
 
     const client = transport.createBackendClient({
       socketPath,
@@ -345,6 +362,7 @@ export function createPluginSupervisor(deps: PluginSupervisorDeps): PluginSuperv
       rt.lastError = e;
       const child = rt.child;
       rt.child = null;
+      rt.address = null;
       rt.client?.close();
       rt.client = null;
       if (child && child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
@@ -357,6 +375,7 @@ export function createPluginSupervisor(deps: PluginSupervisorDeps): PluginSuperv
   const onExit = (rt: Runtime, child: ChildProcess, how: string) => {
     if (rt.child !== child) return; // an intentional stop, or an older process
     rt.child = null;
+    rt.address = null;
     const client = rt.client;
     rt.client = null;
     client?.failAll(crashedError(rt, how));
@@ -394,6 +413,7 @@ export function createPluginSupervisor(deps: PluginSupervisorDeps): PluginSuperv
     const client = rt.client;
     rt.child = null;
     rt.client = null;
+    rt.address = null;
     if (client && cleanup) {
       await Promise.all([...rt.mounts.keys()].map((uuid) => client.cleanup(uuid, Math.min(stopGraceMs, callTimeoutMs)).catch(() => undefined)));
     }
@@ -490,6 +510,16 @@ export function createPluginSupervisor(deps: PluginSupervisorDeps): PluginSuperv
         if (rt.mounts.size === 0 && (rt.state as State) !== 'degraded') await disposeRuntime(rt);
         throw e;
       }
+    },
+
+    async openDatabase(entry) {
+      if (entry.type !== 'database') throw new StrongroomError('internal', `${entry.name} is not a database plugin`);
+      const rt = await runtimeFor(entry);
+      if (rt.state === 'degraded') throw degradedError(rt);
+      if (rt.state === 'idle' || rt.state === 'failed') void startProcess(rt);
+      await waitRunning(rt, startTimeoutMs + callTimeoutMs);
+      if (!rt.address) throw crashedError(rt, 'not serving');
+      return { ...rt.address };
     },
 
     async unmount(mountUuid) {

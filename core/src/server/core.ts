@@ -31,7 +31,7 @@ import { createMetrics } from '../metrics/metrics.js';
 import { createMountManager, type MountManager } from '../mounts/mount-manager.js';
 import { createRouter, mountInfoOf, routePath, storagePrefixOf, type MountEntry } from '../mounts/mount-table.js';
 import { createNamespaceRegistry, type Namespace } from '../namespace/namespaces.js';
-import { createPluginCatalog, type PluginCatalog } from '../plugins/catalog.js';
+import { createPluginCatalog, isSemver, type PluginCatalog } from '../plugins/catalog.js';
 import { createPluginSupervisor, type PluginSupervisor } from '../plugins/supervisor.js';
 import { createAclCache } from '../policy/acl-cache.js';
 import { createPasswordPolicyStore, type PasswordPolicyStore } from '../password-policy/store.js';
@@ -91,6 +91,8 @@ export async function createCore(opts: { config: ServerConfig; logger: CoreLogge
   const systemDefaultTtl = config.defaultLeaseTtl || 32 * 24 * 3600;
   const systemMaxTtl = config.maxLeaseTtl || 32 * 24 * 3600;
   let state: Unsealed | null = null;
+  /** Set as soon as they exist during unseal: plugins may call back before `state` is complete. */
+  let plugins: { catalog: PluginCatalog; supervisor: PluginSupervisor } | null = null;
   let pendingRootToken: string | null = null;
   let listeners: Listener[] = [];
 
@@ -133,7 +135,27 @@ export async function createCore(opts: { config: ServerConfig; logger: CoreLogge
         return password;
       },
       coreVersion: async () => CORE_VERSION,
+      openDatabasePlugin: async (name, version) => {
+        if (router.byUuid(uuid)?.entry.type !== 'database') throw new StrongroomError('permission_denied', 'only the database engine may open database plugins');
+        if (!plugins) throw new StrongroomError('unavailable', 'Vault is sealed');
+        return plugins.supervisor.openDatabase(await resolveDatabasePlugin(plugins.catalog, name, version));
+      },
     };
+  }
+
+  /** A connection's plugin_name and plugin_version -> the catalog entry; 400s name the field. */
+  async function resolveDatabasePlugin(catalog: PluginCatalog, name: string, version: string) {
+    if (version !== '' && !isSemver(version)) throw badRequest(`plugin_version: "${version}" is not a semantic version`, ['plugin_version']);
+    if (version !== '') {
+      const entry = await catalog.get('database', name, version);
+      if (!entry) throw badRequest(`plugin_version: version ${version} of database plugin "${name}" is not registered`, ['plugin_version']);
+      return entry;
+    }
+    const all = (await catalog.list('database')).filter((e) => e.name === name);
+    const entry = all.find((e) => e.builtin) ?? (all.length === 1 ? all[0] : undefined);
+    if (entry) return entry;
+    if (all.length === 0) throw badRequest(`plugin_name: no database plugin named "${name}" is registered`, ['plugin_name']);
+    throw badRequest(`plugin_version: several versions of "${name}" are registered and none is built in; pin one`, ['plugin_version']);
   }
 
   function backendOf(mountUuid: string): Backend {
@@ -175,6 +197,7 @@ export async function createCore(opts: { config: ServerConfig; logger: CoreLogge
     await audit.load();
     const catalog = createPluginCatalog({ store: barrier, pluginDirectory: config.pluginDirectory, builtins: builtinPlugins() });
     const supervisor = createPluginSupervisor({ catalog, logger, callbacks: { storageFor, systemViewFor }, runDir });
+    plugins = { catalog, supervisor };
     let tokens!: TokenStore;
     const expiration = createExpirationManager({
       store: barrier,
@@ -351,6 +374,7 @@ export async function createCore(opts: { config: ServerConfig; logger: CoreLogge
   async function preSeal(): Promise<void> {
     const s = state;
     state = null;
+    plugins = null;
     if (!s) return;
     clearInterval(s.periodic);
     s.expiration.stop();

@@ -25,7 +25,8 @@ import {
   type WireSetupReply,
   type WireSpecialPaths,
 } from './codec.js';
-import { HEALTH_SERVICE_NAME, SECRET_METADATA_KEY } from './handshake.js';
+import { SECRET_METADATA_KEY } from './handshake.js';
+import { waitHealthy } from './health.js';
 import { createMuxClient, type MuxClient } from './mux.js';
 import { CHANNEL_OPTIONS, loadProtos } from './proto.js';
 
@@ -69,7 +70,6 @@ export function createBackendClient(opts: BackendClientOptions): BackendClient {
   const protos = loadProtos();
   const address = `unix:${opts.socketPath}`;
   const client = new protos.Backend(address, grpc.credentials.createInsecure(), CHANNEL_OPTIONS);
-  const health = new protos.Health(address, grpc.credentials.createInsecure(), CHANNEL_OPTIONS);
   const md = new grpc.Metadata();
   md.set(SECRET_METADATA_KEY, opts.secret);
 
@@ -121,11 +121,7 @@ export function createBackendClient(opts: BackendClientOptions): BackendClient {
 
   return {
     async waitHealthy(timeoutMs) {
-      await new Promise<void>((resolve, reject) =>
-        client.waitForReady(Date.now() + timeoutMs, (err) => (err ? reject(failedError('start', `not reachable: ${err.message}`)) : resolve())),
-      );
-      const res = await unary<{ status: string | number }>('Check', { service: HEALTH_SERVICE_NAME }, timeoutMs, health);
-      if (res.status !== 'SERVING' && res.status !== 1) throw failedError('start', `health check says ${String(res.status)}`);
+      await waitHealthy({ socketPath: opts.socketPath, secret: opts.secret, label: opts.label, timeoutMs });
       lane();
     },
     async setup(mount, config, timeoutMs) {
@@ -172,7 +168,6 @@ export function createBackendClient(opts: BackendClientOptions): BackendClient {
       stream?.cancel();
       stream = null;
       client.close();
-      health.close();
     },
   };
 }

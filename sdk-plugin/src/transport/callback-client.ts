@@ -124,6 +124,13 @@ export function createCallbackClient(opts: CallbackClientOptions): CallbackClien
         async coreVersion() {
           return reply<{ value: string; err: WireErrorMsg | null }>(await systemLane.call('core_version', ref), 'core_version_reply').value;
         },
+        async openDatabasePlugin(name, version) {
+          const r = reply<{ socket_path: string; secret: string; version: string; err: WireErrorMsg | null }>(
+            await systemLane.call('open_database_plugin', { mount_uuid: mountUuid, name, version }),
+            'open_database_plugin_reply',
+          );
+          return { socketPath: r.socket_path, secret: r.secret, version: r.version };
+        },
       };
     },
     close() {

@@ -13,6 +13,10 @@ const system: SystemView = {
   maxLeaseTtl: async () => 2,
   generatePasswordFromPolicy: async (p) => `pw-${p}`,
   coreVersion: async () => 'v-test',
+  openDatabasePlugin: async (name, version) => {
+    if (version === 'v9.9.9') throw new StrongroomError('bad_request', 'plugin_version: not registered');
+    return { socketPath: `/run/${name}.sock`, secret: 's3cret', version: version || 'v0.1.0+builtin' };
+  },
 };
 
 describe('callback server: secret and mount scoping', () => {
@@ -53,6 +57,12 @@ describe('callback server: secret and mount scoping', () => {
       'pw-p',
       'v-test',
     ]);
+    expect(await sv.openDatabasePlugin?.('postgresql-database-plugin', '')).toEqual({
+      socketPath: '/run/postgresql-database-plugin.sock',
+      secret: 's3cret',
+      version: 'v0.1.0+builtin',
+    });
+    await expect(sv.openDatabasePlugin?.('postgresql-database-plugin', 'v9.9.9')).rejects.toMatchObject({ status: 400, message: 'plugin_version: not registered' });
     client.close();
   });
 

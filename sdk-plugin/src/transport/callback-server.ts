@@ -86,6 +86,12 @@ export function createCallbackServer(opts: CallbackServerOptions): CallbackServe
     async core_version(a) {
       return ['core_version_reply', { value: await mountOf(a.mount_uuid).system.coreVersion(), err: null }];
     },
+    async open_database_plugin(a) {
+      const system = mountOf(a.mount_uuid).system;
+      if (!system.openDatabasePlugin) throw unsupportedOperation('open_database_plugin');
+      const addr = await system.openDatabasePlugin(String(a.name), String(a.version ?? ''));
+      return ['open_database_plugin_reply', { socket_path: addr.socketPath, secret: addr.secret, version: addr.version, err: null }];
+    },
   };
 
   const frameHandler = (ops: typeof storageOps) => async (frame: WireFrame) => {
@@ -139,6 +145,7 @@ export function createCallbackServer(opts: CallbackServerOptions): CallbackServe
     MaxLeaseTtl: unary(pick(systemOps, 'max_lease_ttl'), withErr),
     GeneratePasswordFromPolicy: unary(pick(systemOps, 'generate_password'), withErr),
     CoreVersion: unary(pick(systemOps, 'core_version'), withErr),
+    OpenDatabasePlugin: unary(pick(systemOps, 'open_database_plugin'), withErr),
     Stream: streamHandler(systemOps),
   });
 

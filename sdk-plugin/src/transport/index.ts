@@ -6,3 +6,4 @@ export * from './logger.js';
 export * from './callback-client.js';
 export * from './callback-server.js';
 export * from './backend-client.js';
+export * from './health.js';
