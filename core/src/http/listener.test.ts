@@ -564,6 +564,15 @@ describe('listener', () => {
       const [g] = await garbage.responses(1);
       expect(g?.status).toBe(400);
       await garbage.waitClosed();
+      // HEAD: the same status and headers, no body after them.
+      const wire = await new Promise<string>((resolve) => {
+        let out = '';
+        const head = net.connect({ host: '127.0.0.1', port }, () => head.write(Buffer.from('HEAD /v1/caf\xe9 HTTP/1.1\r\nHost: x\r\n\r\n', 'latin1')));
+        head.on('data', (d: Buffer) => (out += d.toString('latin1')));
+        head.on('close', () => resolve(out));
+      });
+      expect(wire).toMatch(/^HTTP\/1\.1 400 /);
+      expect(wire.endsWith('\r\n\r\n')).toBe(true);
     });
   });
 

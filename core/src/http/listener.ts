@@ -134,9 +134,13 @@ export function createListener(options: ListenerOptions, handle: ApiHandler, dep
     }
     const [status, message] = CLIENT_ERRORS[err.code ?? ''] ?? [400, 'malformed HTTP request'];
     const body = JSON.stringify({ errors: [message] });
+    // A reply to HEAD carries no body, or the client reads it as a broken next response. The head
+    // reaches llhttp in one packet (list-method.ts holds it back until complete), so its start is here.
+    const raw = (err as { rawPacket?: unknown }).rawPacket;
+    const head = Buffer.isBuffer(raw) && raw.subarray(0, 5).toString('latin1') === 'HEAD ';
     socket.end(
       `HTTP/1.1 ${status} ${http.STATUS_CODES[status] ?? ''}\r\nContent-Type: application/json\r\nCache-Control: no-store\r\n` +
-        `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+        `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${head ? '' : body}`,
       () => socket.destroy(),
     );
   });

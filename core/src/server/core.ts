@@ -259,7 +259,7 @@ export async function createCore(opts: { config: ServerConfig; logger: CoreLogge
           { title: 'Strongroom API', version: CORE_VERSION },
         ),
       node: { clusterName: config.clusterName, clusterId: () => '', apiAddr: config.apiAddr, version: CORE_VERSION },
-      extraPaths: leasePaths({ expiration, namespaces }),
+      extraPaths: leasePaths({ expiration, namespaces, logger }),
     } as const;
 
     const mounts: MountManager = createMountManager({

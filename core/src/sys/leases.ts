@@ -5,10 +5,11 @@
  */
 import { badRequest, definePath, f, paginate, type PathDef } from '@strongroom/sdk-plugin';
 import type { ExpirationManager } from '../expiration/index.js';
+import type { CoreLogger } from '../log/logger.js';
 import type { NamespaceRegistry } from '../namespace/namespaces.js';
 import { namespaceOf } from './namespace-of.js';
 
-export function leasePaths(deps: { expiration: ExpirationManager; namespaces: NamespaceRegistry }): PathDef[] {
+export function leasePaths(deps: { expiration: ExpirationManager; namespaces: NamespaceRegistry; logger: Pick<CoreLogger, 'warn'> }): PathDef[] {
   const { expiration } = deps;
   const leaseId = (body: string | undefined, suffix: string | undefined) => {
     const id = body || suffix;
@@ -125,7 +126,9 @@ export function leasePaths(deps: { expiration: ExpirationManager; namespaces: Na
         update: {
           summary: 'Tidy the lease store.',
           handler: async () => {
-            void expiration.tidy();
+            // Runs in the background, as in Vault: its outcome (e.g. "already running") goes to the log,
+            // and a rejection must never go unhandled (that would end the process).
+            expiration.tidy().catch((err: unknown) => deps.logger.warn('lease tidy did not complete', { error: err instanceof Error ? err.message : String(err) }));
             return { warnings: ['Tidy operation successfully started. Any information from the operation will be printed to the server logs.'] };
           },
         },
