@@ -9,6 +9,7 @@ import {
   parseCommaIntList,
   parseCommaList,
   parseDuration,
+  parseDurationMs,
   parseInteger,
   parseMap,
 } from './fields.js';
@@ -33,6 +34,17 @@ describe('parseDuration', () => {
 
   it.each([['abc'], ['1x'], ['-5'], [-1], ['h'], [true], [null], [{}], ['1d2h']])('refuses %p', (input) => {
     expect(() => parseDuration(input)).toThrow('invalid duration');
+  });
+
+  it.each([
+    [3, 3000],
+    ['250ms', 250],
+    ['1.5s', 1500],
+    ['2m', 120000],
+    ['1d', 86400000],
+    ['999us', 0],
+  ])('%p -> %p milliseconds', (input, want) => {
+    expect(parseDurationMs(input)).toBe(want);
   });
 
   it('formats seconds as Go prints durations', () => {

@@ -38,21 +38,31 @@ const GO_DURATION_PART = /(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|μs|ms|s|m|h)/g;
  * are truncated. Negative durations are refused.
  */
 export function parseDuration(v: unknown): number {
+  return durationIn(v, 1);
+}
+
+/** Milliseconds from the same syntax, for settings finer than a second ("250ms"). */
+export function parseDurationMs(v: unknown): number {
+  return durationIn(v, 1000);
+}
+
+/** Whole units of 1/perSecond s; integer forms are multiplied (exact), Go forms summed in ns and truncated. */
+function durationIn(v: unknown, perSecond: 1 | 1000): number {
   if (typeof v === 'number') {
     if (!Number.isFinite(v) || v < 0) throw new FieldParseError('invalid duration');
-    return Math.floor(v);
+    return Math.floor(v) * perSecond;
   }
   if (typeof v !== 'string') throw new FieldParseError('invalid duration');
   const s = v.trim();
   if (s === '') return 0;
-  if (/^\d+$/.test(s)) return Number(s);
+  if (/^\d+$/.test(s)) return Number(s) * perSecond;
   const days = /^(\d+)d$/.exec(s);
-  if (days) return Number(days[1]) * 86400;
+  if (days) return Number(days[1]) * 86400 * perSecond;
   if (!GO_DURATION.test(s)) throw new FieldParseError('invalid duration');
   let ns = 0;
   for (const m of s.matchAll(GO_DURATION_PART)) ns += Number(m[1]) * (GO_UNIT_NS[m[2] as string] ?? 0);
   if (!Number.isFinite(ns)) throw new FieldParseError('invalid duration');
-  return Math.floor(ns / 1e9);
+  return Math.floor(ns / (1e9 / perSecond));
 }
 
 /** Go's time.Duration.String() for whole seconds ("0s", "1m30s", "1h0m0s"), as Vault prints durations such as kv's delete_version_after. */

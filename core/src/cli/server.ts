@@ -29,6 +29,7 @@ export async function runServer(args: ParsedArgs): Promise<void> {
       maxLeaseTtl: 32 * 24 * 3600,
       clusterName: 'strongroom-dev',
       apiAddr: '',
+      leaseRevocation: {},
     };
   } else {
     const file = f.get('config');

@@ -75,6 +75,7 @@ describe('parseConfig', () => {
       maxLeaseTtl: 768 * 3600,
       ui: true,
       disableMlock: true,
+      leaseRevocation: {},
       warnings: ['storage.postgresql.table: not used by this server; ignored', 'telemetry: not used by this server; ignored'],
     });
   });
@@ -105,9 +106,16 @@ describe('parseConfig', () => {
       maxLeaseTtl: DEFAULT_LEASE_TTL_SECONDS,
       ui: false,
       disableMlock: false,
+      leaseRevocation: {},
       warnings: [],
     });
     expect(cfg.apiAddr).toBeUndefined();
+  });
+
+  it('reads the lease revocation retry schedule, in milliseconds', () => {
+    const cfg = parseConfig('storage "inmem" {}\nlistener "tcp" { tls_disable = true }\nlease_revocation {\n  retry_base = "250ms"\n  max_attempts = 3\n}');
+    expect(cfg.leaseRevocation).toEqual({ retryBaseMs: 250, maxAttempts: 3 });
+    expect(parseConfig('storage "inmem" {}\nlistener "tcp" { tls_disable = true }\nlease_revocation { retry_base = 2 }').leaseRevocation).toEqual({ retryBaseMs: 2000 });
   });
 
   it('accepts "backend" as the old name of "storage"', () => {
@@ -118,6 +126,9 @@ describe('parseConfig', () => {
   const S = 'storage "inmem" {}';
   const bad: Array<[string, string, RegExp]> = [
     ['no listener', S, /sr\.hcl: listener: at least one listener/],
+    ['a too small retry base', `${L}\n${S}\nlease_revocation { retry_base = "1ms" }`, /sr\.hcl: lease_revocation\.retry_base: must be at least 10ms/],
+    ['zero revocation attempts', `${L}\n${S}\nlease_revocation { max_attempts = 0 }`, /sr\.hcl: lease_revocation\.max_attempts: must be between 1 and 100/],
+    ['a bad retry duration', `${L}\n${S}\nlease_revocation { retry_base = "soon" }`, /lease_revocation\.retry_base: must be a duration/],
     ['no storage', L, /sr\.hcl: storage: exactly one storage block/],
     ['two storages', `${L}\nstorage "inmem" {}\nstorage "level" { path = "/x" }`, /exactly one storage block/],
     ['storage and backend', `${L}\n${S}\nbackend "inmem" {}`, /either "storage" or "backend"/],

@@ -17,7 +17,7 @@
  * `tls_disable = "true"` or `1` work. Errors name the file and the field.
  */
 import { readFile } from 'node:fs/promises';
-import { badRequest, parseDuration } from '@strongroom/sdk-plugin';
+import { badRequest, parseDuration, parseDurationMs } from '@strongroom/sdk-plugin';
 import { z } from 'zod';
 import { blocksOf, parseHcl, type HclObject, type HclValue } from '../hcl/parse.js';
 
@@ -64,6 +64,8 @@ export interface Config {
   ui: boolean;
   /** Accepted for compatibility; Node cannot mlock. */
   disableMlock: boolean;
+  /** Revocation retry schedule (`lease_revocation` block); absent keys keep the expiration manager's defaults. */
+  leaseRevocation: { retryBaseMs?: number; maxAttempts?: number };
   /** Keys that were ignored, one message each, for the start-up log. */
   warnings: string[];
 }
@@ -95,6 +97,15 @@ const duration = z.union([z.string(), z.number()]).transform((v, ctx) => {
   }
 });
 
+const durationMs = z.union([z.string(), z.number()]).transform((v, ctx) => {
+  try {
+    return parseDurationMs(v);
+  } catch {
+    ctx.addIssue({ code: 'custom', message: 'must be a duration such as "10s" or "250ms"' });
+    return z.NEVER;
+  }
+});
+
 const nonEmpty = z.string({ message: 'must be a string' }).trim().min(1, 'must not be empty');
 
 const tcpListenerSchema = z.object({
@@ -104,6 +115,12 @@ const tcpListenerSchema = z.object({
   tls_disable: lenientBool.optional(),
   max_request_size: lenientInt.refine((n) => n >= 0, 'must be 0 (the default, 32 MiB) or a positive number of bytes').optional(),
   require_request_header: lenientBool.optional(),
+});
+
+/** Not in Vault: how a failing revocation is retried before its lease becomes irrevocable. */
+const leaseRevocationSchema = z.object({
+  retry_base: durationMs.refine((ms) => ms >= 10, 'must be at least 10ms').optional(),
+  max_attempts: lenientInt.refine((n) => n >= 1 && n <= 100, 'must be between 1 and 100').optional(),
 });
 
 const storageSchemas = {
@@ -124,7 +141,7 @@ const topSchema = z.object({
 });
 
 /** Top-level keys handled outside `topSchema`. */
-const BLOCK_KEYS = new Set(['listener', 'storage', 'backend']);
+const BLOCK_KEYS = new Set(['listener', 'storage', 'backend', 'lease_revocation']);
 
 /** Keeps known keys for zod, reports the others as warnings. */
 function splitKnown(body: HclObject, shape: Record<string, unknown>, where: string, warnings: string[]): Record<string, HclValue> {
@@ -218,8 +235,19 @@ export function parseConfig(text: string, source = 'config'): Config {
   const maxLeaseTtl = top.max_lease_ttl || DEFAULT_LEASE_TTL_SECONDS;
   if (defaultLeaseTtl > maxLeaseTtl) fail('default_lease_ttl: must not be greater than max_lease_ttl');
 
+  const leaseRevocation: Config['leaseRevocation'] = {};
+  if (doc.lease_revocation !== undefined) {
+    const blocks = blocksOf(doc.lease_revocation, 0);
+    if (blocks === null || blocks.length !== 1) return fail('lease_revocation: expected one block like lease_revocation { retry_base = "10s" max_attempts = 6 }');
+    const body = (blocks[0] as (typeof blocks)[number]).body;
+    const v = validate(leaseRevocationSchema, splitKnown(body, leaseRevocationSchema.shape, 'lease_revocation', warnings), source, 'lease_revocation');
+    if (v.retry_base !== undefined) leaseRevocation.retryBaseMs = v.retry_base;
+    if (v.max_attempts !== undefined) leaseRevocation.maxAttempts = v.max_attempts;
+  }
+
   const config: Config = {
     listeners,
+    leaseRevocation,
     storage,
     logLevel: top.log_level ?? 'info',
     defaultLeaseTtl,

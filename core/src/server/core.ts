@@ -204,6 +204,10 @@ export async function createCore(opts: { config: ServerConfig; logger: CoreLogge
       logger,
       mountTtls: (uuid) => mountTtls(router.byUuid(uuid)?.entry),
       tokenExists: (key) => tokens.isLiveKey(key),
+      options: {
+        ...(config.leaseRevocation.retryBaseMs !== undefined ? { retryBaseMs: config.leaseRevocation.retryBaseMs } : {}),
+        ...(config.leaseRevocation.maxAttempts !== undefined ? { maxRevokeAttempts: config.leaseRevocation.maxAttempts } : {}),
+      },
       revoker: {
         revokeSecret: async (lease) => {
           await backendOf(lease.mountUuid).handleRequest(leaseRequest(lease, 'revoke', 0));

@@ -21,6 +21,8 @@ export interface ServerConfig {
   maxLeaseTtl: number;
   clusterName: string;
   apiAddr: string;
+  /** Revocation retry schedule; absent keys keep the expiration manager's defaults. */
+  leaseRevocation: { retryBaseMs?: number; maxAttempts?: number };
 }
 
 export async function loadServerConfig(file: string): Promise<ServerConfig> {
@@ -48,5 +50,6 @@ function fromFileConfig(c: import('../config/config.js').Config): ServerConfig {
     maxLeaseTtl: c.maxLeaseTtl,
     clusterName: c.clusterName ?? '',
     apiAddr: c.apiAddr ?? '',
+    leaseRevocation: c.leaseRevocation,
   };
 }
