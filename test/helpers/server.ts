@@ -54,7 +54,8 @@ export async function startConfigServer(config: string, opts: { env?: Record<str
   const file = join(dir, 'config.hcl');
   writeFileSync(file, config.replace(/\$PORT/g, String(port)).replace(/\$DIR/g, dir));
   const s = await launch([BIN, 'server', `-config=${file}`, '-log-level=warn'], port, dir, opts.env, false);
-  return { ...s, configFile: file };
+  // The same object, not a copy: api() reads rootToken from it, so a caller may set it after init.
+  return Object.assign(s, { configFile: file });
 }
 
 async function launch(args: string[], port: number, dataDir: string, env: Record<string, string> | undefined, dev: boolean): Promise<RunningServer> {
@@ -117,5 +118,5 @@ export function cleanup(dir: string): void {
 export async function restartConfigServer(prev: RunningServer & { configFile: string }, opts: { env?: Record<string, string> } = {}): Promise<RunningServer & { configFile: string }> {
   if (prev.proc.exitCode === null && prev.proc.signalCode === null) throw new Error('restartConfigServer: the previous server is still running');
   const s = await launch([BIN, 'server', `-config=${prev.configFile}`, '-log-level=warn'], prev.port, prev.dataDir, opts.env, false);
-  return { ...s, configFile: prev.configFile };
+  return Object.assign(s, { configFile: prev.configFile });
 }
