@@ -48,14 +48,21 @@ export async function startDevServer(opts: { dataDir?: string; rootTokenId?: str
   return launch(args, port, dataDir, opts.env, true);
 }
 
-export async function startConfigServer(config: string, opts: { env?: Record<string, string> } = {}): Promise<RunningServer & { configFile: string }> {
+/**
+ * A production server from `config`, where `$PORT` (the port `api()` and the
+ * start-up check use, so it must be a plain-HTTP listener), `$PORT2` (a second
+ * listener's port, returned as `port2`) and `$DIR` (a fresh directory) are
+ * filled in.
+ */
+export async function startConfigServer(config: string, opts: { env?: Record<string, string> } = {}): Promise<RunningServer & { configFile: string; port2: number }> {
   const dir = mkdtempSync(join(tmpdir(), 'sr-cfg-'));
   const port = await freePort();
+  const port2 = await freePort();
   const file = join(dir, 'config.hcl');
-  writeFileSync(file, config.replace(/\$PORT/g, String(port)).replace(/\$DIR/g, dir));
+  writeFileSync(file, config.replace(/\$PORT2/g, String(port2)).replace(/\$PORT/g, String(port)).replace(/\$DIR/g, dir));
   const s = await launch([BIN, 'server', `-config=${file}`, '-log-level=warn'], port, dir, opts.env, false);
   // The same object, not a copy: api() reads rootToken from it, so a caller may set it after init.
-  return Object.assign(s, { configFile: file });
+  return Object.assign(s, { configFile: file, port2 });
 }
 
 async function launch(args: string[], port: number, dataDir: string, env: Record<string, string> | undefined, dev: boolean): Promise<RunningServer> {

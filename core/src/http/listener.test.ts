@@ -206,6 +206,28 @@ describe('LIST verb on the wire', () => {
     });
   });
 
+  it('serves pipelined requests one after another: a read sees the write sent before it', async () => {
+    const order: string[] = [];
+    const slowWrite: ApiHandler = async (req) => {
+      order.push(`start ${req.urlPath}`);
+      if (req.operation === 'write') await new Promise((r) => setTimeout(r, 50));
+      order.push(`end ${req.urlPath}`);
+      return { status: 200, body: { path: req.urlPath } };
+    };
+    const listener = createListener({ address: '127.0.0.1:0' }, slowWrite);
+    const { port } = await listener.start();
+    try {
+      const c = rawClient(port);
+      await c.write('POST /v1/w HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\n{}' + 'LIST /v1/r/ HTTP/1.1\r\nHost: x\r\n\r\n' + 'GET /v1/g HTTP/1.1\r\nHost: x\r\n\r\n');
+      const rs = await c.responses(3);
+      expect(rs.map((r) => json(r).path)).toEqual(['w', 'r/', 'g']);
+      expect(order).toEqual(['start w', 'end w', 'start r/', 'end r/', 'start g', 'end g']);
+      c.end();
+    } finally {
+      await listener.close();
+    }
+  });
+
   it('handles a LIST request line split byte by byte across writes', async () => {
     await withListener({}, async (port) => {
       const c = rawClient(port);

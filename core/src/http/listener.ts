@@ -79,8 +79,19 @@ export function createListener(options: ListenerOptions, handle: ApiHandler, dep
   app.set('x-powered-by', false);
   // The single handler: routing is the mount table's job, not express's.
   app.use((req, res) => {
-    void serve(req, res);
+    // Node emits every pipelined request on a connection at once; they run one after another, as a
+    // client that pipelines a write and then a read expects (RFC 9112 9.3.2: only safe methods may overlap).
+    const socket = req.socket;
+    const before = pending.get(socket);
+    const run = () => serve(req, res).catch((err: unknown) => logger.error('serving a request failed', { error: err instanceof Error ? err.message : String(err) }));
+    const done = before ? before.then(run) : run();
+    pending.set(socket, done);
+    void done.then(() => {
+      if (pending.get(socket) === done) pending.delete(socket);
+    });
   });
+  /** The last request still being served on each connection. */
+  const pending = new WeakMap<object, Promise<void>>();
 
   async function serve(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
     const url = req.url ?? '/';
