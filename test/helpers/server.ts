@@ -57,7 +57,8 @@ export async function startDevServer(opts: { dataDir?: string; rootTokenId?: str
 export async function startConfigServer(config: string, opts: { env?: Record<string, string> } = {}): Promise<RunningServer & { configFile: string; port2: number }> {
   const dir = mkdtempSync(join(tmpdir(), 'sr-cfg-'));
   const port = await freePort();
-  const port2 = await freePort();
+  let port2 = await freePort();
+  while (port2 === port) port2 = await freePort();
   const file = join(dir, 'config.hcl');
   writeFileSync(file, config.replace(/\$PORT2/g, String(port2)).replace(/\$PORT/g, String(port)).replace(/\$DIR/g, dir));
   const s = await launch([BIN, 'server', `-config=${file}`, '-log-level=warn'], port, dir, opts.env, false);
