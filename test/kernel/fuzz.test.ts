@@ -12,8 +12,11 @@
  * (`SR_FUZZ_SEED=<n>` to try another seed; a failure prints its seed and the
  * exact request, so it can be replayed by hand).
  */
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import http from 'node:http';
 import net from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { startDevServer, type RunningServer } from '../helpers/server';
 
 const SEED = Number(process.env.SR_FUZZ_SEED ?? 20260101);
@@ -49,6 +52,8 @@ function prng(seed: number) {
 
 const MB_STRING = 'n'.repeat(1024 * 1024);
 const DEEP_JSON = `{"a":${'['.repeat(20_000)}${']'.repeat(20_000)}}`;
+/** As deep as the server accepts (MAX_JSON_DEPTH in core/src/http/request.ts): every recursive walk must cope. */
+const DEEPEST_JSON = `{"a":${'['.repeat(299)}${']'.repeat(299)}}`;
 
 /** Values of every JSON type, the edge cases of each, and strings that parse as something else. */
 const VALUES: readonly unknown[] = [
@@ -69,7 +74,7 @@ const SEGMENTS: readonly string[] = [
 /** Bodies that are not a JSON object, or not JSON at all. */
 const MALFORMED_BODIES: readonly (string | Buffer)[] = [
   '{', '{"a":1,}', '[1,2', 'nul', '[]', '"s"', '42', 'true', '{"a":"\\ud800"}', '{"__proto__":{"polluted":1}}',
-  Buffer.from([0xff, 0xfe, 0x00, 0x7b]), DEEP_JSON,
+  Buffer.from([0xff, 0xfe, 0x00, 0x7b]), DEEP_JSON, DEEPEST_JSON,
 ];
 
 const QUERIES: readonly string[] = ['?list=maybe', '?help=2', '?list=true&after=%00&limit=-1', '?limit=abc&after=', '?a=1&a=2&__proto__=x', '?%ZZ=1', `?q=${'q'.repeat(8000)}`];
@@ -263,6 +268,10 @@ it('answers bad input to every system endpoint below 500, with an errors array, 
   expect(templates).toEqual(expect.arrayContaining(['sys/mounts/{path}', 'sys/policies/acl/{name}', 'sys/audit/{path}', 'auth/token/create', 'auth/token/lookup-accessor', 'sys/health']));
   expect(endpoints.length).toBeGreaterThan(40);
 
+  // An audit device sees every fuzzed request and response too (its hashing walks every value).
+  const auditDir = mkdtempSync(join(tmpdir(), 'sr-fuzz-audit-'));
+  expect((await s.api('POST', 'sys/audit/fuzz-audit', { type: 'file', options: { file_path: join(auditDir, 'audit.log') } })).status).toBe(204);
+
   const rnd = prng(SEED);
   const cases: Case[] = [];
   for (const ep of endpoints) for (const c of casesFor(ep, rnd)) cases.push(c);
@@ -297,6 +306,14 @@ it('answers bad input to every system endpoint below 500, with an errors array, 
   expect((await s.api('GET', 'secret/data/after-fuzz')).body.data.data).toEqual({ v: 'still-here' });
   const mounts = await s.api('GET', 'sys/mounts');
   expect(Object.keys(mounts.body.data)).toEqual(expect.arrayContaining(['secret/', 'sys/']));
+  // Deep bodies through a plugin and the audit device: stored at the limit, refused beyond it.
+  const deep = (n: number) => fetch(`${s.url}/v1/secret/data/deep`, { method: 'POST', headers: { 'X-Service-Token': s.rootToken }, body: `{"data":{"x":${'['.repeat(n)}${']'.repeat(n)}}}` });
+  expect((await deep(297)).status).toBe(200);
+  const tooDeep = await deep(20_000);
+  expect(tooDeep.status).toBe(400);
+  expect((await tooDeep.json()).errors[0]).toMatch(/nested deeper/);
+  expect(readFileSync(join(auditDir, 'audit.log'), 'utf8').split('\n').length).toBeGreaterThan(1000);
+  rmSync(auditDir, { recursive: true, force: true });
 });
 
 it('answers malformed request lines and heads on a raw socket with a JSON 4xx', async () => {

@@ -1,6 +1,6 @@
 import { StrongroomError } from '@strongroom/sdk-plugin';
 import { LIST_MARKER_HEADER } from './list-method.js';
-import { extractToken, normaliseNamespace, normalisePath, parseApiRequest, parseJsonBody, parseQuery, type RawHttpRequest } from './request.js';
+import { MAX_JSON_DEPTH, extractToken, jsonDeeperThan, normaliseNamespace, normalisePath, parseApiRequest, parseJsonBody, parseQuery, type RawHttpRequest } from './request.js';
 
 const raw = (over: Partial<RawHttpRequest>): RawHttpRequest => ({
   method: 'GET',
@@ -77,5 +77,16 @@ describe('pieces', () => {
     const polluted = parseJsonBody(Buffer.from('{"__proto__":{"admin":true}}'));
     expect(Object.getPrototypeOf(polluted)).toBe(Object.prototype);
     expect(Object.keys(polluted)).toEqual([]);
+  });
+
+  it('refuses bodies nested deeper than MAX_JSON_DEPTH (later recursion would overflow the stack)', () => {
+    const nested = (n: number) => Buffer.from(`{"a":${'['.repeat(n - 1)}${']'.repeat(n - 1)}}`);
+    expect(() => parseJsonBody(nested(MAX_JSON_DEPTH))).not.toThrow();
+    expect(() => parseJsonBody(nested(MAX_JSON_DEPTH + 1))).toThrow(/nested deeper than 300 levels/);
+    expect(() => parseJsonBody(nested(20_000))).toThrow(/nested deeper/);
+    // Brackets inside strings (escaped quotes included) are not nesting.
+    const inString = Buffer.from(JSON.stringify({ s: `\\"${'['.repeat(MAX_JSON_DEPTH * 2)}` }));
+    expect(jsonDeeperThan(inString, MAX_JSON_DEPTH)).toBe(false);
+    expect(parseJsonBody(inString)).toEqual(JSON.parse(inString.toString()));
   });
 });

@@ -208,11 +208,38 @@ function checkPatchContentType(contentType: string | undefined): void {
 
 const dropProto = (key: string, value: unknown) => (key === '__proto__' ? undefined : value);
 
+/**
+ * How deeply a request body may nest objects and arrays. JSON.parse itself
+ * copes with any depth, but everything after it walks values recursively
+ * (JSON.stringify to a plugin or to storage, audit hashing, validation), and
+ * a stack overflow there would be a 500.
+ */
+export const MAX_JSON_DEPTH = 300;
+
+/** Whether `raw` nests deeper than `max`: one pass over the bytes, brackets inside strings ignored. */
+export function jsonDeeperThan(raw: Buffer, max: number): boolean {
+  if (raw.length <= max) return false;
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < raw.length; i++) {
+    const c = raw[i];
+    if (inString) {
+      if (c === 0x5c) i++; // backslash: skip the escaped byte
+      else if (c === 0x22) inString = false;
+    } else if (c === 0x22) inString = true;
+    else if (c === 0x7b || c === 0x5b) {
+      if (++depth > max) return true;
+    } else if (c === 0x7d || c === 0x5d) depth--;
+  }
+  return false;
+}
+
 /** Empty body -> {}; otherwise a JSON object, or a 400 naming what is wrong. */
 export function parseJsonBody(raw: Buffer): Record<string, unknown> {
   if (raw.length === 0) return {};
   const text = raw.toString('utf8');
   if (text.trim() === '') return {};
+  if (jsonDeeperThan(raw, MAX_JSON_DEPTH)) throw badRequest(`failed to parse JSON input: nested deeper than ${MAX_JSON_DEPTH} levels`);
   let parsed: unknown;
   // The reviver is slow; it only runs when a `__proto__` key could be present (literally or \u-escaped).
   const risky = raw.includes('__proto__') || raw.includes('\\u');
