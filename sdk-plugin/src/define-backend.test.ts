@@ -1,5 +1,5 @@
 
-import { defineBackend, definePath, defineSecret } from './define-backend.js';
+import { defineBackend, definePath, defineSecret, renewedAuth } from './define-backend.js';
 import { f } from './fields.js';
 import { createTestBackend } from './harness.js';
 import { getJSON, putJSON } from './storage.js';
@@ -197,6 +197,44 @@ describe('secrets', () => {
     expect(calls).toEqual(['revoke:u-web']);
     const bogus = { ...issued!, secret: { ...issued!.secret!, type: 'other' } };
     expect(await errOf(b.revoke(bogus))).toMatchObject({ code: 'unrecoverable' });
+  });
+});
+
+describe('login token renewal', () => {
+  const login = definePath({
+    pattern: 'login',
+    unauthenticated: true,
+    synopsis: 'Log in.',
+    operations: {
+      update: {
+        summary: 'Log in.',
+        handler: async () => ({ auth: { ...renewedAuth({ internalData: { who: 'u1' }, metadata: { m: '1' }, policies: ['p'] }, { ttl: 60, maxTtl: 0, period: 0 }).auth!, displayName: 'u1' } }),
+      },
+    },
+  });
+
+  it('hands the auth to authRenew and answers what it returns', async () => {
+    const b = await createTestBackend(
+      defineBackend({
+        type: 'auth',
+        help: 'auth',
+        paths: [login],
+        authRenew: async (req) => {
+          if (req.auth?.internalData.who !== 'u1') throw new StrongroomError('bad_request', 'unknown user');
+          return renewedAuth(req.auth, { ttl: 120, maxTtl: 300, period: 0 });
+        },
+      }),
+    );
+    const issued = (await b.write('login', {}))!;
+    expect((await b.renewAuth(issued))?.auth).toMatchObject({ policies: ['p'], metadata: { m: '1' }, internalData: { who: 'u1' }, ttl: 120, maxTtl: 300, period: 0 });
+    const other = { auth: { ...issued.auth!, internalData: { who: 'u2' } } };
+    expect(await errOf(b.renewAuth(other))).toMatchObject({ status: 400, message: 'unknown user' });
+  });
+
+  it('refuses renewal with a 400 when the auth method declares no authRenew', async () => {
+    const b = await createTestBackend(defineBackend({ type: 'auth', help: 'auth', paths: [login] }));
+    const issued = (await b.write('login', {}))!;
+    expect(await errOf(b.renewAuth(issued))).toMatchObject({ status: 400, message: 'this auth method does not support token renewal' });
   });
 });
 

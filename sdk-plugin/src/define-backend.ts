@@ -33,6 +33,7 @@ import type {
   MountInfo,
   Operation,
   PathOperation,
+  RequestAuth,
   SecretRef,
   SpecialPaths,
 } from './logical.js';
@@ -62,6 +63,8 @@ export interface HandlerRequest<D = Record<string, unknown>> {
   logger: Logger;
   /** Set on renew and revoke. */
   secret?: SecretRef;
+  /** Set on renew of a login token (the backend's `authRenew`). */
+  auth?: RequestAuth;
   /** Pagination of a LIST (after: "" and limit: 0 otherwise). */
   list: { after: string; limit: number };
   /** Push user-safe warnings; they are added to the response. */
@@ -185,6 +188,12 @@ export interface BackendDefinition {
   secrets?: SecretTypeDef[];
   /** Extra special paths (Vault globs); unauthenticated paths are derived from `unauthenticated: true` already. */
   specialPaths?: Partial<SpecialPaths>;
+  /**
+   * Renewal of a token this auth mount's login issued: re-check that the login
+   * still holds (the role exists, ...) and answer `renewedAuth(...)`; throw to
+   * refuse. Without it such tokens cannot be renewed, as in Vault.
+   */
+  authRenew?: Handler<Record<string, unknown>>;
   /** A storage key changed elsewhere (another node, a replication): drop what is cached for it. */
   invalidate?(key: string): Promise<void> | void;
   periodic?(): Promise<void>;
@@ -200,6 +209,32 @@ export interface BackendSpec {
   paths?: PathDef[];
   secrets?: SecretTypeDef[];
   specialPaths?: Partial<SpecialPaths>;
+  authRenew?: Handler<Record<string, unknown>>;
+}
+
+/**
+ * The answer of an `authRenew` handler: the token keeps its policies and is
+ * renewed with these settings (seconds; a ttl or maxTtl of 0 keeps the token's
+ * own, a period of 0 makes it non-periodic).
+ */
+export function renewedAuth(auth: RequestAuth, ttls: { ttl: number; maxTtl: number; period: number }): LogicalResponse {
+  return {
+    auth: {
+      displayName: '',
+      policies: [...auth.policies],
+      noDefaultPolicy: false,
+      metadata: { ...auth.metadata },
+      internalData: { ...auth.internalData },
+      ttl: ttls.ttl,
+      maxTtl: ttls.maxTtl,
+      explicitMaxTtl: 0,
+      period: ttls.period,
+      numUses: 0,
+      renewable: true,
+      boundCidrs: [],
+      tokenType: '',
+    },
+  };
 }
 
 export function defineBackend(spec: BackendSpec): BackendFactory {
@@ -208,7 +243,7 @@ export function defineBackend(spec: BackendSpec): BackendFactory {
     async create(env) {
       const def: BackendDefinition = spec.setup
         ? await spec.setup(env)
-        : { paths: spec.paths ?? [], secrets: spec.secrets ?? [], specialPaths: spec.specialPaths ?? {} };
+        : { paths: spec.paths ?? [], secrets: spec.secrets ?? [], specialPaths: spec.specialPaths ?? {}, ...(spec.authRenew ? { authRenew: spec.authRenew } : {}) };
       return buildBackend(spec.help, def, env);
     },
   };
@@ -341,12 +376,20 @@ function buildBackend(help: string, def: BackendDefinition, env: MountEnv): Back
       raw: req,
     };
     if (req.secret) hreq.secret = req.secret;
+    if (req.auth) hreq.auth = req.auth;
     return hreq;
+  }
+
+  async function authRenewOperation(req: LogicalRequest): Promise<LogicalResponse | null> {
+    if (!def.authRenew) throw badRequest('this auth method does not support token renewal');
+    const hreq = buildSecretRequest(req);
+    return finish(await def.authRenew(hreq), hreq.warnings);
   }
 
   return {
     async handleRequest(req) {
       const op = req.operation;
+      if (op === 'renew' && req.auth && !req.secret) return authRenewOperation(req);
       if (op === 'renew' || op === 'revoke') return secretOperation(req);
       if (op === 'help') return { data: { ...helpFor(describe(), req.path) } };
       const r = route(req.path, op);

@@ -7,7 +7,7 @@
  * secret's internal data back.
  */
 import type { Backend, BackendFactory } from './backend.js';
-import type { ClientInfo, LogicalRequest, LogicalResponse, MountInfo, Operation, SecretRef } from './logical.js';
+import type { ClientInfo, LogicalRequest, LogicalResponse, MountInfo, Operation, RequestAuth, SecretRef } from './logical.js';
 import { createMemoryStorage, type Storage } from './storage.js';
 import type { Logger, SystemView } from './system-view.js';
 
@@ -25,6 +25,7 @@ export interface TestRequest {
   data?: Record<string, unknown>;
   client?: Partial<ClientInfo>;
   secret?: SecretRef;
+  auth?: RequestAuth;
   headers?: Record<string, string>;
 }
 
@@ -45,6 +46,8 @@ export interface TestBackend {
   help(path: string): Promise<LogicalResponse | null>;
   /** Renews the secret of an earlier response. */
   renew(issued: LogicalResponse, opts?: { increment?: number; path?: string }): Promise<LogicalResponse | null>;
+  /** Renews the token a login response would have become (its auth's internal data, metadata and policies). */
+  renewAuth(login: LogicalResponse, opts?: { path?: string }): Promise<LogicalResponse | null>;
   /** Revokes the secret of an earlier response. */
   revoke(issued: LogicalResponse, opts?: { path?: string }): Promise<LogicalResponse | null>;
 }
@@ -99,6 +102,7 @@ export async function createTestBackend(factory: BackendFactory, opts: TestBacke
       client: client(req.client),
     };
     if (req.secret) lr.secret = wire(req.secret);
+    if (req.auth) lr.auth = wire(req.auth);
     if (req.headers) lr.headers = req.headers;
     return lr;
   };
@@ -141,6 +145,11 @@ export async function createTestBackend(factory: BackendFactory, opts: TestBacke
     patch: (path, data) => request({ operation: 'patch', path, data }),
     help: (path) => request({ operation: 'help', path }),
     renew: (issued, o = {}) => request({ operation: 'renew', path: o.path ?? '', secret: secretRef(issued, o.increment ?? 0) }),
+    renewAuth: (login, o = {}) => {
+      if (!login.auth) throw new Error('response carries no auth');
+      const { internalData, metadata, policies } = login.auth;
+      return request({ operation: 'renew', path: o.path ?? 'login', auth: { internalData, metadata, policies } });
+    },
     revoke: (issued, o = {}) => request({ operation: 'revoke', path: o.path ?? '', secret: secretRef(issued, 0) }),
   };
 }

@@ -68,6 +68,15 @@ export interface SecretRef {
   lastRenewalTime: number | null;
 }
 
+/** A login token being renewed: what the login's AuthSpec put on it. */
+export interface RequestAuth {
+  /** The login's `internalData` (never shown to clients). */
+  internalData: Record<string, unknown>;
+  metadata: Record<string, string>;
+  /** The token's policies; an auth method that answers different ones refuses the renewal. */
+  policies: string[];
+}
+
 export interface LogicalRequest {
   /** Request id, also in logs and audit entries. */
   id: string;
@@ -80,8 +89,8 @@ export interface LogicalRequest {
   client: ClientInfo;
   /** Set on operations renew and revoke of a secret. */
   secret?: SecretRef;
-  /** Set on renew of an auth (login) token: the auth's internal data. */
-  auth?: { internalData: Record<string, unknown>; metadata: Record<string, string>; policies: string[] };
+  /** Set on renew of a token issued by this auth mount's login. */
+  auth?: RequestAuth;
   /** A few selected request headers, lower-cased names (only those the mount allows). */
   headers?: Record<string, string>;
   /**

@@ -40,6 +40,47 @@ describe('approle', () => {
     expect(lookup.body.data.metadata).toEqual({ team: 'blue' });
   });
 
+  it('renews a login token through the approle plugin only while its role exists with the same role_id', async () => {
+    await s.api('POST', 'auth/approle/role/renewer', { token_policies: 'app', token_ttl: '10m', token_max_ttl: '1h' });
+    const roleId = (await s.api('GET', 'auth/approle/role/renewer/role-id')).body.data.role_id as string;
+    const secretId = (await s.api('POST', 'auth/approle/role/renewer/secret-id', {})).body.data.secret_id as string;
+    const res = await login(roleId, secretId);
+    expect(res.status).toBe(200);
+    const token = res.body.auth.client_token as string;
+    const accessor = res.body.auth.accessor as string;
+    expect(res.body.auth.lease_duration).toBe(600);
+
+    // The role's current token_ttl applies on renewal (the plugin answered, not only the core).
+    await s.api('POST', 'auth/approle/role/renewer/token-ttl', { token_ttl: '20m' });
+    const self = await s.api('POST', 'auth/token/renew-self', {}, { token });
+    expect(self.status).toBe(200);
+    expect(self.body.auth).toMatchObject({ client_token: token, lease_duration: 1200, token_policies: ['app', 'default'] });
+    const byAccessor = await s.api('POST', 'auth/token/renew-accessor', { accessor });
+    expect(byAccessor.status).toBe(200);
+    expect(byAccessor.body.auth.lease_duration).toBe(1200);
+
+    // Role gone: every renewal route refuses with a 400 naming the role; the token itself keeps working until it expires.
+    expect((await s.api('DELETE', 'auth/approle/role/renewer')).status).toBe(204);
+    const ttlBefore = (await s.api('POST', 'auth/token/lookup', { token })).body.data.ttl as number;
+    for (const r of [
+      await s.api('POST', 'auth/token/renew-self', {}, { token }),
+      await s.api('POST', 'auth/token/renew', { token }),
+      await s.api('POST', 'auth/token/renew-accessor', { accessor }),
+    ]) {
+      expect(r.status).toBe(400);
+      expect(r.body.errors.join(' ')).toContain('role "renewer" does not exist during renewal');
+    }
+    const after = (await s.api('POST', 'auth/token/lookup', { token })).body.data;
+    expect(after.ttl).toBeLessThanOrEqual(ttlBefore);
+    expect((await s.api('GET', 'secret/data/app/db', undefined, { token })).status).toBe(200);
+
+    // A new role under the same name has a new role_id: still refused.
+    await s.api('POST', 'auth/approle/role/renewer', { token_policies: 'app' });
+    const again = await s.api('POST', 'auth/token/renew-self', {}, { token });
+    expect(again.status).toBe(400);
+    expect(again.body.errors.join(' ')).toContain('role_id');
+  });
+
   it('refuses a wrong SecretID and a missing one', async () => {
     const roleId = (await s.api('GET', 'auth/approle/role/web/role-id')).body.data.role_id as string;
     expect((await login(roleId, 'not-a-secret-id')).status).toBe(400);

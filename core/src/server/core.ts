@@ -46,7 +46,7 @@ import { createView } from '../storage/view.js';
 import { createSystemBackend } from '../sys/backend.js';
 import { leasePaths } from '../sys/leases.js';
 import { createTokenAuthBackend } from '../token-auth/backend.js';
-import { createTokenStore, type TokenEntry, type TokenStore } from '../token/index.js';
+import { createTokenStore, type LoginRenewal, type TokenEntry, type TokenStore } from '../token/index.js';
 import { builtinPlugins } from './builtins.js';
 import type { ServerConfig } from './server-config.js';
 
@@ -187,6 +187,27 @@ export async function createCore(opts: { config: ServerConfig; logger: CoreLogge
     };
   }
 
+  /** Vault's auth renew: the auth mount that issued a login token re-checks it (role still there, ...) or refuses. */
+  async function renewLogin(entry: TokenEntry, increment: number): Promise<LoginRenewal> {
+    const found = entry.login ? router.byUuid(entry.login.mountUuid) : undefined;
+    const ns = found ? namespaces.byId(found.entry.namespace_id) : undefined;
+    if (!entry.login || !found || !ns) throw badRequest('the auth mount that issued this token is gone; it cannot be renewed');
+    const mountPath = routePath(found.entry);
+    const backend = found.handle.backend;
+    if (!backend) throw new StrongroomError('unavailable', `the auth method at ${mountPath} is not available; try the renewal again`);
+    const resp = await backend.handleRequest({
+      id: randomBytes(8).toString('hex'),
+      operation: 'renew',
+      path: entry.path.startsWith(mountPath) ? entry.path.slice(mountPath.length) : entry.path,
+      mount: mountInfoOf(found.entry, ns.path),
+      data: { increment },
+      client: { remoteAddress: '', displayName: entry.displayName, tokenAccessor: entry.accessor, entityId: entry.entityId, policies: [...entry.policies], metadata: { ...entry.meta } },
+      auth: { internalData: { ...entry.login.internalData }, metadata: { ...entry.meta }, policies: [...entry.policies] },
+    });
+    if (!resp?.auth) throw badRequest(`the auth method at ${mountPath} did not renew the token`);
+    return { ttl: resp.auth.ttl, maxTtl: resp.auth.maxTtl, period: resp.auth.period, policies: resp.auth.policies };
+  }
+
   async function postUnseal(): Promise<void> {
     const started = Date.now();
     const { hmacKey, batchKey } = await tokenKeys();
@@ -218,7 +239,7 @@ export async function createCore(opts: { config: ServerConfig; logger: CoreLogge
         },
       },
     });
-    tokens = createTokenStore({ store: barrier, hmacKey, batchKey, systemDefaultTtl, systemMaxTtl, leases: { revokeByToken: async (k) => void (await expiration.revokeByToken(k)) }, logger });
+    tokens = createTokenStore({ store: barrier, hmacKey, batchKey, systemDefaultTtl, systemMaxTtl, leases: { revokeByToken: async (k) => void (await expiration.revokeByToken(k)) }, renewLogin, logger });
     await tokens.startExpiry();
 
     const sysDeps = {
@@ -327,6 +348,7 @@ export async function createCore(opts: { config: ServerConfig; logger: CoreLogge
         createFromAuth: async (auth, ctx) => {
           const ttls = mountTtls(ctx.mount);
           const created = await tokens.createFromLogin(auth, {
+            mountUuid: ctx.mount.uuid,
             path: ctx.path,
             mountPath: routePath(ctx.mount),
             namespaceId: ctx.namespace.id,

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { StrongroomError } from '@strongroom/sdk-plugin';
 import type { Physical, PhysicalEntry, PhysicalOp } from '../storage/physical.js';
-import { createTokenStore, type TokenStore } from './token-store.js';
+import { createTokenStore, type LoginRenewal, type TokenStore, type TokenStoreDeps } from './token-store.js';
 import type { TokenEntry } from './types.js';
 
 type Store = Pick<Physical, 'get' | 'put' | 'delete' | 'list' | 'batch' | 'scan'> & { data: Map<string, Buffer> };
@@ -48,7 +48,7 @@ function memoryStore(): Store {
 
 const silent = { debug: () => undefined, info: () => undefined, warn: () => undefined, error: () => undefined };
 
-function setup(opts: { defaultTtl?: number; maxTtl?: number } = {}) {
+function setup(opts: { defaultTtl?: number; maxTtl?: number; renewLogin?: TokenStoreDeps['renewLogin'] } = {}) {
   const store = memoryStore();
   let t = Date.UTC(2030, 0, 1);
   const clock = { now: () => t, advance: (sec: number) => (t += sec * 1000) };
@@ -69,6 +69,7 @@ function setup(opts: { defaultTtl?: number; maxTtl?: number } = {}) {
     systemDefaultTtl: opts.defaultTtl ?? 3600,
     systemMaxTtl: opts.maxTtl ?? 86400,
     leases,
+    ...(opts.renewLogin ? { renewLogin: opts.renewLogin } : {}),
     logger: silent,
   });
   return { ts, store, clock, revokedLeases, leases };
@@ -622,6 +623,40 @@ describe('CIDR binding', () => {
 });
 
 describe('login tokens and rendering', () => {
+  it('renews a login token only as its auth mount answers (refusal, its TTLs, unchanged policies)', async () => {
+    let answer: (e: TokenEntry) => LoginRenewal = () => {
+      throw new StrongroomError('bad_request', 'role "app" does not exist during renewal');
+    };
+    const asked: TokenEntry[] = [];
+    const { ts, clock } = setup({ defaultTtl: 3600, maxTtl: 86400, renewLogin: async (e) => (asked.push(e), answer(e)) });
+    const auth = { displayName: '', policies: ['app'], noDefaultPolicy: false, metadata: { role_name: 'app' }, internalData: { role_name: 'app', role_id: 'r-1' }, ttl: 600, maxTtl: 0, explicitMaxTtl: 0, period: 0, numUses: 0, renewable: true, boundCidrs: [], tokenType: '' };
+    const { id, entry } = await ts.createFromLogin(auth, { mountUuid: 'm-1', path: 'auth/approle/login', mountPath: 'auth/approle/' });
+    expect(entry.login).toEqual({ mountUuid: 'm-1', internalData: { role_name: 'app', role_id: 'r-1' } });
+    expect(ts.lookupResponse(entry, id)).not.toHaveProperty('login');
+
+    clock.advance(100);
+    await expectError(ts.renew(entry, 0), 400, /does not exist during renewal/);
+    expect((await ts.lookup(id))!.expireTime).toBe(entry.expireTime);
+    expect(asked[0]!.login!.internalData).toEqual({ role_name: 'app', role_id: 'r-1' });
+
+    answer = (e) => ({ ttl: 900, maxTtl: 0, period: 0, policies: e.policies });
+    const renewed = await ts.renew(entry, 0);
+    expect(renewed.entry.ttl).toBe(900);
+    expect(renewed.entry.expireTime).toBe(clock.now() + 900_000);
+
+    answer = () => ({ ttl: 900, maxTtl: 0, period: 0, policies: ['other'] });
+    await expectError(ts.renew(renewed.entry, 0), 400, /policies have changed/);
+
+    // Tokens from no plugin login (token store, batch) never ask.
+    const root = await rootToken(ts);
+    const child = await ts.create(root, { policies: ['a'], ttl: 60 });
+    const before = asked.length;
+    await ts.renew(child.entry, 0);
+    const batch = await ts.createFromLogin({ ...auth, tokenType: 'batch' }, { mountUuid: 'm-1', path: 'auth/approle/login', mountPath: 'auth/approle/' });
+    expect(batch.entry.login).toBeUndefined();
+    expect(asked.length).toBe(before);
+  });
+
   it('makes an orphan token from an auth method response', async () => {
     const { ts, clock } = setup({ defaultTtl: 3600, maxTtl: 7200 });
     const { id, entry } = await ts.createFromLogin(

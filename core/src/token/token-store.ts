@@ -57,13 +57,28 @@ export interface TokenStoreDeps {
   systemDefaultTtl: number;
   systemMaxTtl: number;
   leases: { revokeByToken(tokenKey: string): Promise<void> };
+  /**
+   * Asks the auth mount that issued a login token (entry.login) whether it may
+   * be renewed; throws to refuse. Without it such tokens renew as any other.
+   */
+  renewLogin?(entry: TokenEntry, increment: number): Promise<LoginRenewal>;
   logger: Pick<Logger, 'debug' | 'info' | 'warn' | 'error'>;
   /** Entries kept decrypted in memory (default 10,000). */
   cacheSize?: number;
 }
 
+/** An auth mount's answer to a renewal of its login token (seconds; ttl/maxTtl 0: keep the token's). */
+export interface LoginRenewal {
+  ttl: number;
+  maxTtl: number;
+  period: number;
+  policies: readonly string[];
+}
+
 /** What a login response (AuthSpec) needs beyond itself to become a token. */
 export interface LoginContext {
+  /** Uuid of the auth mount that answered the login; its renew handler re-checks renewals. */
+  mountUuid?: string;
   /** Request path, e.g. "auth/approle/login". */
   path: string;
   /** Mount path with trailing slash, e.g. "auth/approle/". */
@@ -125,6 +140,13 @@ type Mutable<T> = { -readonly [K in keyof T]: T[K] };
 
 const encode = (v: unknown): Uint8Array => Buffer.from(JSON.stringify(v), 'utf8');
 const decode = <T>(v: Uint8Array): T => JSON.parse(Buffer.from(v).toString('utf8')) as T;
+
+/** Same policies, ignoring `default` (an auth method answers the policies it granted, the token also has `default`). */
+function samePolicies(a: readonly string[], b: readonly string[]): boolean {
+  const x = sanitizePolicies(a, false).filter((p) => p !== 'default');
+  const y = sanitizePolicies(b, false).filter((p) => p !== 'default');
+  return x.length === y.length && x.every((p, i) => p === y[i]);
+}
 
 function freeze(e: TokenEntry): TokenEntry {
   Object.freeze(e.policies);
@@ -627,6 +649,8 @@ export function createTokenStore(deps: TokenStoreDeps): TokenStore {
       entityId: ctx.entityId ?? '',
       namespaceId: ctx.namespaceId ?? 'root',
       role: '',
+      // Batch tokens carry their entry inside the token and are never renewed.
+      ...(type === 'service' && ctx.mountUuid ? { login: { mountUuid: ctx.mountUuid, internalData: { ...auth.internalData } } } : {}),
     });
     return { ...created, warnings };
   }
@@ -691,18 +715,22 @@ export function createTokenStore(deps: TokenStoreDeps): TokenStore {
   async function renew(entry: TokenEntry, increment: number): Promise<{ entry: TokenEntry; warnings: string[] }> {
     if (entry.type === 'batch') throw badRequest('batch tokens cannot be renewed');
     if (!Number.isInteger(increment) || increment < 0) throw badRequest('increment: must be a non-negative number of seconds');
+    if (!entry.renewable || entry.expireTime === 0) throw badRequest('lease is not renewable');
+    // Asked before taking the lock: the issuing auth mount is a plugin call away.
+    const login = entry.login && deps.renewLogin ? await deps.renewLogin(entry, increment) : null;
+    if (login && !samePolicies(login.policies, entry.policies)) throw badRequest('policies have changed, not renewing');
     return withLock(entry.key, async () => {
       const cur = await loadRaw(entry.key);
       if (cur === null || !isLive(cur)) throw badRequest('token not found');
       if (!cur.renewable || cur.expireTime === 0) throw badRequest('lease is not renewable');
       const role = cur.role !== '' ? await readRole(cur.role) : null;
-      const period = role !== null && role.tokenPeriod > 0 ? role.tokenPeriod : cur.period;
+      const period = login ? login.period : role !== null && role.tokenPeriod > 0 ? role.tokenPeriod : cur.period;
       const t = clock.now();
       const { ttl, warnings } = calculateTtl({
         increment,
-        ttl: cur.creationTtl,
+        ttl: login && login.ttl > 0 ? login.ttl : cur.creationTtl,
         period,
-        maxTtl: role !== null ? role.tokenMaxTtl : cur.maxTtl,
+        maxTtl: login && login.maxTtl > 0 ? login.maxTtl : role !== null ? role.tokenMaxTtl : cur.maxTtl,
         explicitMaxTtl: cur.explicitMaxTtl,
         startTime: cur.creationTime,
         now: t,

@@ -48,6 +48,12 @@ export interface TokenEntry {
   readonly namespaceId: string;
   /** Token-store role that created it, '' if none. */
   readonly role: string;
+  /**
+   * The auth mount (uuid) whose login issued this service token, and the
+   * login's internal data: renewals are first re-checked by that mount.
+   * Absent for tokens not issued by a plugin login.
+   */
+  readonly login?: { readonly mountUuid: string; readonly internalData: Readonly<Record<string, unknown>> };
   readonly revokePending?: PendingRevocation;
 }
 

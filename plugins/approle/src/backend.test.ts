@@ -124,6 +124,22 @@ describe('approle login', () => {
     expect((await errOf(login(b, { role_id: roleId }))).message).toContain('secret_id');
   });
 
+  it('renews a login token only while its role exists with the same role_id, with the role\'s current TTLs', async () => {
+    const b = await approle();
+    await b.write('role/r', { token_policies: 'p1', token_ttl: 60, token_max_ttl: 600 });
+    const { roleId, secret_id } = await creds(b, 'r');
+    const issued = (await login(b, { role_id: roleId, secret_id }))!;
+    await b.write('role/r/token-ttl', { token_ttl: 90 });
+    expect((await b.renewAuth(issued))?.auth).toMatchObject({ policies: ['p1'], ttl: 90, maxTtl: 600, period: 0 });
+    // Same name, new role: the RoleID differs, so the old token is refused.
+    await b.delete('role/r');
+    expect((await errOf(b.renewAuth(issued))).message).toBe('role "r" does not exist during renewal');
+    await b.write('role/r', { token_policies: 'p1' });
+    const refused = await errOf(b.renewAuth(issued));
+    expect(refused.status).toBe(400);
+    expect(refused.message).toContain('role_id');
+  });
+
   it('checks the client address and binds the token to it when strict', async () => {
     const b = await approle();
     await b.write('role/r', { secret_id_bound_cidrs: '10.0.0.0/8', token_strictly_bind_ip: true });

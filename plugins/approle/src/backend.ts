@@ -2,7 +2,7 @@ import { createKeyedMutex, defineBackend, type BackendFactory, type PathDef } fr
 import { createApproleStore } from './store.js';
 import { roleFieldPaths, roleIdPath, roleListPath, rolePath } from './paths/role.js';
 import { secretIdPaths } from './paths/secret-id.js';
-import { loginPath } from './paths/login.js';
+import { loginPath, loginRenew } from './paths/login.js';
 import { tidyPath } from './paths/tidy.js';
 
 export interface ApproleBackendOptions {
@@ -35,7 +35,7 @@ export function createApproleBackend(opts: ApproleBackendOptions = {}): BackendF
         ...roleFieldPaths(deps),
         ...secretIdPaths(deps),
       ];
-      return { paths };
+      return { paths, authRenew: loginRenew(deps) };
     },
   });
 }

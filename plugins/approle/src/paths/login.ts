@@ -5,7 +5,7 @@
  * times; every failure says the same thing, so a caller cannot probe which of
  * RoleID or SecretID was wrong.
  */
-import { badRequest, definePath, f, type KeyedMutex, type PathDef } from '@strongroom/sdk-plugin';
+import { badRequest, definePath, f, renewedAuth, type Handler, type KeyedMutex, type PathDef } from '@strongroom/sdk-plugin';
 import type { ApproleStore, SecretIdEntry } from '../store.js';
 import { hostCidr, ipAllowed } from '../cidr.js';
 import { isExpired } from './secret-id.js';
@@ -70,7 +70,7 @@ export function loginPath({ store, mutex, mountId, now }: Deps): PathDef {
               policies: role.token_policies,
               noDefaultPolicy: role.token_no_default_policy,
               metadata: { ...(used?.metadata ?? {}), role_name: role.name },
-              internalData: { role_name: role.name, ...(used ? { secret_id_accessor: used.accessor } : {}) },
+              internalData: { role_name: role.name, role_id: role.role_id, ...(used ? { secret_id_accessor: used.accessor } : {}) },
               ttl: role.token_ttl,
               maxTtl: role.token_max_ttl,
               explicitMaxTtl: role.token_explicit_max_ttl,
@@ -89,4 +89,22 @@ export function loginPath({ store, mutex, mountId, now }: Deps): PathDef {
     description: `Answers an auth block whose token carries the role's token settings and the
 SecretID's metadata. The SecretID's use count is spent once per successful login.`,
   });
+}
+
+/**
+ * Renewal of a token this mount's login issued, as Vault does: the role must
+ * still exist with the same RoleID (a role deleted and created again under the
+ * same name has a new one), and the token takes the role's current TTLs.
+ */
+export function loginRenew({ store }: Pick<Deps, 'store'>): Handler<Record<string, unknown>> {
+  return async (req) => {
+    const auth = req.auth;
+    const name = auth?.internalData.role_name;
+    if (!auth || typeof name !== 'string' || name === '') throw badRequest('the token carries no role_name; it cannot be renewed');
+    const role = await store.getRole(name);
+    if (!role) throw badRequest(`role "${name}" does not exist during renewal`);
+    const roleId = auth.internalData.role_id;
+    if (typeof roleId === 'string' && roleId !== role.role_id) throw badRequest(`role "${name}" has a different role_id than at login; the token cannot be renewed`);
+    return renewedAuth(auth, { ttl: role.token_ttl, maxTtl: role.token_max_ttl, period: role.token_period });
+  };
 }
