@@ -118,6 +118,36 @@ describe('dev server', () => {
     expect((await s.api('GET', 'auth/token/lookup-self', undefined, { token: byAcc.client_token })).status).toBe(403);
   });
 
+  it('resolves the namespace from header and path: root explicit, aliases, unknown namespaces', async () => {
+    await s.api('POST', 'secret/data/ns-probe', { data: { v: 'root-ns' } });
+    // The root namespace given explicitly is the same as none.
+    for (const [name, value] of [['X-Service-Namespace', 'root'], ['X-Vault-Namespace', 'root/'], ['X-Vault-Namespace', '/root/'], ['X-Service-Namespace', '']]) {
+      const r = await s.api('GET', 'secret/data/ns-probe', undefined, { headers: { [name!]: value! } });
+      expect({ name, value, status: r.status, v: r.body?.data?.data?.v }).toEqual({ name, value, status: 200, v: 'root-ns' });
+    }
+    // A namespace that does not exist never falls back to the root namespace's mounts: the header
+    // is joined to the path, and the joined path has no mount. Header/path splits are equivalent.
+    const joined = ['nope/secret/data/ns-probe', 'nope/ns2/secret/data/ns-probe'];
+    const viaPath = await s.api('GET', joined[0]!);
+    const viaHeader = await s.api('GET', 'secret/data/ns-probe', undefined, { headers: { 'X-Service-Namespace': 'nope' } });
+    const viaAlias = await s.api('GET', 'secret/data/ns-probe', undefined, { headers: { 'X-Vault-Namespace': '/nope/' } });
+    const nestedSplit = await s.api('GET', 'ns2/secret/data/ns-probe', undefined, { headers: { 'X-Service-Namespace': 'nope/' } });
+    const nestedHeader = await s.api('GET', 'secret/data/ns-probe', undefined, { headers: { 'X-Service-Namespace': 'nope/ns2' } });
+    for (const r of [viaPath, viaHeader, viaAlias]) {
+      expect(r.status).toBe(404);
+      expect(r.body.errors).toEqual([`no handler for route "${joined[0]}". route entry not found.`]);
+    }
+    for (const r of [nestedSplit, nestedHeader]) expect(r.body.errors).toEqual([`no handler for route "${joined[1]}". route entry not found.`]);
+    // Writes too: nothing lands in the root namespace's secret/.
+    expect((await s.api('POST', 'secret/data/ns-probe', { data: { v: 'elsewhere' } }, { headers: { 'X-Service-Namespace': 'nope' } })).status).toBe(404);
+    expect((await s.api('GET', 'secret/data/ns-probe')).body.data.data).toEqual({ v: 'root-ns' });
+    // An unknown namespace is not a way around authentication, and a namespace cannot climb out with dot segments.
+    expect((await s.api('GET', 'secret/data/ns-probe', undefined, { token: null, headers: { 'X-Service-Namespace': 'nope' } })).status).toBe(403);
+    const dots = await s.api('GET', 'secret/data/ns-probe', undefined, { headers: { 'X-Service-Namespace': 'nope/../' } });
+    expect(dots.status).toBe(400);
+    expect(dots.body.errors[0]).toMatch(/invalid namespace/);
+  });
+
   it('answers bad input with a 400 naming the problem, never a 500', async () => {
     const bad = await fetch(`${s.url}/v1/sys/mounts/x`, { method: 'POST', headers: { 'X-Service-Token': s.rootToken }, body: '{not json' });
     expect(bad.status).toBe(400);
