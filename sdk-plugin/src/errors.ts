@@ -15,6 +15,7 @@ export type ErrorCode =
   | 'rate_limited'
   | 'unavailable'
   | 'plugin_failed'
+  | 'connection_not_initialized'
   | 'coded'
   | 'internal'
   | 'unrecoverable';
@@ -30,6 +31,9 @@ const STATUS: Record<ErrorCode, number> = {
   rate_limited: 429,
   unavailable: 503,
   plugin_failed: 502,
+  // A database plugin process that restarted and has not seen Initialize for
+  // this connection; the database engine re-initializes and retries once.
+  connection_not_initialized: 503,
   coded: 500,
   internal: 500,
   unrecoverable: 500,

@@ -14,4 +14,4 @@ export * from './openapi.js';
 export * from './harness.js';
 export * as transport from './transport/index.js';
 export * from './serve.js';
-export * as database from './database/types.js';
+export * as database from './database/index.js';

@@ -1,18 +1,10 @@
 /**
- * `serve(factory)`: the entry point of a plugin process. It performs the
- * handshake with the core (see transport/handshake.ts), serves the Backend
- * service and the standard gRPC health service on a unix socket in the private
- * directory the core created, and builds one backend per mount on Setup.
- *
- * Invariants:
- *  - refuses to run without the magic cookie (a clear message, exit 1);
- *  - every call from the core must carry the per-process secret (constant-time
- *    check); the same secret authenticates this process's calls back;
- *  - never outlives the core: exits on SIGTERM/SIGINT, when stdin (a pipe from
- *    the core) closes, or when the parent process changes (the core died).
+ * `serve(factory)`: the entry point of a backend plugin process. The process
+ * contract (magic cookie, per-process secret on every call, health service,
+ * handshake line, exit with the core) lives in transport/plugin-process.ts;
+ * this file serves the Backend service on top of it and builds one backend per
+ * mount on Setup. The same secret authenticates this process's calls back.
  */
-import * as fs from 'node:fs';
-import * as path from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import type { Backend, BackendFactory } from './backend.js';
 import type { MountInfo } from './logical.js';
@@ -30,22 +22,9 @@ import {
   type WireMountInfo,
   type WireRequest,
 } from './transport/codec.js';
-import {
-  APP_PROTOCOL_VERSION,
-  ENV_CALLBACK,
-  ENV_MAGIC_COOKIE,
-  ENV_PROTOCOL_VERSIONS,
-  ENV_SECRET,
-  ENV_SOCKET_DIR,
-  MAGIC_COOKIE_VALUE,
-  PLUGIN_SOCKET_NAME,
-  SECRET_METADATA_KEY,
-  formatHandshakeLine,
-  secretMatches,
-} from './transport/handshake.js';
-import { createStderrLogger, type JsonLogger } from './transport/logger.js';
+import type { JsonLogger } from './transport/logger.js';
 import { serveFrames } from './transport/mux.js';
-import { CHANNEL_OPTIONS, loadProtos } from './transport/proto.js';
+import { startPluginProcess } from './transport/plugin-process.js';
 
 export interface ServeHandle {
   socketPath: string;
@@ -56,35 +35,10 @@ export interface ServeHandle {
   stop(code?: number): Promise<never>;
 }
 
-const PARENT_POLL_MS = 1000;
-const CLEANUP_GRACE_MS = 2000;
-
-function refuse(message: string): never {
-  process.stderr.write(`${message}\n`);
-  process.exit(1);
-}
-
 export async function serve(factory: BackendFactory): Promise<ServeHandle> {
-  if (process.env[ENV_MAGIC_COOKIE] !== MAGIC_COOKIE_VALUE) {
-    refuse(
-      'This binary is a Strongroom plugin. It is not meant to be run directly: ' +
-        'register it in the plugin catalog (sys/plugins/catalog) and mount it, and the server will start it.',
-    );
-  }
-  const versions = (process.env[ENV_PROTOCOL_VERSIONS] ?? '').split(',').map((v) => v.trim());
-  if (!versions.includes(String(APP_PROTOCOL_VERSION))) {
-    refuse(`plugin speaks protocol ${APP_PROTOCOL_VERSION}; the server accepts ${versions.join(',') || 'none'}`);
-  }
-  const socketDir = process.env[ENV_SOCKET_DIR];
-  const callbackPath = process.env[ENV_CALLBACK];
-  const secretText = process.env[ENV_SECRET];
-  if (!socketDir || !callbackPath || !secretText) refuse(`missing ${ENV_SOCKET_DIR}, ${ENV_CALLBACK} or ${ENV_SECRET}`);
-  // The secret stays only in memory; nothing below may log or forward it.
-  const secret = Buffer.from(secretText, 'utf8');
-  delete process.env[ENV_SECRET];
-
-  const logger = createStderrLogger();
-  const callbacks = createCallbackClient({ socketPath: callbackPath, secret: secretText });
+  const proc = startPluginProcess({ requireCallback: true });
+  const { logger, server, unary, authorized } = proc;
+  const callbacks = createCallbackClient({ socketPath: proc.callbackPath ?? '', secret: proc.secretText });
   const mounts = new Map<string, { mount: MountInfo; backend: Backend }>();
 
   const mountFor = (uuid: string) => {
@@ -137,21 +91,7 @@ export async function serve(factory: BackendFactory): Promise<ServeHandle> {
     }
   };
 
-  const authorized = (md: grpc.Metadata) => secretMatches(secret, md.get(SECRET_METADATA_KEY)[0]);
-  type Call = { request: Record<string, unknown>; metadata: grpc.Metadata };
-  const unary =
-    (fn: (req: Record<string, unknown>) => Promise<unknown>) =>
-    (call: Call, cb: grpc.sendUnaryData<unknown>) => {
-      if (!authorized(call.metadata)) return cb({ code: grpc.status.UNAUTHENTICATED, details: 'core secret mismatch' });
-      fn(call.request).then(
-        (res) => cb(null, res),
-        (err: unknown) => cb({ code: grpc.status.INTERNAL, details: err instanceof Error ? err.message : 'internal error' }),
-      );
-    };
-
-  const protos = loadProtos();
-  const server = new grpc.Server(CHANNEL_OPTIONS);
-  server.addService(protos.Backend.service, {
+  server.addService(proc.protos.Backend.service, {
     Setup: unary(async (req) => {
       try {
         const b = await setup(req.mount as WireMountInfo);
@@ -216,53 +156,13 @@ export async function serve(factory: BackendFactory): Promise<ServeHandle> {
       call.on('error', () => undefined);
     },
   });
-  const servingStatus = (service: unknown) => (service === '' || service === 'plugin' ? 'SERVING' : 'SERVICE_UNKNOWN');
-  server.addService(protos.Health.service, {
-    Check: (call: Call, cb: grpc.sendUnaryData<unknown>) => cb(null, { status: servingStatus(call.request.service) }),
-    Watch: (call: grpc.ServerWritableStream<{ service: string }, unknown>) => {
-      // Status never changes while the process lives; answer once and keep the stream open.
-      call.write({ status: servingStatus(call.request.service) });
-    },
-  });
-
-  const socketPath = path.join(socketDir, PLUGIN_SOCKET_NAME);
-  fs.rmSync(socketPath, { force: true });
-  await new Promise<void>((resolve, reject) =>
-    server.bindAsync(`unix:${socketPath}`, grpc.ServerCredentials.createInsecure(), (err) => (err ? reject(err) : resolve())),
-  );
-
-  let stopping: Promise<never> | null = null;
-  const stop = (code = 0): Promise<never> => {
-    if (stopping) return stopping;
-    stopping = (async () => {
-      const cleanups = [...mounts.values()].map((m) => m.backend.cleanup().catch(() => undefined));
-      mounts.clear();
-      await Promise.race([Promise.all(cleanups), new Promise((r) => setTimeout(r, CLEANUP_GRACE_MS).unref())]);
-      server.forceShutdown();
-      callbacks.close();
-      fs.rmSync(socketPath, { force: true });
-      process.exit(code);
-    })();
-    return stopping;
+  const cleanupAll = async () => {
+    const cleanups = [...mounts.values()].map((m) => m.backend.cleanup().catch(() => undefined));
+    mounts.clear();
+    await Promise.all(cleanups);
+    callbacks.close();
   };
-
-  process.on('SIGTERM', () => void stop(0));
-  process.on('SIGINT', () => void stop(0));
-  // The core holds our stdin open; when it closes, the core is gone.
-  process.stdin.on('end', () => void stop(0));
-  process.stdin.on('close', () => void stop(0));
-  process.stdin.on('error', () => void stop(0));
-  process.stdin.resume();
-  const parent = process.ppid;
-  setInterval(() => {
-    if (process.ppid !== parent) void stop(0);
-  }, PARENT_POLL_MS).unref();
-  process.on('uncaughtException', (err) => {
-    logger.error('uncaught exception', { error: err.message });
-    process.exit(1);
-  });
-
-  process.stdout.write(formatHandshakeLine(socketPath) + '\n');
+  const { socketPath, stop } = await proc.listen(cleanupAll);
   return { socketPath, callbacks, logger, stop };
 }
 

@@ -216,6 +216,7 @@ const ERROR_CODES: ReadonlySet<string> = new Set<ErrorCode>([
   'rate_limited',
   'unavailable',
   'plugin_failed',
+  'connection_not_initialized',
   'coded',
   'internal',
   'unrecoverable',

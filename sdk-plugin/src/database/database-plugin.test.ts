@@ -1,0 +1,122 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { StrongroomError } from '../errors.js';
+import { createDatabasePluginClient, isConnectionNotInitialized } from './client.js';
+import { startDatabasePluginProcess, type DatabasePluginProcess } from './test-process.js';
+import type { NewUserRequest } from './types.js';
+
+// The fixture runs as a real process from the build, like the backend echo fixture.
+const FIXTURE = path.resolve(__dirname, '../../dist/database/fixtures/memory-db-plugin.js');
+
+const newUser = (roleName: string, over: Partial<NewUserRequest> = {}): NewUserRequest => ({
+  usernameConfig: { displayName: 'token', roleName },
+  password: 'pw-1',
+  expiration: 1_700_000_000,
+  statements: { commands: ['CREATE'] },
+  rollbackStatements: { commands: [] },
+  credentialType: 'password',
+  ...over,
+});
+
+describe('serveDatabasePlugin + createDatabasePluginClient through a real process', () => {
+  let proc: DatabasePluginProcess;
+
+  beforeAll(async () => {
+    if (!fs.existsSync(FIXTURE)) throw new Error(`fixture not built at ${FIXTURE}: run "npx tsc -b sdk-plugin" first`);
+    proc = await startDatabasePluginProcess({ args: [FIXTURE] });
+  });
+  afterAll(async () => {
+    await proc.stop();
+  });
+
+  test('Type, Initialize and the user calls reach the instance of the named connection', async () => {
+    const c = createDatabasePluginClient(proc.address, 'conn-a');
+    expect(await c.type()).toBe('memory');
+    const init = await c.initialize({ config: { prefix: 'a' }, verifyConnection: true });
+    expect(init.config).toMatchObject({ prefix: 'a' });
+    const { username } = await c.newUser(newUser('web'));
+    expect(username).toBe('a-web-1');
+    await c.updateUser({ username, credentialType: 'password', password: { newPassword: 'pw-2', statements: { commands: [] } } });
+    await c.updateUser({ username, credentialType: 'password', expiration: { newExpiration: 1_800_000_000, statements: { commands: [] } } });
+    await c.deleteUser({ username, statements: { commands: [] } });
+    const err = await c.deleteUser({ username, statements: { commands: [] } }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(StrongroomError);
+    expect((err as StrongroomError).status).toBe(400);
+    expect((err as StrongroomError).message).toBe('no user a-web-1 on connection a');
+  });
+
+  test('two connections are multiplexed on one process, each with its own instance', async () => {
+    const a = createDatabasePluginClient(proc.address, 'mux-a');
+    const b = createDatabasePluginClient(proc.address, 'mux-b');
+    await Promise.all([a.initialize({ config: { prefix: 'ma' }, verifyConnection: false }), b.initialize({ config: { prefix: 'mb' }, verifyConnection: false })]);
+    const [ua, ub] = await Promise.all([a.newUser(newUser('r')), b.newUser(newUser('r'))]);
+    expect([ua.username, ub.username]).toEqual(['ma-r-1', 'mb-r-1']);
+    // b's instance does not know a's user.
+    await expect(b.deleteUser({ username: ua.username, statements: { commands: [] } })).rejects.toThrow('no user ma-r-1 on connection mb');
+    await a.close();
+    const gone = await a.newUser(newUser('r')).catch((e: unknown) => e);
+    expect(isConnectionNotInitialized(gone)).toBe(true);
+    await expect(b.newUser(newUser('r'))).resolves.toEqual({ username: 'mb-r-2' });
+  });
+
+  test('an unknown connection id is connection_not_initialized, for every user call', async () => {
+    const c = createDatabasePluginClient(proc.address, 'never-initialized');
+    for (const call of [
+      () => c.newUser(newUser('x')),
+      () => c.updateUser({ username: 'u', credentialType: 'password' }),
+      () => c.deleteUser({ username: 'u', statements: { commands: [] } }),
+    ]) {
+      const err = (await call().catch((e: unknown) => e)) as StrongroomError;
+      expect(err).toBeInstanceOf(StrongroomError);
+      expect(err.code).toBe('connection_not_initialized');
+      expect(err.message).toBe('connection never-initialized is not initialized in this plugin process');
+    }
+    // Close of an unknown connection is not an error.
+    await c.close();
+  });
+
+  test('Initialize replaces (and closes) the instance of that connection', async () => {
+    const c = createDatabasePluginClient(proc.address, 'replace');
+    const first = await c.initialize({ config: { prefix: 'r1' }, verifyConnection: false });
+    await c.newUser(newUser('x'));
+    await c.initialize({ config: { prefix: 'r2' }, verifyConnection: false });
+    // The count is read at Initialize, so a probe on another connection shows the close.
+    const probe = await createDatabasePluginClient(proc.address, 'probe').initialize({ config: {}, verifyConnection: false });
+    expect(Number(probe.config.closed)).toBe(Number(first.config.closed) + 1);
+    expect((await c.newUser(newUser('x'))).username).toBe('r2-x-1');
+  });
+
+  test('errors cross typed; untyped errors cross as "internal error" without their text', async () => {
+    const c = createDatabasePluginClient(proc.address, 'errors');
+    const typed = (await c.initialize({ config: { fail: 'typed' }, verifyConnection: false }).catch((e: unknown) => e)) as StrongroomError;
+    expect(typed).toBeInstanceOf(StrongroomError);
+    expect([typed.code, typed.status, typed.message, typed.details]).toEqual(['bad_request', 400, 'invalid field "prefix"', ['prefix: fail requested']]);
+    const untyped = (await c.initialize({ config: { fail: 'untyped' }, verifyConnection: false }).catch((e: unknown) => e)) as StrongroomError;
+    expect([untyped.code, untyped.status, untyped.message]).toEqual(['internal', 500, 'internal error']);
+    expect(proc.stderr()).not.toContain('hunter2');
+    // A failed Initialize stores nothing.
+    expect(isConnectionNotInitialized(await c.newUser(newUser('x')).catch((e: unknown) => e))).toBe(true);
+    await c.initialize({ config: { prefix: 'ok' }, verifyConnection: false });
+    const unsupported = (await c.newUser(newUser('x', { credentialType: 'rsa_private_key', publicKey: 'PEM' })).catch((e: unknown) => e)) as StrongroomError;
+    expect([unsupported.status, unsupported.message]).toEqual([400, 'credential_type rsa_private_key is not supported by the memory plugin']);
+  });
+
+  test('a wrong secret is refused', async () => {
+    const c = createDatabasePluginClient({ ...proc.address, socketPath: proc.address.socketPath, secret: 'wrong' }, 'conn-a', { timeoutMs: 3000 });
+    const err = (await c.type().catch((e: unknown) => e)) as StrongroomError;
+    expect(err).toBeInstanceOf(StrongroomError);
+    expect(err.code).toBe('plugin_failed');
+    expect(err.message).toMatch(/core secret mismatch/);
+    // The right secret still works afterwards (the channel is replaced, not poisoned).
+    expect(await createDatabasePluginClient(proc.address, 'conn-a').type()).toBe('memory');
+  });
+
+  test('the process exits when the core closes its stdin', async () => {
+    const p = await startDatabasePluginProcess({ args: [FIXTURE] });
+    const exit = new Promise<number | null>((r) => p.child.once('exit', (code) => r(code)));
+    p.child.stdin?.end();
+    expect(await exit).toBe(0);
+    expect(fs.existsSync(p.address.socketPath)).toBe(false);
+    await p.stop();
+  });
+});

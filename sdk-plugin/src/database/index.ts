@@ -1,0 +1,4 @@
+export * from './types.js';
+export * from './client.js';
+export * from './serve-database.js';
+export * from './test-process.js';
