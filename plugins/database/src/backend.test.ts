@@ -1,0 +1,323 @@
+/**
+ * The engine in-process over an in-memory fake of the database-plugin client
+ * (the e2e tests in test/database/ use the real plugins and databases). The
+ * fake keeps users and passwords like a database would and can be made to
+ * fail or to "restart" (forget its initialized connections).
+ */
+import { StrongroomError, createMemoryStorage, createTestBackend, database, satisfiesPolicy, defaultPasswordPolicy } from '@strongroom/sdk-plugin';
+import { createDatabaseBackend } from './backend.js';
+import type { DatabaseClientFactory } from './connections.js';
+
+interface FakeDb {
+  users: Map<string, { password: string; expiration: number; publicKey?: string }>;
+  initialized: Map<string, Record<string, unknown>>;
+  calls: string[];
+  failNext: StrongroomError | null;
+  down: boolean;
+  nextUser: number;
+}
+
+function fakeDb(): { db: FakeDb; factory: DatabaseClientFactory } {
+  const db: FakeDb = { users: new Map(), initialized: new Map(), calls: [], failNext: null, down: false, nextUser: 1 };
+  const guard = (id: string, op: string) => {
+    db.calls.push(`${op} ${id}`);
+    if (db.down) throw new StrongroomError('coded', 'database unreachable', { status: 502 });
+    if (db.failNext) {
+      const e = db.failNext;
+      db.failNext = null;
+      throw e;
+    }
+    if (op !== 'initialize' && !db.initialized.has(id)) throw new StrongroomError('connection_not_initialized' as never, 'connection not initialized');
+  };
+  const factory: DatabaseClientFactory = (_address, id) => ({
+    type: async () => 'fake',
+    async initialize(req) {
+      guard(id, 'initialize');
+      if (req.verifyConnection && req.config.connection_url === 'bad') throw new StrongroomError('bad_request', 'cannot connect');
+      db.initialized.set(id, req.config);
+      return { config: req.config };
+    },
+    async newUser(req) {
+      guard(id, 'newUser');
+      const username = `v-${req.usernameConfig.roleName}-${db.nextUser++}`;
+      db.users.set(username, { password: req.password, expiration: req.expiration, ...(req.publicKey ? { publicKey: req.publicKey } : {}) });
+      return { username };
+    },
+    async updateUser(req) {
+      guard(id, 'updateUser');
+      const u = db.users.get(req.username);
+      if (!u) throw new StrongroomError('bad_request', `no user ${req.username}`);
+      if (req.password) u.password = req.password.newPassword;
+      if (req.expiration) u.expiration = req.expiration.newExpiration;
+    },
+    async deleteUser(req) {
+      guard(id, 'deleteUser');
+      db.users.delete(req.username);
+    },
+    async close() {
+      db.initialized.delete(id);
+    },
+  });
+  return { db, factory };
+}
+
+const opened: Array<[string, string]> = [];
+const system = {
+  openDatabasePlugin: async (name: string, version: string): Promise<database.DatabasePluginAddress> => {
+    if (version === 'v9.9.9') throw new StrongroomError('bad_request', 'plugin_version: version v9.9.9 is not registered');
+    opened.push([name, version]);
+    return { socketPath: '/nowhere', secret: 's', version: version || 'v0.1.0+builtin' };
+  },
+  defaultLeaseTtl: async () => 3600,
+  maxLeaseTtl: async () => 7200,
+  generatePasswordFromPolicy: async (name: string) => `policy-${name}-Aa1-xxxxxxxx`,
+};
+
+const CONN = { plugin_name: 'postgresql-database-plugin', connection_url: 'postgres://{{username}}:{{password}}@db/app', username: 'root', password: 'root-secret', allowed_roles: ['app', 'k', 'st*'] };
+
+async function setup(now = { t: 1_700_000_000_000 }) {
+  const { db, factory } = fakeDb();
+  const storage = createMemoryStorage();
+  const tb = await createTestBackend(createDatabaseBackend({ clientFactory: factory, now: () => now.t, rotationTimer: false }), { system, storage });
+  return { db, tb, now, storage };
+}
+
+const errorOf = async (p: Promise<unknown>) => {
+  try {
+    await p;
+  } catch (e) {
+    return e as StrongroomError;
+  }
+  throw new Error('expected an error');
+};
+
+describe('database engine: connections', () => {
+  test('create vs update, read hides the password, list, delete', async () => {
+    const { tb, db } = await setup();
+    expect(await tb.writeOperation('config/main')).toBe('create');
+    await tb.write('config/main', { ...CONN, max_open_connections: 4, custom_field: 'x' });
+    expect(await tb.writeOperation('config/main')).toBe('update');
+    expect(db.initialized.get('00000000-0000-4000-8000-000000000000/main')).toMatchObject({ password: 'root-secret', max_open_connections: 4, custom_field: 'x' });
+    const read = (await tb.read('config/main'))?.data;
+    expect(read).toEqual({
+      plugin_name: 'postgresql-database-plugin',
+      plugin_version: '',
+      verify_connection: true,
+      allowed_roles: ['app', 'k', 'st*'],
+      root_credentials_rotate_statements: [],
+      password_policy: '',
+      connection_details: { connection_url: 'postgres://{{username}}:{{password}}@db/app', username: 'root', max_open_connections: 4, custom_field: 'x' },
+    });
+    expect(JSON.stringify(read)).not.toContain('root-secret');
+    // An update keeps what it does not send.
+    await tb.write('config/main', { allowed_roles: '*' });
+    expect((await tb.read('config/main'))?.data).toMatchObject({ allowed_roles: ['*'], plugin_name: 'postgresql-database-plugin' });
+    expect((await tb.list('config'))?.data).toEqual({ keys: ['main'] });
+    await tb.delete('config/main');
+    expect(await tb.read('config/main')).toBeNull();
+  });
+
+  test('an inline URL password is masked on read', async () => {
+    const { tb } = await setup();
+    await tb.write('config/c', { plugin_name: 'mysql-database-plugin', connection_url: 'mysql://root:hunter2@db:3306/' });
+    expect((await tb.read('config/c'))?.data?.connection_details).toEqual({ connection_url: 'mysql://root:*****@db:3306/' });
+  });
+
+  test('plugin_name is required; verify_connection failures are refused; an unregistered version is a 400 naming plugin_version', async () => {
+    const { tb } = await setup();
+    expect((await errorOf(tb.write('config/x', { connection_url: 'u' }))).message).toMatch(/plugin_name/);
+    expect((await errorOf(tb.write('config/x', { ...CONN, connection_url: 'bad' }))).message).toBe('cannot connect');
+    await tb.write('config/x', { ...CONN, connection_url: 'bad', verify_connection: false });
+    const e = await errorOf(tb.write('config/y', { ...CONN, plugin_version: '9.9.9' }));
+    expect([e.status, e.message]).toEqual([400, 'plugin_version: version v9.9.9 is not registered']);
+    await tb.write('config/z', { ...CONN, plugin_version: '1.2.3' });
+    expect((await tb.read('config/z'))?.data?.plugin_version).toBe('v1.2.3');
+    expect(opened).toContainEqual(['postgresql-database-plugin', 'v1.2.3']);
+  });
+
+  test('rotate-root sets a new root password that is stored, never returned, and used from then on', async () => {
+    const { tb, db } = await setup();
+    db.users.set('root', { password: 'root-secret', expiration: 0 });
+    await tb.write('config/main', { ...CONN, root_rotation_statements: ["ALTER USER {{name}} WITH PASSWORD '{{password}}'"] });
+    const res = await tb.write('rotate-root/main', {});
+    expect(JSON.stringify(res ?? {})).not.toMatch(/password/);
+    const pw = db.users.get('root')?.password as string;
+    expect(pw).not.toBe('root-secret');
+    expect(satisfiesPolicy(defaultPasswordPolicy(), pw)).toBe(true);
+    expect(db.initialized.get('00000000-0000-4000-8000-000000000000/main')?.password).toBe(pw);
+    expect(JSON.stringify((await tb.read('config/main'))?.data)).not.toContain(pw);
+  });
+
+  test('reset closes and re-initializes with the stored config', async () => {
+    const { tb, db } = await setup();
+    await tb.write('config/main', CONN);
+    db.calls.length = 0;
+    await tb.write('reset/main', {});
+    expect(db.calls).toEqual(['initialize 00000000-0000-4000-8000-000000000000/main']);
+    expect(db.initialized.has('00000000-0000-4000-8000-000000000000/main')).toBe(true);
+  });
+});
+
+describe('database engine: dynamic roles', () => {
+  const ROLE = { db_name: 'main', creation_statements: ["CREATE ROLE \"{{name}}\" LOGIN PASSWORD '{{password}}'"], revocation_statements: 'DROP ROLE "{{name}}"', default_ttl: '10m', max_ttl: '1h' };
+
+  test('role CRUD, required fields, default_ttl over max_ttl refused', async () => {
+    const { tb } = await setup();
+    expect((await errorOf(tb.write('roles/app', { db_name: 'main' }))).message).toMatch(/creation_statements/);
+    expect((await errorOf(tb.write('roles/app', { ...ROLE, default_ttl: '2h' }))).message).toMatch(/default_ttl/);
+    await tb.write('roles/app', ROLE);
+    expect((await tb.read('roles/app'))?.data).toEqual({
+      db_name: 'main',
+      default_ttl: 600,
+      max_ttl: 3600,
+      creation_statements: ROLE.creation_statements,
+      revocation_statements: ['DROP ROLE "{{name}}"'],
+      rollback_statements: [],
+      renew_statements: [],
+      credential_type: 'password',
+      credential_config: {},
+    });
+    expect((await tb.list('roles'))?.data).toEqual({ keys: ['app'] });
+    expect(await tb.writeOperation('roles/app')).toBe('update');
+    await tb.write('roles/app', { renew_statements: ['R'] });
+    expect((await tb.read('roles/app'))?.data).toMatchObject({ renew_statements: ['R'], default_ttl: 600 });
+  });
+
+  test('creds: a user with a default-policy password and an expiration; renew extends within max_ttl; revoke drops it', async () => {
+    const { tb, db, now } = await setup();
+    await tb.write('config/main', CONN);
+    await tb.write('roles/app', ROLE);
+    const issued = (await tb.read('creds/app'))!;
+    const { username, password } = issued.data as { username: string; password: string };
+    expect(satisfiesPolicy(defaultPasswordPolicy(), password)).toBe(true);
+    expect(issued.secret).toMatchObject({ type: 'creds', ttl: 600, maxTtl: 3600, renewable: true });
+    expect(JSON.stringify(issued.secret?.internalData)).not.toContain(password);
+    expect(db.users.get(username)).toEqual({ password, expiration: now.t / 1000 + 600 });
+
+    now.t += 100_000;
+    const renewed = await tb.renew(issued, { increment: 1200 });
+    expect(renewed?.secret?.ttl).toBe(1200);
+    expect(db.users.get(username)?.expiration).toBe(now.t / 1000 + 1200);
+
+    await tb.revoke(issued);
+    expect(db.users.has(username)).toBe(false);
+  });
+
+  test('roles not allowed by the connection are refused; a password policy on the connection is used', async () => {
+    const { tb } = await setup();
+    await tb.write('config/main', { ...CONN, allowed_roles: ['other'], password_policy: 'strong' });
+    await tb.write('roles/app', ROLE);
+    expect((await errorOf(tb.read('creds/app'))).message).toMatch(/not allowed/);
+    await tb.write('config/main', { allowed_roles: ['*'] });
+    expect((await tb.read('creds/app'))?.data?.password).toBe('policy-strong-Aa1-xxxxxxxx');
+  });
+
+  test('a failed revocation is an error the core retries; a restarted plugin is re-initialized once', async () => {
+    const { tb, db } = await setup();
+    await tb.write('config/main', CONN);
+    await tb.write('roles/app', ROLE);
+    const issued = (await tb.read('creds/app'))!;
+    db.down = true;
+    const e = await errorOf(tb.revoke(issued));
+    expect(e.retryable).toBe(true);
+    db.down = false;
+    db.initialized.clear(); // the plugin process restarted
+    await tb.revoke(issued);
+    expect(db.users.size).toBe(0);
+  });
+
+  test('rsa_private_key: the public key goes to the plugin, a PKCS#8 private key to the caller', async () => {
+    const { tb, db } = await setup();
+    await tb.write('config/main', CONN);
+    await tb.write('roles/k', { ...ROLE, credential_type: 'rsa_private_key', credential_config: { key_bits: 2048 } });
+    await tb.write('config/main', { allowed_roles: '*' });
+    const r = (await tb.read('creds/k'))!;
+    expect(String(r.data?.rsa_private_key)).toMatch(/^-----BEGIN PRIVATE KEY-----/);
+    expect(db.users.get(String(r.data?.username))?.publicKey).toMatch(/^-----BEGIN PUBLIC KEY-----/);
+    expect((await errorOf(tb.write('roles/k2', { ...ROLE, credential_type: 'rsa_private_key', credential_config: { key_bits: 1024 } }))).message).toMatch(/key_bits/);
+  });
+});
+
+describe('database engine: static roles', () => {
+  const STATIC = { db_name: 'main', username: 'svc', rotation_period: '10s', rotation_statements: ["ALTER ROLE \"{{name}}\" PASSWORD '{{password}}'"] };
+
+  test('rotated at creation, on rotate-role and when due; ttl counts down; delete leaves the user', async () => {
+    const { tb, db, now } = await setup();
+    db.users.set('svc', { password: 'initial', expiration: 0 });
+    await tb.write('config/main', CONN);
+    expect((await errorOf(tb.write('static-roles/st', { ...STATIC, rotation_period: 4 }))).message).toMatch(/rotation_period/);
+    await tb.write('static-roles/st', STATIC);
+    const first = (await tb.read('static-creds/st'))!.data as Record<string, unknown>;
+    expect(first.password).toBe(db.users.get('svc')?.password);
+    expect(first.password).not.toBe('initial');
+    expect(first).toMatchObject({ username: 'svc', rotation_period: 10, ttl: 10, last_service_rotation: new Date(now.t).toISOString() });
+
+    now.t += 4_000;
+    expect((await tb.read('static-creds/st'))!.data?.ttl).toBe(6);
+    await tb.backend.periodic();
+    expect(db.users.get('svc')?.password).toBe(first.password); // not due yet
+
+    now.t += 6_000;
+    await tb.backend.periodic();
+    const second = (await tb.read('static-creds/st'))!.data as Record<string, unknown>;
+    expect(second.password).not.toBe(first.password);
+    expect(second.password).toBe(db.users.get('svc')?.password);
+    expect(second.ttl).toBe(10);
+
+    now.t += 3_000;
+    await tb.write('rotate-role/st', {});
+    const third = (await tb.read('static-creds/st'))!.data as Record<string, unknown>;
+    expect(third.password).not.toBe(second.password);
+    expect(third.ttl).toBe(10);
+
+    await tb.delete('static-roles/st');
+    expect(db.users.get('svc')?.password).toBe(third.password);
+    expect((await errorOf(tb.read('static-creds/st'))).status).toBe(404);
+  });
+
+  test('a failed first rotation refuses the role; username cannot change', async () => {
+    const { tb, db } = await setup();
+    await tb.write('config/main', CONN);
+    expect((await errorOf(tb.write('static-roles/st', { ...STATIC, username: 'ghost' }))).message).toMatch(/no user ghost/);
+    expect(await tb.read('static-roles/st')).toBeNull();
+    db.users.set('svc', { password: 'initial', expiration: 0 });
+    await tb.write('static-roles/st', STATIC);
+    expect((await errorOf(tb.write('static-roles/st', { username: 'other' }))).message).toMatch(/username/);
+  });
+
+  test('after a restart: a role not yet due is not rotated, a due one is, and an unfinished rotation is replayed with its own password', async () => {
+    const { tb, db, now, storage } = await setup();
+    db.users.set('svc', { password: 'initial', expiration: 0 });
+    db.users.set('svc2', { password: 'initial', expiration: 0 });
+    await tb.write('config/main', CONN);
+    await tb.write('static-roles/st', STATIC);
+    await tb.write('static-roles/st2', { ...STATIC, username: 'svc2', rotation_period: '1h' });
+    const p1 = db.users.get('svc')?.password;
+    const p2 = db.users.get('svc2')?.password;
+
+    // A crash between the database change and the role update of st2: the WAL holds the password the database now has.
+    await storage.put('static-wal/st2', Buffer.from(JSON.stringify({ role: 'st2', username: 'svc2', password: 'from-the-wal-Aa1-', started: now.t })));
+    db.users.get('svc2')!.password = 'from-the-wal-Aa1-';
+
+    now.t += 11_000;
+    const restarted = await createTestBackend(createDatabaseBackend({ clientFactory: fakeDbFactoryOf(db), now: () => now.t, rotationTimer: false }), { system, storage });
+    await restarted.backend.periodic();
+    expect(db.users.get('svc')?.password).not.toBe(p1); // was due: rotated
+    expect((await restarted.read('static-creds/st'))?.data?.password).toBe(db.users.get('svc')?.password);
+    expect(db.users.get('svc2')?.password).toBe('from-the-wal-Aa1-'); // replayed, not a new one
+    expect((await restarted.read('static-creds/st2'))?.data?.password).toBe('from-the-wal-Aa1-');
+    expect(p2).not.toBe('from-the-wal-Aa1-');
+    expect(await storage.get('static-wal/st2')).toBeNull();
+    const calls = db.calls.filter((c) => c.startsWith('updateUser')).length;
+    await restarted.backend.periodic();
+    expect(db.calls.filter((c) => c.startsWith('updateUser')).length).toBe(calls); // nothing doubled
+  });
+});
+
+/** A second engine instance over the same fake database (a restarted process). */
+function fakeDbFactoryOf(db: FakeDb): DatabaseClientFactory {
+  const { factory, db: fresh } = fakeDb();
+  Object.assign(fresh, { users: db.users, calls: db.calls });
+  fresh.initialized = new Map(); // a new process knows no connection
+  return factory;
+}

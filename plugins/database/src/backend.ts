@@ -1,0 +1,63 @@
+import { createKeyedMutex, database, defineBackend, type BackendFactory } from '@strongroom/sdk-plugin';
+import { createConnections, type DatabaseClientFactory } from './connections.js';
+import type { EngineDeps } from './deps.js';
+import { configPaths } from './paths/config.js';
+import { credsPath, credsSecret } from './paths/creds.js';
+import { rolePaths } from './paths/roles.js';
+import { staticRolePaths } from './paths/static-roles.js';
+import { createStaticRotation } from './static-rotation.js';
+import { createDatabaseStore } from './store.js';
+
+export interface DatabaseBackendOptions {
+  /** Test seam: a client that is not a plugin process. Default: the SDK's gRPC client. */
+  clientFactory?: DatabaseClientFactory;
+  /** Injectable clock (unix ms) for TTL and rotation tests. */
+  now?: () => number;
+  /** Start the once-a-second rotation timer (default true; tests drive `periodic`/ticks themselves). */
+  rotationTimer?: boolean;
+}
+
+/** The database secrets engine: connections, dynamic roles (leases) and static roles. */
+export function createDatabaseBackend(opts: DatabaseBackendOptions = {}): BackendFactory {
+  const mutex = createKeyedMutex();
+  return defineBackend({
+    type: 'secret',
+    help: DATABASE_HELP,
+    setup({ mount, storage, system, logger }) {
+      const store = createDatabaseStore(storage);
+      const now = opts.now ?? Date.now;
+      const connections = createConnections({
+        mountUuid: mount.uuid,
+        system,
+        store,
+        logger,
+        clientFactory: opts.clientFactory ?? ((address, id, o) => database.createDatabasePluginClient(address, id, o)),
+      });
+      // The mutex is per process; keys carry the mount so two mounts never wait on each other.
+      const scoped = { run: <T>(key: string, fn: () => Promise<T>) => mutex.run(`${mount.uuid}/${key}`, fn) };
+      const base = { store, connections, system, logger, mutex: scoped, now };
+      const rotation = createStaticRotation(base);
+      const deps: EngineDeps = { ...base, rotation };
+      if (opts.rotationTimer !== false) rotation.start();
+      const secret = credsSecret(deps);
+      return {
+        paths: [...configPaths(deps), ...rolePaths(deps), credsPath(deps, secret), ...staticRolePaths(deps)],
+        secrets: [secret],
+        invalidate: (key) => store.invalidate(key),
+        periodic: () => rotation.tick(),
+        async cleanup() {
+          rotation.stop();
+          await connections.closeAll();
+        },
+      };
+    },
+  });
+}
+
+const DATABASE_HELP = `The database secrets engine creates database credentials on demand
+(dynamic roles, returned as leases that are revoked when they expire) and
+rotates the passwords of existing database users (static roles). Each
+connection is served by a database plugin process (postgresql-database-plugin,
+mysql-database-plugin), pinned by plugin_version when asked.`;
+
+export const databaseBackend = createDatabaseBackend();

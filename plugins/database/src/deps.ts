@@ -1,0 +1,25 @@
+import type { KeyedMutex, Logger, SystemView } from '@strongroom/sdk-plugin';
+import type { Connections } from './connections.js';
+import type { DatabaseStore } from './store.js';
+import type { StaticRotation } from './static-rotation.js';
+
+/** What the paths of one mount share. */
+export interface EngineDeps {
+  store: DatabaseStore;
+  connections: Connections;
+  system: SystemView;
+  logger: Logger;
+  /** Keys: `conn/<name>` (config writes, rotate-root), `static/<name>` (a static role's rotation). */
+  mutex: KeyedMutex;
+  rotation: StaticRotation;
+  now: () => number;
+}
+
+/** Whether a connection lets a role use it: an exact name, or a glob where `*` matches anything (`*` alone allows any). */
+export function roleAllowed(allowed: readonly string[], role: string): boolean {
+  return allowed.some((pattern) => {
+    if (!pattern.includes('*')) return pattern === role;
+    const parts = pattern.split('*').map((p) => p.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'));
+    return new RegExp(`^${parts.join('.*')}$`, 's').test(role);
+  });
+}

@@ -1,0 +1,1 @@
+export { createDatabaseBackend, databaseBackend, type DatabaseBackendOptions } from './backend.js';
