@@ -1,0 +1,107 @@
+'use strict';
+/*
+ * Database engine (issue 7): dynamic PostgreSQL credentials issued per second at concurrency 8
+ * through the whole stack (HTTP, ACL, gRPC to the database engine, password generation, gRPC
+ * to postgresql-database-plugin, CREATE ROLE in PostgreSQL, lease registration in the core),
+ * beside the database's own cost: the same CREATE ROLE statement run directly with `pg` at the
+ * same concurrency in the same run. The ratio says how much of the time is the service's.
+ *
+ * PostgreSQL: STRONGROOM_BENCH_POSTGRES_URL (a superuser URL), else the one the test services
+ * helper starts (scripts/services), else postgres@127.0.0.1:5432. Every role made here is dropped.
+ */
+const { randomBytes } = require('node:crypto');
+
+const CONCURRENCY = 8;
+const MOUNT = 'db-bench';
+const CREATE = `CREATE ROLE "{{name}}" WITH LOGIN PASSWORD '{{password}}' VALID UNTIL '{{expiration}}'`;
+
+function postgresUrl(ctx) {
+  if (process.env.STRONGROOM_BENCH_POSTGRES_URL) return process.env.STRONGROOM_BENCH_POSTGRES_URL;
+  try {
+    // The services helper, when present, knows the private server the tests use.
+    const services = require(require('node:path').join(ctx.root, 'scripts', 'services'));
+    if (typeof services.postgresUrl === 'function') return services.postgresUrl();
+  } catch {
+    /* not available: fall back to the machine's server */
+  }
+  return 'postgresql://postgres@127.0.0.1:5432/postgres';
+}
+
+/** CREATE ROLE at the given concurrency for `ms`, straight to PostgreSQL; latencies in ms. */
+async function directCreateRoles(pg, url, concurrency, warmupMs, ms) {
+  const pool = new pg.Pool({ connectionString: url, max: concurrency });
+  const names = [];
+  const lat = [];
+  let stop = false;
+  let measuring = false;
+  const worker = async (w) => {
+    for (let i = 0; !stop; i++) {
+      const name = `bench-direct-${w}-${i}-${randomBytes(4).toString('hex')}`;
+      const pw = randomBytes(15).toString('base64url');
+      const exp = new Date(Date.now() + 3600_000).toISOString();
+      const sql = CREATE.replace('{{name}}', name).replace('{{password}}', pw).replace('{{expiration}}', exp);
+      const t0 = process.hrtime.bigint();
+      await pool.query(sql);
+      names.push(name);
+      if (measuring) lat.push(Number(process.hrtime.bigint() - t0) / 1e6);
+    }
+  };
+  const workers = Array.from({ length: concurrency }, (_, w) => worker(w));
+  await new Promise((r) => setTimeout(r, warmupMs));
+  measuring = true;
+  const t0 = Date.now();
+  await new Promise((r) => setTimeout(r, ms));
+  measuring = false;
+  const elapsed = (Date.now() - t0) / 1000;
+  stop = true;
+  await Promise.all(workers);
+  for (const n of names) await pool.query(`DROP ROLE IF EXISTS "${n}"`);
+  await pool.end();
+  lat.sort((a, b) => a - b);
+  const pct = (p) => (lat.length ? lat[Math.min(lat.length - 1, Math.floor(lat.length * p))] : NaN);
+  return { concurrency, okRps: lat.length / elapsed, p50Ms: pct(0.5), p99Ms: pct(0.99), non2xx: 0, errors: 0 };
+}
+
+module.exports = {
+  title: 'Database engine: dynamic PostgreSQL credentials',
+  async run(ctx) {
+    let pg;
+    try {
+      pg = require('pg');
+    } catch {
+      ctx.problem('the pg package is not installed; skipped');
+      return ['(skipped: pg not installed)'];
+    }
+    const url = postgresUrl(ctx);
+    const u = new URL(url);
+    await ctx.must('POST', `/v1/sys/mounts/${MOUNT}`, { type: 'database' });
+    await ctx.must('POST', `/v1/${MOUNT}/config/pg`, {
+      plugin_name: 'postgresql-database-plugin',
+      connection_url: `postgresql://{{username}}:{{password}}@${u.host}${u.pathname}`,
+      username: decodeURIComponent(u.username),
+      password: decodeURIComponent(u.password),
+      allowed_roles: '*',
+      max_open_connections: CONCURRENCY,
+    });
+    await ctx.must('POST', `/v1/${MOUNT}/roles/bench`, { db_name: 'pg', creation_statements: [CREATE], default_ttl: '1h' });
+    const check = await ctx.must('GET', `/v1/${MOUNT}/creds/bench`);
+    if (typeof check.json?.data?.username !== 'string') throw new Error(`creds answered no username: ${check.text.slice(0, 200)}`);
+
+    const direct = await directCreateRoles(pg, url, CONCURRENCY, ctx.warmupMs, ctx.measureMs);
+    const creds = await ctx.load({ url: ctx.url(`/v1/${MOUNT}/creds/bench`), method: 'GET', headers: ctx.auth, concurrency: CONCURRENCY });
+    if (creds.non2xx || creds.errors) ctx.problem(`creds: ${creds.non2xx} non-2xx, ${creds.errors} errors; first: ${creds.firstNon2xx ?? creds.firstError}`);
+
+    // Drop every role issued here: revoking the mount's leases runs the plugin's DROP ROLE.
+    await ctx.must('POST', `/v1/sys/leases/revoke-prefix/${MOUNT}/creds/bench`, { sync: true });
+    await ctx.must('DELETE', `/v1/sys/mounts/${MOUNT}`);
+
+    const row = (name, r) =>
+      `| ${name} | ${r.concurrency} | ${ctx.fmt.int(r.okRps)} | ${ctx.fmt.ms(r.p50Ms)} | ${ctx.fmt.ms(r.p99Ms)} | ${ctx.fmt.pct(r.okRps / direct.okRps)} | ${r.non2xx} | ${r.errors} |`;
+    return [
+      '| scenario | c | per s | p50 ms | p99 ms | % of ceiling | non-2xx | errors |',
+      '|---|---|---|---|---|---|---|---|',
+      row('ceiling: CREATE ROLE straight to PostgreSQL (pg, same statement)', direct),
+      row(`GET ${MOUNT}/creds/bench (CREATE ROLE ... VALID UNTIL, lease)`, creds),
+    ];
+  },
+};
