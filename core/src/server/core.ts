@@ -145,17 +145,17 @@ export async function createCore(opts: { config: ServerConfig; logger: CoreLogge
 
   /** A connection's plugin_name and plugin_version -> the catalog entry; 400s name the field. */
   async function resolveDatabasePlugin(catalog: PluginCatalog, name: string, version: string) {
-    if (version !== '' && !isSemver(version)) throw badRequest(`plugin_version: "${version}" is not a semantic version`, ['plugin_version']);
+    if (version !== '' && !isSemver(version)) throw badRequest(`plugin_version: "${version}" is not a semantic version`);
     if (version !== '') {
       const entry = await catalog.get('database', name, version);
-      if (!entry) throw badRequest(`plugin_version: version ${version} of database plugin "${name}" is not registered`, ['plugin_version']);
+      if (!entry) throw badRequest(`plugin_version: version ${version} of database plugin "${name}" is not registered`);
       return entry;
     }
     const all = (await catalog.list('database')).filter((e) => e.name === name);
     const entry = all.find((e) => e.builtin) ?? (all.length === 1 ? all[0] : undefined);
     if (entry) return entry;
-    if (all.length === 0) throw badRequest(`plugin_name: no database plugin named "${name}" is registered`, ['plugin_name']);
-    throw badRequest(`plugin_version: several versions of "${name}" are registered and none is built in; pin one`, ['plugin_version']);
+    if (all.length === 0) throw badRequest(`plugin_name: no database plugin named "${name}" is registered`);
+    throw badRequest(`plugin_version: several versions of "${name}" are registered and none is built in; pin one`);
   }
 
   function backendOf(mountUuid: string): Backend {
