@@ -27,7 +27,7 @@ function fakeDb(): { db: FakeDb; factory: DatabaseClientFactory } {
       db.failNext = null;
       throw e;
     }
-    if (op !== 'initialize' && !db.initialized.has(id)) throw new StrongroomError('connection_not_initialized' as never, 'connection not initialized');
+    if (op !== 'initialize' && !db.initialized.has(id)) throw new StrongroomError('connection_not_initialized', 'connection not initialized');
   };
   const factory: DatabaseClientFactory = (_address, id) => ({
     type: async () => 'fake',

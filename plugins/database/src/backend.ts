@@ -1,7 +1,6 @@
-import { createKeyedMutex, defineBackend, type BackendFactory } from '@strongroom/sdk-plugin';
+import { createKeyedMutex, database, defineBackend, type BackendFactory } from '@strongroom/sdk-plugin';
 import { createConnections, type DatabaseClientFactory } from './connections.js';
 import type { EngineDeps } from './deps.js';
-import { sdkClientFactory } from './plugin-client.js';
 import { configPaths } from './paths/config.js';
 import { credsPath, credsSecret } from './paths/creds.js';
 import { rolePaths } from './paths/roles.js';
@@ -32,7 +31,7 @@ export function createDatabaseBackend(opts: DatabaseBackendOptions = {}): Backen
         system,
         store,
         logger,
-        clientFactory: opts.clientFactory ?? sdkClientFactory,
+        clientFactory: opts.clientFactory ?? ((address, id, o) => database.createDatabasePluginClient(address, id, o)),
       });
       // The mutex is per process; keys carry the mount so two mounts never wait on each other.
       const scoped = { run: <T>(key: string, fn: () => Promise<T>) => mutex.run(`${mount.uuid}/${key}`, fn) };

@@ -13,7 +13,6 @@
  * scrubs its errors, and nothing here logs a config.
  */
 import { StrongroomError, badRequest, database, type Logger, type SystemView } from '@strongroom/sdk-plugin';
-import { isConnectionNotInitialized } from './plugin-client.js';
 import type { ConnectionConfig, DatabaseStore } from './store.js';
 
 export type DatabaseClientFactory = (
@@ -97,7 +96,7 @@ export function createConnections(deps: {
       try {
         return await fn(l.client, cfg);
       } catch (err) {
-        if (isConnectionNotInitialized(err)) {
+        if (database.isConnectionNotInitialized(err)) {
           await l.client.initialize({ config: cfg.connection_details, verifyConnection: false });
           return fn(l.client, cfg);
         }
