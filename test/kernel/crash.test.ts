@@ -49,6 +49,8 @@ it('keeps every acknowledged write across a SIGKILL mid-load', async () => {
   expect((await s.api('POST', 'sys/mounts/kv', { type: 'kv', options: { version: '1' } }, { token: root })).status).toBe(204);
 
   const acked = new Map<string, string>();
+  // Every write sent, acknowledged or not: each key is written once, with a value of its own.
+  const sent = new Map<string, string>();
   let attempted = 0;
   let stop = false;
   const writer = async (w: number) => {
@@ -56,6 +58,7 @@ it('keeps every acknowledged write across a SIGKILL mid-load', async () => {
       const k = `w${w}/k${i}`;
       const v = randomBytes(16).toString('hex');
       attempted++;
+      sent.set(k, v);
       try {
         const r = await s.api('POST', `kv/${k}`, { v }, { token: root });
         if (r.status >= 200 && r.status < 300) acked.set(k, v);
@@ -83,6 +86,20 @@ it('keeps every acknowledged write across a SIGKILL mid-load', async () => {
     if (r.status !== 200 || r.body?.data?.v !== v) lost.push(`${k}: ${r.status} ${r.text}`);
   }
   expect(lost).toEqual([]);
+  // Nothing corrupted or invented: every key in the store is one that was sent, holding exactly the
+  // value sent for it (a write cut off mid-flight may be there or not, but never half-written).
+  const stored: string[] = [];
+  for (const w of [0, 1, 2, 3]) {
+    const l = await s.api('LIST', `kv/w${w}/`, undefined, { token: root });
+    if (l.status === 200) stored.push(...(l.body.data.keys as string[]).map((k) => `w${w}/${k}`));
+  }
+  expect(stored.length).toBeGreaterThanOrEqual(acked.size);
+  const wrong: string[] = [];
+  for (const k of stored) {
+    const r = await s.api('GET', `kv/${k}`, undefined, { token: root });
+    if (!sent.has(k) || r.status !== 200 || r.body?.data?.v !== sent.get(k)) wrong.push(`${k}: ${r.status} ${r.text}`);
+  }
+  expect(wrong).toEqual([]);
   // The server is healthy and writable after recovery.
   expect((await s.api('POST', 'kv/after', { v: 'ok' }, { token: root })).status).toBe(204);
   expect(attempted).toBeGreaterThanOrEqual(acked.size);
