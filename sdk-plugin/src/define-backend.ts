@@ -424,7 +424,8 @@ function finish(res: LogicalResponse | null | void, warnings: string[]): Logical
   return { ...res, warnings: [...(res.warnings ?? []), ...warnings] };
 }
 
-function validationError(err: z.ZodError, input: Record<string, unknown>): StrongroomError {
+/** A zod failure on request fields -> one 400 naming every bad field. */
+export function validationError(err: z.ZodError, input: Record<string, unknown>): StrongroomError {
   const seen = new Set<string>();
   const messages: string[] = [];
   for (const issue of err.issues) {
