@@ -1,5 +1,7 @@
 /** Two projects: `unit` (colocated *.test.ts in every workspace, run on sources) and `e2e` (test/, the real binary). */
 const tsJest = ['ts-jest', { tsconfig: '<rootDir>/tsconfig.jest.json' }];
+// Stops the real database servers tests started (scripts/services/db.js); runs once per project that ran tests.
+const globalTeardown = '<rootDir>/scripts/services/jest-teardown.js';
 const moduleNameMapper = {
   '^@strongroom/sdk-plugin$': '<rootDir>/sdk-plugin/src/index.ts',
   '^@strongroom/sdk-plugin/(.*)$': '<rootDir>/sdk-plugin/src/$1',
@@ -15,6 +17,7 @@ module.exports = {
       testEnvironment: 'node',
       transform: { '^.+\\.ts$': tsJest },
       moduleNameMapper,
+      globalTeardown,
       testMatch: ['<rootDir>/{core,sdk-plugin}/src/**/*.test.ts', '<rootDir>/plugins/*/src/**/*.test.ts'],
     },
     {
@@ -23,6 +26,7 @@ module.exports = {
       testEnvironment: 'node',
       transform: { '^.+\\.ts$': tsJest },
       moduleNameMapper,
+      globalTeardown,
       testMatch: ['<rootDir>/test/**/*.test.ts'],
     },
   ],

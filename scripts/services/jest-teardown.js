@@ -1,0 +1,10 @@
+/** jest globalTeardown: stops the database servers that tests started in this run (test/helpers/databases.ts); ones started by hand stay up. */
+'use strict';
+const { execFileSync } = require('node:child_process');
+const { existsSync } = require('node:fs');
+const { join } = require('node:path');
+
+module.exports = async function teardown() {
+  if (!existsSync(join(__dirname, '../../.test-services/state.json'))) return;
+  execFileSync(process.execPath, [join(__dirname, 'db.js'), 'down', '--for-tests'], { stdio: 'inherit', timeout: 120_000 });
+};
