@@ -66,7 +66,8 @@ function runLoad(cfg) {
     headers['content-type'] = headers['content-type'] ?? 'application/json';
     headers['content-length'] = String(bodyBuf.length);
   }
-  const pathTemplate = url.pathname + url.search;
+  // URL() percent-encodes the braces of `{n}`; put them back so the template matches.
+  const pathTemplate = (url.pathname + url.search).replaceAll('%7Bn%7D', '{n}');
   const templated = pathTemplate.includes('{n}');
 
   const latenciesUs = [];
