@@ -6,25 +6,23 @@
  * beside the database's own cost: the same CREATE ROLE statement run directly with `pg` at the
  * same concurrency in the same run. The ratio says how much of the time is the service's.
  *
- * PostgreSQL: STRONGROOM_BENCH_POSTGRES_URL (a superuser URL), else the one the test services
- * helper starts (scripts/services), else postgres@127.0.0.1:5432. Every role made here is dropped.
+ * PostgreSQL: STRONGROOM_BENCH_POSTGRES_URL (a superuser URL), else the private server of
+ * scripts/services/db.js (as the tests use). Every role made here is dropped.
  */
+const { execFileSync } = require('node:child_process');
 const { randomBytes } = require('node:crypto');
+const path = require('node:path');
 
 const CONCURRENCY = 8;
 const MOUNT = 'db-bench';
 const CREATE = `CREATE ROLE "{{name}}" WITH LOGIN PASSWORD '{{password}}' VALID UNTIL '{{expiration}}'`;
 
 function postgresUrl(ctx) {
-  if (process.env.STRONGROOM_BENCH_POSTGRES_URL) return process.env.STRONGROOM_BENCH_POSTGRES_URL;
-  try {
-    // The services helper, when present, knows the private server the tests use.
-    const services = require(require('node:path').join(ctx.root, 'scripts', 'services'));
-    if (typeof services.postgresUrl === 'function') return services.postgresUrl();
-  } catch {
-    /* not available: fall back to the machine's server */
-  }
-  return 'postgresql://postgres@127.0.0.1:5432/postgres';
+  const given = process.env.STRONGROOM_BENCH_POSTGRES_URL || process.env.STRONGROOM_TEST_PG_URL;
+  if (given) return given;
+  // The same private server the tests use (found, reused or started by scripts/services/db.js).
+  const out = execFileSync(process.execPath, [path.join(ctx.root, 'scripts', 'services', 'db.js'), 'up', 'postgres', '--json'], { encoding: 'utf8', timeout: 600_000 });
+  return JSON.parse(out).STRONGROOM_TEST_PG_URL;
 }
 
 /** CREATE ROLE at the given concurrency for `ms`, straight to PostgreSQL; latencies in ms. */
