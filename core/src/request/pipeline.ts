@@ -123,7 +123,9 @@ export function createPipeline(deps: PipelineDeps) {
     }
 
     // Writes: the engine's existence check decides between create and update.
-    if (req.operation === 'write' && !req.help) {
+    // An unauthenticated path (a login) has no ACL to decide, so, as in Vault,
+    // it stays an update and saves the round trip to the plugin.
+    if (req.operation === 'write' && !req.help && !unauthenticated) {
       const ex = await backend.existenceCheck(logical);
       logical.operation = ex.checkFound && !ex.exists ? 'create' : 'update';
     }

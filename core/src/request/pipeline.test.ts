@@ -1,0 +1,164 @@
+import type { Backend, LogicalRequest, LogicalResponse } from '@strongroom/sdk-plugin';
+import type { AuditEntry } from '../audit/broker.js';
+import { createNullLogger } from '../log/logger.js';
+import { createMetrics } from '../metrics/metrics.js';
+import { createRouter, newMountEntry } from '../mounts/mount-table.js';
+import { createNamespaceRegistry } from '../namespace/namespaces.js';
+import { createPipeline, type PipelineRequest } from './pipeline.js';
+import type { AclOperation, CallerToken, MountBinding } from './ports.js';
+import { compileSpecialPaths } from './special-paths.js';
+
+/** A backend that records what reached it and answers from a per-path script. */
+function recordingBackend(answer: (req: LogicalRequest) => LogicalResponse | null = () => ({ data: { ok: true } })) {
+  const calls: { kind: 'handle' | 'exists'; op: string; path: string }[] = [];
+  const backend: Backend = {
+    async handleRequest(req) {
+      calls.push({ kind: 'handle', op: req.operation, path: req.path });
+      return answer(req);
+    },
+    async existenceCheck(req) {
+      calls.push({ kind: 'exists', op: req.operation, path: req.path });
+      return { checkFound: true, exists: req.path.endsWith('present') };
+    },
+    specialPaths: () => ({ unauthenticated: ['login'], root: [] }),
+    describe: () => ({ paths: [] }) as never,
+    async invalidateKey() {},
+    async periodic() {},
+    async cleanup() {},
+  } as Backend;
+  return { backend, calls };
+}
+
+function token(over: Partial<CallerToken> = {}): CallerToken {
+  return {
+    id: 'tok',
+    accessor: 'acc',
+    policies: ['p'],
+    displayName: 'token',
+    entityId: '',
+    metadata: {},
+    namespaceId: 'root',
+    type: 'service',
+    ttl: 3600,
+    numUses: 0,
+    boundCidrs: [],
+    key: 'k',
+    isRoot: false,
+    entry: {},
+    ...over,
+  };
+}
+
+function setup(opts: { token?: CallerToken | null; allow?: AclOperation[]; answer?: (req: LogicalRequest) => LogicalResponse | null } = {}) {
+  const namespaces = createNamespaceRegistry();
+  const router = createRouter<MountBinding>();
+  const { backend, calls } = recordingBackend(opts.answer);
+  const binding: MountBinding = {
+    backend,
+    status: 'running',
+    unauthenticated: compileSpecialPaths(['login']),
+    root: compileSpecialPaths([]),
+    ready: Promise.resolve(),
+  };
+  router.add(newMountEntry('auth', 'approle/', { type: 'approle' }, 'root'), binding);
+  router.add(newMountEntry('mounts', 'engine/', { type: 'transit' }, 'root'), binding);
+  const aclChecks: AclOperation[] = [];
+  const used: string[] = [];
+  const revoked: string[] = [];
+  const audited: AuditEntry[] = [];
+  const found = opts.token === undefined ? token() : opts.token;
+  const pipeline = createPipeline({
+    namespaces,
+    router,
+    tokens: {
+      lookup: async (id) => (found && id === found.id ? found : null),
+      use: async (t) => {
+        used.push(t.accessor);
+        return t.numUses === 1;
+      },
+      revokeExhausted: async (t) => {
+        revoked.push(t.accessor);
+      },
+      cidrAllowed: () => true,
+      createFromAuth: async (auth) => ({ client_token: 'new', policies: auth.policies }),
+    },
+    acl: {
+      check: async (_t, _ns, op) => {
+        aclChecks.push(op);
+        const allowed = (opts.allow ?? ['create', 'read', 'update', 'patch', 'delete', 'list']).includes(op);
+        return { allowed, sudo: false };
+      },
+    },
+    leases: { register: async ({ secret }) => ({ leaseId: 'engine/creds/x/1', ttl: secret.ttl ?? 60, renewable: true }) },
+    audit: {
+      enabled: true,
+      logRequest: async (e) => {
+        audited.push(e);
+      },
+      logResponse: async () => {},
+    },
+    logger: createNullLogger(),
+    metrics: createMetrics('test'),
+    help: () => ({ help: 'text' }),
+  });
+  const request = (over: Partial<PipelineRequest>): Promise<{ status: number; body?: unknown }> =>
+    pipeline.handle({ id: 'r1', operation: 'read', path: 'engine/x', token: 'tok', data: {}, remoteAddress: '127.0.0.1', help: false, headers: {}, ...over });
+  return { request, calls, aclChecks, used, revoked, audited };
+}
+
+describe('request pipeline', () => {
+  it('decides create vs update with the engine existence check before the ACL', async () => {
+    const t = setup();
+    await t.request({ operation: 'write', path: 'engine/keys/absent' });
+    await t.request({ operation: 'write', path: 'engine/keys/present' });
+    expect(t.calls.filter((c) => c.kind === 'handle').map((c) => c.op)).toEqual(['create', 'update']);
+    expect(t.aclChecks).toEqual(['create', 'update']);
+  });
+
+  it('a token allowed only to update cannot create', async () => {
+    const t = setup({ allow: ['update'] });
+    await expect(t.request({ operation: 'write', path: 'engine/keys/absent' })).rejects.toMatchObject({ code: 'permission_denied' });
+    expect(t.calls.filter((c) => c.kind === 'handle')).toEqual([]);
+  });
+
+  it('an unauthenticated login skips the existence check and the ACL, and stays an update', async () => {
+    const t = setup({ token: null, answer: () => ({ auth: { policies: ['default'] } as never }) });
+    const reply = await t.request({ operation: 'write', path: 'auth/approle/login', token: null });
+    expect(reply.status).toBe(200);
+    expect(t.calls).toEqual([{ kind: 'handle', op: 'update', path: 'login' }]);
+    expect(t.aclChecks).toEqual([]);
+  });
+
+  it('refuses anything else without a token, before reaching the backend', async () => {
+    const t = setup({ token: null });
+    await expect(t.request({ path: 'engine/x', token: null })).rejects.toMatchObject({ code: 'permission_denied' });
+    await expect(t.request({ path: 'engine/x', token: 'unknown' })).rejects.toMatchObject({ code: 'permission_denied' });
+    expect(t.calls).toEqual([]);
+  });
+
+  it('consumes a use and revokes the token after its last use', async () => {
+    const t = setup({ token: token({ numUses: 1 }) });
+    expect((await t.request({})).status).toBe(200);
+    expect(t.used).toEqual(['acc']);
+    expect(t.revoked).toEqual(['acc']);
+  });
+
+  it('registers a secret as a lease and answers its id', async () => {
+    const t = setup({ answer: () => ({ data: { u: 'x' }, secret: { ttl: 30, renewable: true, internalData: {} } as never }) });
+    const reply = await t.request({ path: 'engine/creds/x' });
+    expect(reply.body).toMatchObject({ lease_id: 'engine/creds/x/1', lease_duration: 30, renewable: true, data: { u: 'x' } });
+  });
+
+  it('answers 404 for an empty list and 204 for a write with nothing to say', async () => {
+    const empty = setup({ answer: () => ({ data: { keys: [] } }) });
+    expect((await empty.request({ operation: 'list', path: 'engine/keys/' })).status).toBe(404);
+    const silent = setup({ answer: () => null });
+    expect((await silent.request({ operation: 'write', path: 'engine/keys/present' })).status).toBe(204);
+  });
+
+  it('audits the request before the backend runs', async () => {
+    const t = setup();
+    await t.request({ path: 'engine/x' });
+    expect(t.audited.map((e) => e.request.path)).toEqual(['engine/x']);
+  });
+});
