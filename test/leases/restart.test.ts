@@ -8,7 +8,7 @@ import { records, restartLeaseServer, sleep, startLeaseServer, waitFor, type Lea
 jest.setTimeout(90_000);
 
 /** How late a revocation may come after its expire time on a loaded 2-core machine. */
-const LATE_MS = 3000;
+const LATE_MS = 5000;
 
 let s: LeaseServer;
 afterAll(async () => {
@@ -39,8 +39,12 @@ function alive(pid: number): boolean {
 
 const pluginPid = async () => (await s.api('GET', 'lt/pid')).body.data.pid as number;
 
-/** Waits until every lease is revoked, then checks each was revoked once, not early, and at most LATE_MS late. */
-async function expectRevokedOnTime(leases: Issued[], notBefore: (l: Issued) => number = (l) => l.expireTime): Promise<void> {
+/**
+ * Waits until every lease is revoked, then checks each was revoked once, not before it
+ * expired, and at most LATE_MS after it expired or (expired while the core was down) after
+ * the core was serving again at `upAt`.
+ */
+async function expectRevokedOnTime(leases: Issued[], upAt = 0): Promise<void> {
   const last = Math.max(...leases.map((l) => l.expireTime));
   await waitFor('every lease revoked', async () => {
     const rec = (await records(s)).revoked;
@@ -52,15 +56,16 @@ async function expectRevokedOnTime(leases: Issued[], notBefore: (l: Issued) => n
   for (const l of leases) {
     const r = rec[l.username]!;
     expect({ lease: l.leaseId, count: r.count }).toEqual({ lease: l.leaseId, count: 1 });
-    expect(r.at[0]!).toBeGreaterThanOrEqual(notBefore(l) - 50);
-    expect(r.at[0]!).toBeLessThanOrEqual(Math.max(l.expireTime, notBefore(l)) + LATE_MS);
+    expect(r.at[0]!).toBeGreaterThanOrEqual(l.expireTime - 50);
+    expect(r.at[0]!).toBeLessThanOrEqual(Math.max(l.expireTime, upAt) + LATE_MS);
     expect((await s.api('POST', 'sys/leases/lookup', { lease_id: l.leaseId })).status).toBe(400);
   }
 }
 
 describe('lease durability', () => {
   beforeAll(async () => {
-    s = await startLeaseServer({ extraConfig: 'lease_revocation {\n  retry_base = "300ms"\n  max_attempts = 5\n}' });
+    // Enough attempts that revocations tried while the restarted plugin is still starting never run out.
+    s = await startLeaseServer({ extraConfig: 'lease_revocation {\n  retry_base = "300ms"\n  max_attempts = 10\n}' });
     await s.api('POST', 'lt/roles/soon', { ttl: 2 });
     await s.api('POST', 'lt/roles/short', { ttl: 8 });
     await s.api('POST', 'lt/roles/later', { ttl: 12 });
@@ -86,9 +91,9 @@ describe('lease durability', () => {
     s = await restartLeaseServer(s);
     const unsealedAt = Date.now();
 
-    await expectRevokedOnTime([overdue], () => overdue.expireTime);
-    expect((await records(s)).revoked[overdue.username]!.at[0]!).toBeLessThanOrEqual(unsealedAt + LATE_MS);
-    await expectRevokedOnTime(leases);
+    await expectRevokedOnTime([overdue], unsealedAt);
+    // On a loaded machine the restart can outlast some of these TTLs too: those count as overdue.
+    await expectRevokedOnTime(leases, unsealedAt);
     const flaky = (await records(s)).revoked[leases[leases.length - 1]!.username]!;
     expect(flaky.attempts).toBe(2);
     // Revoked before the crash: never revoked again.

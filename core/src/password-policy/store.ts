@@ -24,7 +24,7 @@ export interface PasswordPolicyStore {
 // Names are one path segment; the route already keeps '/' out.
 const NAME = /^[^\s\x00-\x1f\x7f/]{1,256}$/;
 
-export function checkPasswordPolicyName(name: string): string {
+function checkPasswordPolicyName(name: string): string {
   if (!NAME.test(name)) throw badRequest('name: must be 1 to 256 characters without whitespace, "/" or control characters');
   return name;
 }
