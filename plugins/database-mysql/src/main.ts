@@ -1,1 +1,7 @@
-export {};
+#!/usr/bin/env node
+/** mysql-database-plugin (MySQL and MariaDB): a database plugin process (started by the core, never by hand). */
+import './quiet-debug.js';
+import { database } from '@strongroom/sdk-plugin';
+import { mysqlPlugin } from './mysql.js';
+
+void database.serveDatabasePlugin(mysqlPlugin);
