@@ -37,7 +37,7 @@ export interface DatabaseServeHandle {
 
 export async function serveDatabasePlugin(plugin: DatabasePlugin): Promise<DatabaseServeHandle> {
   // The core's callback socket is optional here: a database plugin needs no storage.
-  const proc = startPluginProcess({ requireCallback: false });
+  const proc = startPluginProcess({ requireCallback: false, redactUncaught: true });
   const { logger } = proc;
   const instances = new Map<string, DatabaseInstance>();
 

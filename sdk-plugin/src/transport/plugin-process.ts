@@ -64,7 +64,11 @@ function refuse(message: string): never {
 }
 
 /** Checks the handshake environment (exits with a message when it is wrong) and prepares the gRPC server with the health service. */
-export function startPluginProcess(opts: { requireCallback: boolean }): PluginProcess {
+export function startPluginProcess(opts: {
+  requireCallback: boolean;
+  /** Log an uncaught exception by class and code only (database drivers put credentials in their messages). */
+  redactUncaught?: boolean;
+}): PluginProcess {
   if (process.env[ENV_MAGIC_COOKIE] !== MAGIC_COOKIE_VALUE) {
     refuse(
       'This binary is a Strongroom plugin. It is not meant to be run directly: ' +
@@ -137,7 +141,8 @@ export function startPluginProcess(opts: { requireCallback: boolean }): PluginPr
       if (process.ppid !== parent) void stop(0);
     }, PARENT_POLL_MS).unref();
     process.on('uncaughtException', (err) => {
-      logger.error('uncaught exception', { error: err.message });
+      const code = String((err as { code?: unknown }).code ?? '');
+      logger.error('uncaught exception', opts.redactUncaught ? { error: err.name, code } : { error: err.message });
       process.exit(1);
     });
 
