@@ -8,6 +8,7 @@
  */
 import type { Backend, BackendFactory } from './backend.js';
 import type { ClientInfo, LogicalRequest, LogicalResponse, MountInfo, Operation, RequestAuth, SecretRef } from './logical.js';
+import { StrongroomError } from './errors.js';
 import { createMemoryStorage, type Storage } from './storage.js';
 import type { Logger, SystemView } from './system-view.js';
 
@@ -152,4 +153,15 @@ export async function createTestBackend(factory: BackendFactory, opts: TestBacke
     },
     revoke: (issued, o = {}) => request({ operation: 'revoke', path: o.path ?? '', secret: secretRef(issued, 0) }),
   };
+}
+
+/** For tests: the StrongroomError that `fn` throws; anything else thrown, or nothing, fails. */
+export function errorOf(fn: () => unknown): StrongroomError {
+  try {
+    fn();
+  } catch (err) {
+    if (err instanceof StrongroomError) return err;
+    throw err;
+  }
+  throw new Error('expected an error');
 }

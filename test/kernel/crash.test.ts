@@ -2,8 +2,8 @@
  * Crash safety: a write the server acknowledged with a 2xx must survive a
  * SIGKILL of the server process taken in the middle of a write load.
  */
-import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { alive, pidsOf, sleep } from '../helpers/processes';
 import { restartConfigServer, startConfigServer, type RunningServer } from '../helpers/server';
 
 // The e2e project's testTimeout is not applied per project by jest 30; these tests start real processes.
@@ -19,25 +19,7 @@ afterAll(async () => {
   await s.stop('SIGKILL');
 });
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-/** Pids of the plugin processes whose parent is `ppid`. */
-function pluginChildren(ppid: number): number[] {
-  return execFileSync('ps', ['-eo', 'pid,ppid,args'], { encoding: 'utf8' })
-    .split('\n')
-    .map((l) => l.trim().split(/\s+/))
-    .filter((c) => Number(c[1]) === ppid && c.slice(2).join(' ').includes('/dist/main.js'))
-    .map((c) => Number(c[0]));
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 it('keeps every acknowledged write across a SIGKILL mid-load', async () => {
   s = await startConfigServer(CONFIG);
@@ -70,7 +52,7 @@ it('keeps every acknowledged write across a SIGKILL mid-load', async () => {
   };
   const writers = [0, 1, 2, 3].map(writer);
   await sleep(2000);
-  const plugins = pluginChildren(s.proc.pid!);
+  const plugins = pidsOf('/dist/main.js', s.proc.pid!);
   expect(plugins.length).toBeGreaterThan(0);
   await s.stop('SIGKILL');
   stop = true;

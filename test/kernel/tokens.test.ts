@@ -5,7 +5,8 @@
  * with a use limit create child tokens, so its leases are what it can leave
  * behind.) Real binary, real plugin process.
  */
-import { records, startLeaseServer, waitFor, type LeaseServer } from '../helpers/lease-plugin';
+import { records, startLeaseServer, type LeaseServer } from '../helpers/lease-plugin';
+import { waitFor } from '../helpers/processes';
 
 jest.setTimeout(60_000);
 

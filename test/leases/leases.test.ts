@@ -5,7 +5,8 @@
  * (and a parent's) revoking leases; a plugin reaching password policies
  * through the SystemView.
  */
-import { records, sleep, startLeaseServer, waitFor, type LeaseServer } from '../helpers/lease-plugin';
+import { records, startLeaseServer, type LeaseServer } from '../helpers/lease-plugin';
+import { sleep, waitFor } from '../helpers/processes';
 
 jest.setTimeout(60_000);
 

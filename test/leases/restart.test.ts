@@ -3,7 +3,8 @@
  * restarted and unsealed (and, separately, the plugin process is SIGKILLed);
  * every lease is still revoked on time, exactly once, by its plugin.
  */
-import { records, restartLeaseServer, sleep, startLeaseServer, waitFor, type LeaseServer } from '../helpers/lease-plugin';
+import { records, restartLeaseServer, startLeaseServer, type LeaseServer } from '../helpers/lease-plugin';
+import { alive, sleep, waitFor } from '../helpers/processes';
 
 jest.setTimeout(90_000);
 
@@ -28,14 +29,6 @@ async function issue(role: string): Promise<Issued> {
   return { leaseId: r.body.lease_id, username: r.body.data.username, expireTime: Date.parse(l.body.data.expire_time) };
 }
 
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 const pluginPid = async () => (await s.api('GET', 'lt/pid')).body.data.pid as number;
 

@@ -7,11 +7,11 @@
  * The crashing plugin is an external copy of kv behind a script that exits at
  * once while a marker file exists, so after one SIGKILL every restart fails.
  */
-import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { pidsOf, sleep } from '../helpers/processes';
 import { startDevServer, type RunningServer } from '../helpers/server';
 
 jest.setTimeout(60_000);
@@ -20,15 +20,7 @@ const KV_MAIN = resolve(__dirname, '../../plugins/kv/dist/main.js');
 /** An argument only the flaky copy gets (kv ignores its argv), to tell its process apart in `ps`. */
 const FLAKY_ARG = '--sr-test-flaky';
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-function flakyPids(): number[] {
-  return execFileSync('ps', ['-eo', 'pid,args'], { encoding: 'utf8' })
-    .split('\n')
-    .map((l) => l.trim())
-    .filter((l) => l.includes(FLAKY_ARG) && l.includes('kv/dist/main.js'))
-    .map((l) => Number(l.split(/\s+/)[0]));
-}
+const flakyPids = () => pidsOf([FLAKY_ARG, 'kv/dist/main.js']);
 
 let s: RunningServer;
 let pluginDir: string;

@@ -4,62 +4,23 @@
  * hang), be restarted, and lose no acknowledged write. External plugins are
  * sha256-checked, versioned, and no plugin process outlives the server.
  */
-import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { chmodSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { alive, descendantPids, pidsOf, sleep, waitFor } from '../helpers/processes';
 import { startDevServer, type RunningServer } from '../helpers/server';
 
 // The e2e project's testTimeout is not applied per project by jest 30; these tests start real processes.
 jest.setTimeout(60_000);
 
 const KV_MAIN = resolve(__dirname, '../../plugins/kv/dist/main.js');
+/** What a kv plugin process has in its args. */
+const KV_PLUGIN = 'plugins/kv/dist/main.js';
 
-/** Pids of processes whose parent is `ppid` and whose args mention the kv entry point. */
-function kvChildren(ppid: number): number[] {
-  const out = execFileSync('ps', ['-eo', 'pid,ppid,args'], { encoding: 'utf8' });
-  return out
-    .split('\n')
-    .map((l) => l.trim().split(/\s+/))
-    .filter((c) => Number(c[1]) === ppid && c.slice(2).join(' ').includes('plugins/kv/dist/main.js'))
-    .map((c) => Number(c[0]));
-}
 
-/** Every process (any depth) descending from `root` whose args mention the kv entry point. */
-function kvDescendants(root: number): number[] {
-  const rows = execFileSync('ps', ['-eo', 'pid,ppid,args'], { encoding: 'utf8' })
-    .split('\n')
-    .map((l) => l.trim().split(/\s+/))
-    .filter((c) => c.length > 2 && /^\d+$/.test(c[0] ?? ''));
-  const tree = new Set([root]);
-  for (let grew = true; grew; ) {
-    grew = false;
-    for (const c of rows) if (tree.has(Number(c[1])) && !tree.has(Number(c[0]))) (tree.add(Number(c[0])), (grew = true));
-  }
-  return rows.filter((c) => tree.has(Number(c[0])) && Number(c[0]) !== root && c.slice(2).join(' ').includes('plugins/kv/dist/main.js')).map((c) => Number(c[0]));
-}
 
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-async function waitFor<T>(what: string, fn: () => Promise<T | undefined>, ms = 10_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const v = await fn().catch(() => undefined);
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(100);
-  }
-}
 
 let s: RunningServer;
 let pluginDir: string;
@@ -93,7 +54,7 @@ describe('plugin runtime', () => {
     const r = await s.api('GET', 'v2kv/data/a');
     expect(r.body.data.data).toEqual({ x: 'two' });
     expect(r.body.data.metadata.version).toBe(1);
-    expect(kvChildren(s.proc.pid!).length).toBeGreaterThan(0);
+    expect(pidsOf(KV_PLUGIN, s.proc.pid!).length).toBeGreaterThan(0);
   });
 
   it('survives a SIGKILL of the kv process with 50 requests in flight', async () => {
@@ -103,7 +64,7 @@ describe('plugin runtime', () => {
       expect(r.status).toBe(204);
       acked.set(`before-${i}`, `b${i}`);
     }
-    const [pid] = kvChildren(s.proc.pid!);
+    const [pid] = pidsOf(KV_PLUGIN, s.proc.pid!);
     expect(pid).toBeDefined();
     const inflight = Array.from({ length: 50 }, (_, i) =>
       s.api('POST', `v1kv/during-${i}`, { v: `d${i}` }).then((r) => ({ i, ...r })),
@@ -123,7 +84,7 @@ describe('plugin runtime', () => {
     }
     expect((await s.api('GET', 'sys/health', undefined, { token: null })).status).toBe(200);
     await waitFor('kv restart', async () => ((await s.api('GET', 'v1kv/a')).status === 200 ? true : undefined), 10_000);
-    const newPids = kvChildren(s.proc.pid!);
+    const newPids = pidsOf(KV_PLUGIN, s.proc.pid!);
     expect(newPids).not.toContain(pid);
     for (const [k, v] of acked) expect((await s.api('GET', `v1kv/${k}`)).body?.data).toEqual({ v });
     expect((await s.api('POST', 'v1kv/after', { v: 'ok' })).status).toBe(204);
@@ -144,7 +105,7 @@ describe('plugin runtime', () => {
     expect((await s.api('GET', 'ext/k')).body.data).toEqual({ who: 'ext' });
     expect((await s.api('GET', 'v1kv/k')).body.data).toEqual({ who: 'builtin' });
     // The external one is a separate process started through the script.
-    expect(kvDescendants(s.proc.pid!).length).toBeGreaterThanOrEqual(2);
+    expect(descendantPids(s.proc.pid!, KV_PLUGIN).length).toBeGreaterThanOrEqual(2);
   });
 
   it('refuses a plugin whose sha256 does not match with a 400 naming sha256', async () => {
@@ -168,7 +129,7 @@ describe('plugin runtime', () => {
   });
 
   it('restarts kv on sys/plugins/reload/backend and keeps serving', async () => {
-    const before = kvChildren(s.proc.pid!);
+    const before = pidsOf(KV_PLUGIN, s.proc.pid!);
     expect(before.length).toBeGreaterThan(0);
     const r = await s.api('POST', 'sys/plugins/reload/backend', { plugin: 'kv' });
     expect(r.status).toBe(200);
@@ -178,14 +139,14 @@ describe('plugin runtime', () => {
       return g.status === 200 ? g : undefined;
     });
     expect(got.body.data).toEqual({ who: 'builtin' });
-    const after = kvChildren(s.proc.pid!);
+    const after = pidsOf(KV_PLUGIN, s.proc.pid!);
     expect(after.length).toBeGreaterThan(0);
     for (const p of after) expect(before).not.toContain(p);
     expect((await s.api('POST', 'v1kv/k2', { v: 1 })).status).toBe(204);
   });
 
   it('leaves no plugin process behind on SIGTERM of the server', async () => {
-    const plugins = kvDescendants(s.proc.pid!);
+    const plugins = descendantPids(s.proc.pid!, KV_PLUGIN);
     expect(plugins.length).toBeGreaterThan(0);
     await s.stop('SIGTERM');
     await waitFor('plugin processes to exit', async () => (plugins.every((p) => !alive(p)) ? true : undefined), 10_000);

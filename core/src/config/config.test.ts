@@ -1,18 +1,8 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { StrongroomError } from '@strongroom/sdk-plugin';
+import { errorOf } from '@strongroom/sdk-plugin';
 import { DEFAULT_LEASE_TTL_SECONDS, DEFAULT_MAX_REQUEST_SIZE, loadConfig, parseConfig } from './config.js';
-
-function errorOf(fn: () => unknown): StrongroomError {
-  try {
-    fn();
-  } catch (err) {
-    if (err instanceof StrongroomError) return err;
-    throw err;
-  }
-  throw new Error('expected an error');
-}
 
 const FULL_HCL = `
 # production

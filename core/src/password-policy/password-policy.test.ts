@@ -1,15 +1,5 @@
-import { defaultPasswordPolicy, generatePassword, StrongroomError } from '@strongroom/sdk-plugin';
+import { defaultPasswordPolicy, errorOf, generatePassword } from '@strongroom/sdk-plugin';
 import { parsePasswordPolicy } from './password-policy.js';
-
-function errorOf(fn: () => unknown): StrongroomError {
-  try {
-    fn();
-  } catch (err) {
-    if (err instanceof StrongroomError) return err;
-    throw err;
-  }
-  throw new Error('expected an error');
-}
 
 describe('parsePasswordPolicy', () => {
   it('parses the Vault syntax, deduplicating charsets', () => {

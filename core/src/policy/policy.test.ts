@@ -1,4 +1,4 @@
-import { StrongroomError } from '@strongroom/sdk-plugin';
+import { errorOf } from '@strongroom/sdk-plugin';
 import {
   assertPolicyDeletable,
   assertPolicyWritable,
@@ -6,16 +6,6 @@ import {
   normalizePolicyName,
   parsePolicy,
 } from './policy.js';
-
-function errorOf(fn: () => unknown): StrongroomError {
-  try {
-    fn();
-  } catch (err) {
-    if (err instanceof StrongroomError) return err;
-    throw err;
-  }
-  throw new Error('expected an error');
-}
 
 describe('parsePolicy', () => {
   it('parses HCL and JSON into the same rules', () => {

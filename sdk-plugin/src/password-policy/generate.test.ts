@@ -1,19 +1,9 @@
-import { StrongroomError } from '../errors.js';
+import { errorOf } from '../harness.js';
 import { defaultPasswordPolicy, generatePassword, passwordPolicy, satisfiesPolicy, testGenerate, type PasswordPolicy } from './generate.js';
 
 const LOWER = 'abcdefghijklmnopqrstuvwxyz';
 const UPPER = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ';
 const DIGITS = '0123456789';
-
-function errorOf(fn: () => unknown): StrongroomError {
-  try {
-    fn();
-  } catch (err) {
-    if (err instanceof StrongroomError) return err;
-    throw err;
-  }
-  throw new Error('expected an error');
-}
 
 describe('passwordPolicy', () => {
   it('deduplicates charsets by code point and builds the alphabet', () => {
