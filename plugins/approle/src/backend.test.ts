@@ -1,4 +1,4 @@
-import { createTestBackend, StrongroomError, type LogicalResponse } from '@strongroom/sdk-plugin';
+import { createMemoryStorage, createTestBackend, putJSON, StrongroomError, type LogicalResponse, type Storage } from '@strongroom/sdk-plugin';
 import { createApproleBackend } from './backend.js';
 
 const errOf = (p: Promise<unknown>) => p.then(() => { throw new Error('expected an error'); }, (e: StrongroomError) => e);
@@ -189,5 +189,85 @@ describe('approle login', () => {
     await b.delete('role/r');
     await b.write('role/r', {});
     expect(await b.write('role/r/secret-id/lookup', { secret_id })).toBeNull();
+  });
+});
+
+describe('approle caches', () => {
+  /** A backend over memory storage that records the keys it reads. */
+  const counted = async () => {
+    const mem = createMemoryStorage();
+    const reads: string[] = [];
+    const storage: Storage = { ...mem, get: (key) => (reads.push(key), mem.get(key)) };
+    const b = await createTestBackend(createApproleBackend(), { storage, mount: { type: 'approle', path: 'approle/' }, client: { remoteAddress: '10.1.2.3' } });
+    return { b, reads, mem };
+  };
+
+  it('serves a repeated login from memory, but reads a use-limited SecretID from storage every time', async () => {
+    const { b, reads } = await counted();
+    await b.write('role/r', {});
+    const unlimited = await creds(b, 'r');
+    const limited = await creds(b, 'r', { num_uses: 3 });
+    await login(b, { role_id: unlimited.roleId, secret_id: unlimited.secret_id });
+    reads.length = 0;
+    await login(b, { role_id: unlimited.roleId, secret_id: unlimited.secret_id });
+    expect(reads).toEqual([]);
+    await login(b, { role_id: limited.roleId, secret_id: limited.secret_id });
+    reads.length = 0;
+    await login(b, { role_id: limited.roleId, secret_id: limited.secret_id });
+    expect(reads.length).toBeGreaterThan(0);
+    expect(reads.every((k) => k.startsWith('secret_id/r/'))).toBe(true);
+    expect((await b.write('role/r/secret-id/lookup', { secret_id: limited.secret_id }))?.data?.secret_id_num_uses).toBe(1);
+  });
+
+  it('sees a role update, a role_id change and a role deletion at the next login', async () => {
+    const b = await approle();
+    await b.write('role/r', { token_policies: 'before' });
+    const { roleId, secret_id } = await creds(b, 'r');
+    expect((await login(b, { role_id: roleId, secret_id }))?.auth?.policies).toEqual(['before']);
+    await b.write('role/r', { token_policies: 'after' });
+    expect((await login(b, { role_id: roleId, secret_id }))?.auth?.policies).toEqual(['after']);
+    await b.write('role/r/policies', { token_policies: 'field' });
+    expect((await login(b, { role_id: roleId, secret_id }))?.auth?.policies).toEqual(['field']);
+
+    await b.write('role/r/role-id', { role_id: 'moved' });
+    expect((await errOf(login(b, { role_id: roleId, secret_id }))).message).toBe('invalid role or secret ID');
+    expect((await login(b, { role_id: 'moved', secret_id }))?.auth?.internalData).toMatchObject({ role_id: 'moved' });
+
+    await b.delete('role/r');
+    expect((await errOf(login(b, { role_id: 'moved', secret_id }))).message).toBe('invalid role or secret ID');
+    // Created again under the same name: a new RoleID, and the old SecretID went with the old role.
+    await b.write('role/r', {});
+    const fresh = (await b.read('role/r/role-id'))?.data?.role_id as string;
+    expect((await errOf(login(b, { role_id: fresh, secret_id }))).message).toBe('invalid role or secret ID');
+  });
+
+  it('refuses a cached SecretID once destroyed, by value or by accessor', async () => {
+    const b = await approle();
+    await b.write('role/r', {});
+    const one = await creds(b, 'r');
+    const two = await creds(b, 'r');
+    await login(b, { role_id: one.roleId, secret_id: one.secret_id });
+    await login(b, { role_id: two.roleId, secret_id: two.secret_id });
+    await b.write('role/r/secret-id/destroy', { secret_id: one.secret_id });
+    await b.write('role/r/secret-id-accessor/destroy', { secret_id_accessor: two.secret_id_accessor });
+    expect((await errOf(login(b, { role_id: one.roleId, secret_id: one.secret_id }))).message).toBe('invalid role or secret ID');
+    expect((await errOf(login(b, { role_id: two.roleId, secret_id: two.secret_id }))).message).toBe('invalid role or secret ID');
+  });
+
+  it('drops what the core invalidates after storage changed elsewhere', async () => {
+    const { b, mem } = await counted();
+    await b.write('role/r', { token_policies: 'cached' });
+    const { roleId, secret_id } = await creds(b, 'r');
+    await login(b, { role_id: roleId, secret_id });
+    const stored = JSON.parse(Buffer.from((await mem.get('role/r'))!).toString('utf8')) as Record<string, unknown>;
+    await putJSON(mem, 'role/r', { ...stored, token_policies: ['elsewhere'] });
+    expect((await login(b, { role_id: roleId, secret_id }))?.auth?.policies).toEqual(['cached']);
+    await b.backend.invalidateKey('role/r');
+    expect((await login(b, { role_id: roleId, secret_id }))?.auth?.policies).toEqual(['elsewhere']);
+
+    const [sidKey] = [...mem.dump().keys()].filter((k) => k.startsWith('secret_id/'));
+    await mem.delete(sidKey!);
+    await b.backend.invalidateKey(sidKey!);
+    expect((await errOf(login(b, { role_id: roleId, secret_id }))).message).toBe('invalid role or secret ID');
   });
 });

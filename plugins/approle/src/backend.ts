@@ -35,7 +35,7 @@ export function createApproleBackend(opts: ApproleBackendOptions = {}): BackendF
         ...roleFieldPaths(deps),
         ...secretIdPaths(deps),
       ];
-      return { paths, authRenew: loginRenew(deps) };
+      return { paths, authRenew: loginRenew(deps), invalidate: (key) => store.invalidate(key) };
     },
   });
 }

@@ -18,8 +18,36 @@ interface Deps {
 }
 
 const INVALID = 'invalid role or secret ID';
+const cidrRefused = (ip: string) => `source address "${ip}" unauthorized through CIDR restrictions on the secret ID`;
 
 export function loginPath({ store, mutex, mountId, now }: Deps): PathDef {
+  /**
+   * Checks a SecretID and spends one of its uses. An unlimited SecretID is not
+   * written on login, so it is read without its lock and concurrent logins with
+   * it do not queue; a use-limited or expired one is read again under the lock,
+   * where its count is decremented.
+   */
+  const spendSecretId = async (role: string, h: string, ip: string): Promise<SecretIdEntry> => {
+    const seen = await store.getSecretId(role, h);
+    if (!seen || !store.sameHmac(seen.hmac, h)) throw badRequest(INVALID);
+    if (seen.num_uses === 0 && !isExpired(seen, now())) {
+      if (!ipAllowed(ip, seen.cidr_list)) throw badRequest(cidrRefused(ip));
+      return seen;
+    }
+    return mutex.run(`${mountId}:sid:${role}:${h}`, async () => {
+      const e = await store.getSecretId(role, h);
+      if (!e || !store.sameHmac(e.hmac, h)) throw badRequest(INVALID);
+      if (isExpired(e, now())) {
+        await store.deleteSecretId(e);
+        throw badRequest(INVALID);
+      }
+      if (!ipAllowed(ip, e.cidr_list)) throw badRequest(cidrRefused(ip));
+      if (e.num_uses === 1) await store.deleteSecretId(e);
+      else if (e.num_uses > 1) await store.putSecretId({ ...e, num_uses: e.num_uses - 1, last_updated_time: now().toISOString() });
+      return e;
+    });
+  };
+
   return definePath({
     pattern: 'login',
     unauthenticated: true,
@@ -43,19 +71,7 @@ export function loginPath({ store, mutex, mountId, now }: Deps): PathDef {
           if (role.bind_secret_id) {
             const secretId = req.data.secret_id ?? '';
             if (secretId === '') throw badRequest('field "secret_id": missing secret_id');
-            const h = await store.hmac(secretId);
-            used = await mutex.run(`${mountId}:sid:${role.name}:${h}`, async () => {
-              const e = await store.getSecretId(role.name, h);
-              if (!e || !store.sameHmac(e.hmac, h)) throw badRequest(INVALID);
-              if (isExpired(e, now())) {
-                await store.deleteSecretId(e);
-                throw badRequest(INVALID);
-              }
-              if (!ipAllowed(ip, e.cidr_list)) throw badRequest(`source address "${ip}" unauthorized through CIDR restrictions on the secret ID`);
-              if (e.num_uses === 1) await store.deleteSecretId(e);
-              else if (e.num_uses > 1) await store.putSecretId({ ...e, num_uses: e.num_uses - 1, last_updated_time: now().toISOString() });
-              return e;
-            });
+            used = await spendSecretId(role.name, await store.hmac(secretId), ip);
           }
 
           const tokenCidrs = role.token_strictly_bind_ip

@@ -1,0 +1,77 @@
+import { createReadCache } from './cache.js';
+
+const deferred = <T>() => {
+  let resolve!: (v: T) => void;
+  const promise = new Promise<T>((r) => (resolve = r));
+  return { promise, resolve };
+};
+
+describe('createReadCache', () => {
+  it('serves a loaded value from memory, frozen, and never caches a miss', async () => {
+    const c = createReadCache<{ n: number; list: string[] }>({ max: 10 });
+    let loads = 0;
+    const load = async () => (loads++, { n: 1, list: ['a'] });
+    const first = await c.get('k', load);
+    expect(await c.get('k', load)).toBe(first);
+    expect(loads).toBe(1);
+    expect(Object.isFrozen(first) && Object.isFrozen(first?.list)).toBe(true);
+
+    let misses = 0;
+    const none = async () => (misses++, null);
+    await c.get('gone', none);
+    await c.get('gone', none);
+    expect(misses).toBe(2);
+    expect(c.size()).toBe(1);
+  });
+
+  it('drops a key before and after each write of it', async () => {
+    const c = createReadCache<{ v: string }>({ max: 10 });
+    let stored = { v: 'old' };
+    await c.get('k', async () => stored);
+    await c.write('k', async () => {
+      stored = { v: 'new' };
+      // A read during the write does not serve the old value.
+      expect(await c.get('k', async () => stored)).toEqual({ v: 'new' });
+    });
+    expect(await c.get('k', async () => stored)).toEqual({ v: 'new' });
+    c.drop('k');
+    stored = { v: 'dropped' };
+    expect(await c.get('k', async () => stored)).toEqual({ v: 'dropped' });
+  });
+
+  it('does not keep a value read while a write or drop happened', async () => {
+    const c = createReadCache<{ v: string }>({ max: 10 });
+    const slow = deferred<{ v: string }>();
+    const inFlight = c.get('k', () => slow.promise);
+    await c.write('k', async () => undefined);
+    slow.resolve({ v: 'stale' });
+    expect(await inFlight).toEqual({ v: 'stale' });
+    expect(await c.get('k', async () => ({ v: 'fresh' }))).toEqual({ v: 'fresh' });
+
+    const slow2 = deferred<{ v: string }>();
+    const inFlight2 = c.get('other', () => slow2.promise);
+    c.drop('unrelated');
+    slow2.resolve({ v: 'stale' });
+    await inFlight2;
+    expect(await c.get('other', async () => ({ v: 'fresh' }))).toEqual({ v: 'fresh' });
+  });
+
+  it('keeps only what `keep` allows', async () => {
+    const c = createReadCache<{ uses: number }>({ max: 10, keep: (e) => e.uses === 0 });
+    await c.get('limited', async () => ({ uses: 3 }));
+    await c.get('unlimited', async () => ({ uses: 0 }));
+    expect(await c.get('limited', async () => ({ uses: 2 }))).toEqual({ uses: 2 });
+    expect(await c.get('unlimited', async () => ({ uses: 9 }))).toEqual({ uses: 0 });
+  });
+
+  it('evicts the least recently used entry beyond max', async () => {
+    const c = createReadCache<{ k: string }>({ max: 2 });
+    await c.get('a', async () => ({ k: 'a' }));
+    await c.get('b', async () => ({ k: 'b' }));
+    await c.get('a', async () => ({ k: 'reloaded' })); // a is now the most recent
+    await c.get('c', async () => ({ k: 'c' }));
+    expect(c.size()).toBe(2);
+    expect(await c.get('a', async () => ({ k: 'reloaded' }))).toEqual({ k: 'a' });
+    expect(await c.get('b', async () => ({ k: 'reloaded' }))).toEqual({ k: 'reloaded' });
+  });
+});

@@ -1,0 +1,80 @@
+/**
+ * A bounded read-through cache of stored entries, for the login hot path.
+ * Correct because this process is the only writer of its mount's storage:
+ * every write runs through `write`, which drops the key before and after the
+ * write, and the core's `invalidate(key)` drops it when storage changed
+ * elsewhere. A read that was in flight while any write or drop happened does
+ * not fill the cache, so a stale value never sticks. Values are frozen, so a
+ * caller cannot alter the cached copy. Misses are not cached: a stream of
+ * unknown keys (guessed RoleIDs) costs no memory.
+ */
+export interface ReadCache<T> {
+  /** The cached value, else `load()`'s, kept when not null and `keep` allows it. */
+  get(key: string, load: () => Promise<T | null>): Promise<T | null>;
+  /** Runs a write of `key`; the key is uncached before, during and after it. */
+  write<R>(key: string, op: () => Promise<R>): Promise<R>;
+  drop(key: string): void;
+  clear(): void;
+  size(): number;
+}
+
+export interface ReadCacheOptions<T> {
+  /** Entries kept at most; the least recently used goes first. */
+  max: number;
+  /** Whether a loaded value may be cached (default: always). */
+  keep?: (value: T) => boolean;
+}
+
+export function createReadCache<T extends object>(opts: ReadCacheOptions<T>): ReadCache<T> {
+  const entries = new Map<string, T>();
+  // Bumped by every write and drop: a load that saw another epoch may have read a value since replaced.
+  let epoch = 0;
+
+  const drop = (key: string) => {
+    epoch++;
+    entries.delete(key);
+  };
+
+  return {
+    async get(key, load) {
+      const hit = entries.get(key);
+      if (hit !== undefined) {
+        entries.delete(key);
+        entries.set(key, hit);
+        return hit;
+      }
+      const seen = epoch;
+      const value = await load();
+      if (value === null || seen !== epoch || (opts.keep && !opts.keep(value))) return value;
+      const frozen = deepFreeze(value);
+      entries.set(key, frozen);
+      if (entries.size > opts.max) {
+        const oldest = entries.keys().next();
+        if (!oldest.done) entries.delete(oldest.value);
+      }
+      return frozen;
+    },
+    async write(key, op) {
+      drop(key);
+      try {
+        return await op();
+      } finally {
+        drop(key);
+      }
+    },
+    drop,
+    clear() {
+      epoch++;
+      entries.clear();
+    },
+    size: () => entries.size,
+  };
+}
+
+function deepFreeze<T>(value: T): T {
+  if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const v of Object.values(value)) deepFreeze(v);
+  }
+  return value;
+}
