@@ -14,6 +14,8 @@ describe('createReadCache', () => {
     const first = await c.get('k', load);
     expect(await c.get('k', load)).toBe(first);
     expect(loads).toBe(1);
+    expect(c.peek('k')).toBe(first);
+    expect(c.peek('other')).toBeUndefined();
     expect(Object.isFrozen(first) && Object.isFrozen(first?.list)).toBe(true);
 
     let misses = 0;

@@ -11,6 +11,8 @@
 export interface ReadCache<T> {
   /** The cached value, else `load()`'s, kept when not null and `keep` allows it. */
   get(key: string, load: () => Promise<T | null>): Promise<T | null>;
+  /** The cached value without loading it (does not count as a use for eviction). */
+  peek(key: string): T | undefined;
   /** Runs a write of `key`; the key is uncached before, during and after it. */
   write<R>(key: string, op: () => Promise<R>): Promise<R>;
   drop(key: string): void;
@@ -54,6 +56,7 @@ export function createReadCache<T extends object>(opts: ReadCacheOptions<T>): Re
       }
       return frozen;
     },
+    peek: (key) => entries.get(key),
     async write(key, op) {
       drop(key);
       try {

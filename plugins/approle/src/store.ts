@@ -107,11 +107,15 @@ export function createApproleStore(deps: { storage: Storage; cacheMax?: number }
       await roleIds.write(h, () => storage.delete(`role_id/${h}`));
     },
     getSecretId: (role: string, h: string) => secretIds.get(`${role}/${h}`, () => getJSON<SecretIdEntry>(storage, `secret_id/${role}/${h}`)),
+    /** The SecretID entry if cached (then it is unlimited), without a storage read. */
+    cachedSecretId: (role: string, h: string) => secretIds.peek(`${role}/${h}`),
     putSecretId: (e: SecretIdEntry) =>
       secretIds.write(`${e.role}/${e.hmac}`, async () => {
         await putJSON(storage, `secret_id/${e.role}/${e.hmac}`, e);
         await putJSON(storage, `accessor/${e.role}/${e.accessor}`, { hmac: e.hmac });
       }),
+    /** Stores a changed entry of an existing SecretID; its accessor index stays as it is. */
+    updateSecretId: (e: SecretIdEntry) => secretIds.write(`${e.role}/${e.hmac}`, () => putJSON(storage, `secret_id/${e.role}/${e.hmac}`, e)),
     deleteSecretId: (e: Pick<SecretIdEntry, 'role' | 'hmac' | 'accessor'>) =>
       secretIds.write(`${e.role}/${e.hmac}`, async () => {
         await storage.delete(`secret_id/${e.role}/${e.hmac}`);

@@ -22,17 +22,16 @@ const cidrRefused = (ip: string) => `source address "${ip}" unauthorized through
 
 export function loginPath({ store, mutex, mountId, now }: Deps): PathDef {
   /**
-   * Checks a SecretID and spends one of its uses. An unlimited SecretID is not
-   * written on login, so it is read without its lock and concurrent logins with
-   * it do not queue; a use-limited or expired one is read again under the lock,
-   * where its count is decremented.
+   * Checks a SecretID and spends one of its uses. An unlimited SecretID already
+   * cached is used without its lock: a login never writes it, so concurrent
+   * logins with it need not queue. Anything else is read under the lock, where
+   * a use-limited one's count is decremented (and an unlimited one gets cached).
    */
   const spendSecretId = async (role: string, h: string, ip: string): Promise<SecretIdEntry> => {
-    const seen = await store.getSecretId(role, h);
-    if (!seen || !store.sameHmac(seen.hmac, h)) throw badRequest(INVALID);
-    if (seen.num_uses === 0 && !isExpired(seen, now())) {
-      if (!ipAllowed(ip, seen.cidr_list)) throw badRequest(cidrRefused(ip));
-      return seen;
+    const cached = store.cachedSecretId(role, h);
+    if (cached && store.sameHmac(cached.hmac, h) && !isExpired(cached, now())) {
+      if (!ipAllowed(ip, cached.cidr_list)) throw badRequest(cidrRefused(ip));
+      return cached;
     }
     return mutex.run(`${mountId}:sid:${role}:${h}`, async () => {
       const e = await store.getSecretId(role, h);
@@ -43,7 +42,7 @@ export function loginPath({ store, mutex, mountId, now }: Deps): PathDef {
       }
       if (!ipAllowed(ip, e.cidr_list)) throw badRequest(cidrRefused(ip));
       if (e.num_uses === 1) await store.deleteSecretId(e);
-      else if (e.num_uses > 1) await store.putSecretId({ ...e, num_uses: e.num_uses - 1, last_updated_time: now().toISOString() });
+      else if (e.num_uses > 1) await store.updateSecretId({ ...e, num_uses: e.num_uses - 1, last_updated_time: now().toISOString() });
       return e;
     });
   };
