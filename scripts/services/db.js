@@ -5,7 +5,8 @@
  *   node scripts/services/db.js up [postgres] [mysql] [--json] [--for-tests]
  *   node scripts/services/db.js env          print the URLs of what runs (shell lines)
  *   node scripts/services/db.js down [--for-tests]
- *   node scripts/services/db.js stop-server|start-server postgres|mysql
+ *   node scripts/services/db.js dedicated postgres|mysql   start one for a single test: prints {"id","url"}
+ *   node scripts/services/db.js stop-server|start-server|drop ID   (a dedicated instance)
  *
  * STRONGROOM_TEST_PG_URL / STRONGROOM_TEST_MYSQL_URL, when set, are used as
  * they are and nothing is started (they must be superuser URLs, and the
@@ -18,6 +19,12 @@
  * at the repository root, so `down` stops exactly that and a second `up`
  * reuses it. Instances started with --for-tests are stopped by the test
  * run's teardown (`down --for-tests`); ones started by hand stay up.
+ *
+ * A test that takes its server away (stops it to see what an outage does)
+ * gets a DEDICATED instance of its own, never the shared one: other test
+ * files use that concurrently. Dedicated instances are recorded under
+ * `dedicated` in the state (the teardown stops any a crashed test left) and
+ * need the machine's binaries even when a URL variable is set.
  */
 'use strict';
 const { spawn, spawnSync, execFileSync } = require('node:child_process');
@@ -368,31 +375,69 @@ async function down(forTests) {
       log(`stopped ${kind} on port ${s.port}`);
       delete state[kind];
     }
+    // Left by a test that did not get to drop its own.
+    for (const s of Object.values(state.dedicated ?? {})) {
+      await KINDS[s.kind].down(s);
+      log(`stopped dedicated ${s.kind} on port ${s.port}`);
+    }
+    delete state.dedicated;
     if (Object.keys(state).length === 0) fs.rmSync(STATE_FILE, { force: true });
     else writeState(state);
   });
 }
 
-/** Stops or starts a private server in place (same port and data), for tests of a database that goes away. */
-async function toggle(kind, action) {
-  const s = readState()[kind];
-  if (!s) throw new Error(`no private ${kind} instance is running (with ${ENV[kind]} set, the tests cannot stop the server)`);
-  if (kind === 'postgres') pgCtl(s, action === 'start-server' ? 'start' : 'stop');
-  else if (action === 'start-server') {
-    await startMysqlServer(s);
-    await withLock(async () => {
-      const state = readState();
-      state.mysql = s;
-      writeState(state);
-    });
-  } else await stopMysqlServer(s);
+/** Starts an instance for one test alone; it is never handed to `up`. */
+async function upDedicated(kind) {
+  const started = await KINDS[kind].up(); // outside the lock: other workers' `up` need not wait for an initdb
+  started.owner = 'tests';
+  started.id = `${kind}-${started.port}`;
+  await withLock(async () => {
+    const state = readState();
+    state.dedicated = { ...state.dedicated, [started.id]: started };
+    writeState(state);
+  });
+  return { id: started.id, url: started.url };
+}
+
+async function updateDedicated(id, fn) {
+  return withLock(async () => {
+    const state = readState();
+    const s = state.dedicated?.[id];
+    if (!s) throw new Error(`no dedicated instance ${id}`);
+    const keep = await fn(s);
+    if (keep) state.dedicated[id] = s;
+    else delete state.dedicated[id];
+    if (Object.keys(state.dedicated).length === 0) delete state.dedicated;
+    if (Object.keys(state).length === 0) fs.rmSync(STATE_FILE, { force: true });
+    else writeState(state);
+  });
+}
+
+/** Stops or starts a dedicated server in place (same port and data), for tests of a database that goes away. */
+async function toggle(id, action) {
+  await updateDedicated(id, async (s) => {
+    if (s.kind === 'postgres') pgCtl(s, action === 'start-server' ? 'start' : 'stop');
+    else if (action === 'start-server') await startMysqlServer(s); // a new pid, recorded
+    else await stopMysqlServer(s);
+    return true;
+  });
+}
+
+async function dropDedicated(id) {
+  await updateDedicated(id, async (s) => {
+    await KINDS[s.kind].down(s);
+    return false;
+  });
 }
 
 async function main() {
   const [cmd, ...rest] = process.argv.slice(2);
   const flags = new Set(rest.filter((a) => a.startsWith('--')));
   const names = rest.filter((a) => !a.startsWith('--'));
-  for (const n of names) if (!KINDS[n]) throw new Error(`unknown service ${n} (postgres, mysql)`);
+  const takesId = ['stop-server', 'start-server', 'drop'].includes(cmd);
+  if (!takesId) {
+    for (const n of names) if (!KINDS[n]) throw new Error(`unknown service ${n} (postgres, mysql)`);
+  }
   switch (cmd) {
     case 'up': {
       const urls = await up(names.length ? names : Object.keys(KINDS), flags.has('--for-tests'));
@@ -410,12 +455,17 @@ async function main() {
     }
     case 'down':
       return down(flags.has('--for-tests'));
+    case 'dedicated':
+      if (names.length !== 1) throw new Error('dedicated takes one of: postgres, mysql');
+      process.stdout.write(JSON.stringify(await upDedicated(names[0])) + '\n');
+      return;
     case 'stop-server':
     case 'start-server':
-      if (names.length !== 1) throw new Error(`${cmd} takes one of: postgres, mysql`);
-      return toggle(names[0], cmd);
+    case 'drop':
+      if (names.length !== 1) throw new Error(`${cmd} takes the id of a dedicated instance`);
+      return cmd === 'drop' ? dropDedicated(names[0]) : toggle(names[0], cmd);
     default:
-      process.stderr.write('usage: node scripts/services/db.js up|down|env|stop-server|start-server [postgres] [mysql] [--json] [--for-tests]\n');
+      process.stderr.write('usage: node scripts/services/db.js up|down|env [postgres] [mysql] [--json] [--for-tests] | dedicated postgres|mysql | stop-server|start-server|drop ID\n');
       process.exitCode = 2;
   }
 }

@@ -4,7 +4,8 @@
  * and stop logging in once revoked; renewal moves VALID UNTIL; static
  * passwords rotate (the new one logs in, the old one does not); rotate-root
  * takes the old root password away. The test makes its own superuser for the
- * connection, so the machine's own root is never rotated.
+ * connection, so the machine's own root is never rotated. A server going
+ * down during revocation is postgresql-outage.test.ts (a dedicated server).
  */
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';
@@ -15,7 +16,7 @@ import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { postgresUrl, startDatabaseServer, stopDatabaseServer } from '../helpers/databases';
+import { postgresUrl } from '../helpers/databases';
 import { startDevServer, type RunningServer } from '../helpers/server';
 
 jest.setTimeout(90_000);
@@ -221,28 +222,5 @@ describe('database engine on PostgreSQL', () => {
     expect(procs.filter((l) => l.trim().endsWith('pinned-v2'))).toHaveLength(1);
     expect(procs.filter((l) => !l.trim().endsWith('pinned-v2')).length).toBeGreaterThanOrEqual(1);
     for (const r of [a, b]) expect((await s.api('POST', 'sys/leases/revoke', { lease_id: r.body.lease_id, sync: true })).status).toBe(204);
-  });
-
-  it('a database that is down during revocation leaves the lease pending; it is revoked once the database is back', async () => {
-    const issued = await s.api('GET', 'database/creds/app');
-    expect(issued.status).toBe(200);
-    const { username, password } = issued.body.data as { username: string; password: string };
-    stopDatabaseServer('postgres');
-    try {
-      expect((await s.api('POST', 'sys/leases/revoke', { lease_id: issued.body.lease_id })).status).toBe(204);
-      // The queued revocation fails against the stopped server; the lease stays.
-      await new Promise((r) => setTimeout(r, 2_000));
-      expect((await s.api('POST', 'sys/leases/lookup', { lease_id: issued.body.lease_id })).status).toBe(200);
-    } finally {
-      startDatabaseServer('postgres');
-    }
-    // The expiration manager retries (10 s base, with jitter) and the revocation goes through.
-    const deadline = Date.now() + 45_000;
-    while ((await s.api('POST', 'sys/leases/lookup', { lease_id: issued.body.lease_id })).status === 200 && Date.now() < deadline) {
-      await new Promise((r) => setTimeout(r, 500));
-    }
-    expect((await s.api('POST', 'sys/leases/lookup', { lease_id: issued.body.lease_id })).status).toBe(400);
-    expect(await canLogin(username, password)).toBe(false);
-    expect(await roleExists(username)).toBe(false);
   });
 });

@@ -37,14 +37,35 @@ export function mysqlUrl(): string {
   return ensure('mysql');
 }
 
-/** Stops the private server in place (same port and data), for tests of a database that goes away. Not possible with a URL from the environment. */
-export function stopDatabaseServer(kind: Kind): void {
-  execFileSync(process.execPath, [DB_SCRIPT, 'stop-server', kind], { stdio: ['ignore', 'inherit', 'inherit'], timeout: 120_000 });
+export interface DedicatedDatabase {
+  /** Superuser URL, as postgresUrl()/mysqlUrl(). */
+  url: string;
+  /** Stops the server in place (same port and data). */
+  stop(): void;
+  /** Starts it again after stop(). */
+  start(): void;
+  /** Stops it for good and deletes its data. */
+  drop(): void;
 }
 
-/** Starts a server stopped by stopDatabaseServer again. */
-export function startDatabaseServer(kind: Kind): void {
-  execFileSync(process.execPath, [DB_SCRIPT, 'start-server', kind], { stdio: ['ignore', 'inherit', 'inherit'], timeout: 120_000 });
+/**
+ * A private server for one test file alone, on its own free port, for tests
+ * that take the server away: the shared one from postgresUrl()/mysqlUrl() is
+ * in use by other test files at the same time, so it is never stopped. Costs
+ * an initdb (about 1.5 s); drop() it in afterAll (the run's teardown stops
+ * what a crashed test left). Needs the machine's binaries even when the URL
+ * variables are set.
+ */
+export function dedicatedDatabase(kind: Kind): DedicatedDatabase {
+  const run = (...args: string[]) =>
+    execFileSync(process.execPath, [DB_SCRIPT, ...args], { encoding: 'utf8', timeout: 600_000, stdio: ['ignore', 'pipe', 'inherit'] });
+  const { id, url } = JSON.parse(run('dedicated', kind)) as { id: string; url: string };
+  return {
+    url,
+    stop: () => void run('stop-server', id),
+    start: () => void run('start-server', id),
+    drop: () => void run('drop', id),
+  };
 }
 
 /** `url` with other credentials (URL-escaped), e.g. to log in as a user the test created. */
