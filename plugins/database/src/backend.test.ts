@@ -13,12 +13,15 @@ interface FakeDb {
   initialized: Map<string, Record<string, unknown>>;
   calls: string[];
   failNext: StrongroomError | null;
+  /** The next updateUser is applied, then fails as if its reply was lost. */
+  loseReply: boolean;
   down: boolean;
   nextUser: number;
 }
 
-function fakeDb(): { db: FakeDb; factory: DatabaseClientFactory } {
-  const db: FakeDb = { users: new Map(), initialized: new Map(), calls: [], failNext: null, down: false, nextUser: 1 };
+function fakeDb(
+  db: FakeDb = { users: new Map(), initialized: new Map(), calls: [], failNext: null, loseReply: false, down: false, nextUser: 1 },
+): { db: FakeDb; factory: DatabaseClientFactory } {
   const guard = (id: string, op: string) => {
     db.calls.push(`${op} ${id}`);
     if (db.down) throw new StrongroomError('coded', 'database unreachable', { status: 502 });
@@ -34,6 +37,9 @@ function fakeDb(): { db: FakeDb; factory: DatabaseClientFactory } {
     async initialize(req) {
       guard(id, 'initialize');
       if (req.verifyConnection && req.config.connection_url === 'bad') throw new StrongroomError('bad_request', 'cannot connect');
+      // Verifying logs in: a root user the fake knows must give its password.
+      const root = db.users.get(String(req.config.username));
+      if (req.verifyConnection && root && root.password !== req.config.password) throw new StrongroomError('bad_request', 'password authentication failed');
       db.initialized.set(id, req.config);
       return { config: req.config };
     },
@@ -49,6 +55,10 @@ function fakeDb(): { db: FakeDb; factory: DatabaseClientFactory } {
       if (!u) throw new StrongroomError('bad_request', `no user ${req.username}`);
       if (req.password) u.password = req.password.newPassword;
       if (req.expiration) u.expiration = req.expiration.newExpiration;
+      if (db.loseReply) {
+        db.loseReply = false;
+        throw new StrongroomError('unavailable', 'connection reset');
+      }
     },
     async deleteUser(req) {
       guard(id, 'deleteUser');
@@ -146,6 +156,93 @@ describe('database engine: connections', () => {
     expect(satisfiesPolicy(defaultPasswordPolicy(), pw)).toBe(true);
     expect(db.initialized.get('00000000-0000-4000-8000-000000000000/main')?.password).toBe(pw);
     expect(JSON.stringify((await tb.read('config/main'))?.data)).not.toContain(pw);
+  });
+
+  describe('rotate-root cut short (root-wal/<name>)', () => {
+    const CONN_ID = '00000000-0000-4000-8000-000000000000/main';
+    const storedConfig = async (storage: ReturnType<typeof createMemoryStorage>) =>
+      JSON.parse(Buffer.from((await storage.get('config/main'))!).toString('utf8')) as { connection_details: Record<string, unknown> };
+    const restart = (db: FakeDb, storage: ReturnType<typeof createMemoryStorage>, now: { t: number }) =>
+      createTestBackend(createDatabaseBackend({ clientFactory: fakeDbFactoryOf(db), now: () => now.t, rotationTimer: false }), { system, storage });
+
+    async function withRoot() {
+      const s = await setup();
+      s.db.users.set('root', { password: 'root-secret', expiration: 0 });
+      await s.tb.write('config/main', CONN);
+      await s.tb.write('roles/app', { db_name: 'main', creation_statements: ['C'] });
+      return s;
+    }
+
+    test('a crash after the database change: after a restart the first use finishes it with the new password; reads never show it', async () => {
+      const { tb, db, storage, now } = await withRoot();
+      // The crash: the database took the new password, the config write that follows never happens.
+      const put = storage.put;
+      storage.put = async (key, value) => {
+        if (key === 'config/main') throw new Error('process killed');
+        return put(key, value);
+      };
+      await errorOf(tb.write('rotate-root/main', {}));
+      storage.put = put;
+      const newPw = db.users.get('root')!.password;
+      expect(newPw).not.toBe('root-secret');
+      expect((await storedConfig(storage)).connection_details.password).toBe('root-secret');
+      expect(await storage.get('root-wal/main')).not.toBeNull();
+
+      const restarted = await restart(db, storage, now);
+      const read = JSON.stringify(await restarted.read('config/main'));
+      expect(read).not.toContain(newPw);
+      expect(read).not.toContain('root-secret');
+      // The first use settles it: the new password logs in, so it is kept.
+      expect((await restarted.read('creds/app'))?.data?.username).toMatch(/^v-app-/);
+      expect(db.initialized.get(CONN_ID)?.password).toBe(newPw);
+      expect((await storedConfig(storage)).connection_details.password).toBe(newPw);
+      expect(await storage.get('root-wal/main')).toBeNull();
+      expect(JSON.stringify(await restarted.read('config/main'))).not.toContain(newPw);
+    });
+
+    test('a crash before the database change: reset keeps the stored password and drops the entry, answering nothing of it', async () => {
+      const { tb, db, storage } = await withRoot();
+      const walPw = 'never-set-Aa1-xxxxxxxx';
+      await storage.put('root-wal/main', Buffer.from(JSON.stringify({ connection: 'main', username: 'root', password: walPw, started: 0 })));
+      expect(JSON.stringify(await tb.read('config/main'))).not.toContain(walPw);
+      const res = await tb.write('reset/main', {});
+      expect(JSON.stringify(res ?? {})).not.toContain(walPw);
+      expect(db.users.get('root')?.password).toBe('root-secret');
+      expect(db.initialized.get(CONN_ID)?.password).toBe('root-secret');
+      expect((await storedConfig(storage)).connection_details.password).toBe('root-secret');
+      expect(await storage.get('root-wal/main')).toBeNull();
+    });
+
+    test('neither password logs in (database away): uses fail retryably and the entry is kept until the database answers', async () => {
+      const { db, storage, now } = await withRoot();
+      await storage.put('root-wal/main', Buffer.from(JSON.stringify({ connection: 'main', username: 'root', password: 'new-Aa1-xxxxxxxxxxxx', started: 0 })));
+      db.users.get('root')!.password = 'new-Aa1-xxxxxxxxxxxx';
+      const restarted = await restart(db, storage, now);
+      db.down = true;
+      expect((await errorOf(restarted.read('creds/app'))).retryable).toBe(true);
+      expect(await storage.get('root-wal/main')).not.toBeNull();
+      db.down = false;
+      expect((await restarted.read('creds/app'))?.data?.username).toMatch(/^v-app-/);
+      expect((await storedConfig(storage)).connection_details.password).toBe('new-Aa1-xxxxxxxxxxxx');
+      expect(await storage.get('root-wal/main')).toBeNull();
+    });
+
+    test("a lost reply to the database change: the new password logs in, so the rotation succeeded; a config write that sets the password drops an entry", async () => {
+      const { tb, db, storage } = await withRoot();
+      db.loseReply = true;
+      await tb.write('rotate-root/main', {});
+      const newPw = db.users.get('root')!.password;
+      expect(newPw).not.toBe('root-secret');
+      expect((await storedConfig(storage)).connection_details.password).toBe(newPw);
+      expect(db.initialized.get(CONN_ID)?.password).toBe(newPw);
+      expect(await storage.get('root-wal/main')).toBeNull();
+
+      await storage.put('root-wal/main', Buffer.from(JSON.stringify({ connection: 'main', username: 'root', password: 'stale-Aa1-xxxxxxxxxx', started: 0 })));
+      db.users.get('root')!.password = 'set-by-hand';
+      await tb.write('config/main', { password: 'set-by-hand' });
+      expect(await storage.get('root-wal/main')).toBeNull();
+      expect(db.initialized.get(CONN_ID)?.password).toBe('set-by-hand');
+    });
   });
 
   test('reset closes and re-initializes with the stored config', async () => {
@@ -314,10 +411,8 @@ describe('database engine: static roles', () => {
   });
 });
 
-/** A second engine instance over the same fake database (a restarted process). */
+/** A client factory for a second engine instance over the same fake database (a restarted process, so no connection is initialized). */
 function fakeDbFactoryOf(db: FakeDb): DatabaseClientFactory {
-  const { factory, db: fresh } = fakeDb();
-  Object.assign(fresh, { users: db.users, calls: db.calls });
-  fresh.initialized = new Map(); // a new process knows no connection
-  return factory;
+  db.initialized.clear();
+  return fakeDb(db).factory;
 }

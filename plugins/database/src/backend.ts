@@ -5,6 +5,7 @@ import { configPaths } from './paths/config.js';
 import { credsPath, credsSecret } from './paths/creds.js';
 import { rolePaths } from './paths/roles.js';
 import { staticRolePaths } from './paths/static-roles.js';
+import { createRootRotation } from './root-rotation.js';
 import { createStaticRotation } from './static-rotation.js';
 import { createDatabaseStore } from './store.js';
 
@@ -26,18 +27,20 @@ export function createDatabaseBackend(opts: DatabaseBackendOptions = {}): Backen
     setup({ mount, storage, system, logger }) {
       const store = createDatabaseStore(storage);
       const now = opts.now ?? Date.now;
+      // The mutex is per process; keys carry the mount so two mounts never wait on each other.
+      const scoped = { run: <T>(key: string, fn: () => Promise<T>) => mutex.run(`${mount.uuid}/${key}`, fn) };
       const connections = createConnections({
         mountUuid: mount.uuid,
         system,
         store,
         logger,
         clientFactory: opts.clientFactory ?? ((address, id, o) => database.createDatabasePluginClient(address, id, o)),
+        ready: (name) => rootRotation.ready(name),
       });
-      // The mutex is per process; keys carry the mount so two mounts never wait on each other.
-      const scoped = { run: <T>(key: string, fn: () => Promise<T>) => mutex.run(`${mount.uuid}/${key}`, fn) };
       const base = { store, connections, system, logger, mutex: scoped, now };
+      const rootRotation = createRootRotation(base);
       const rotation = createStaticRotation(base);
-      const deps: EngineDeps = { ...base, rotation };
+      const deps: EngineDeps = { ...base, rotation, rootRotation };
       if (opts.rotationTimer !== false) rotation.start();
       const secret = credsSecret(deps);
       return {

@@ -51,6 +51,8 @@ export function createConnections(deps: {
   store: Pick<DatabaseStore, 'getConfig'>;
   logger: Logger;
   clientFactory: DatabaseClientFactory;
+  /** Resolves once the connection may be used (a root rotation a crash cut short is settled first: root-rotation.ts). */
+  ready: (name: string) => Promise<void>;
 }): Connections {
   const live = new Map<string, Live>();
   const opening = new Map<string, Promise<Live>>();
@@ -84,6 +86,7 @@ export function createConnections(deps: {
 
   const api: Connections = {
     async use(name, fn) {
+      await deps.ready(name);
       const cfg = await deps.store.getConfig(name);
       if (!cfg) throw badRequest(`db_name: connection "${name}" does not exist`);
       let l = live.get(name);

@@ -1,6 +1,7 @@
 import type { KeyedMutex, Logger, SystemView } from '@strongroom/sdk-plugin';
 import type { Connections } from './connections.js';
 import type { DatabaseStore } from './store.js';
+import type { RootRotation } from './root-rotation.js';
 import type { StaticRotation } from './static-rotation.js';
 
 /** What the paths of one mount share. */
@@ -12,6 +13,7 @@ export interface EngineDeps {
   /** Keys: `conn/<name>` (config writes, rotate-root), `static/<name>` (a static role's rotation). */
   mutex: KeyedMutex;
   rotation: StaticRotation;
+  rootRotation: RootRotation;
   now: () => number;
 }
 

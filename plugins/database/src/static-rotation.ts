@@ -36,7 +36,7 @@ export interface StaticRotation {
   stop(): void;
 }
 
-export function createStaticRotation(deps: Omit<EngineDeps, 'rotation'>): StaticRotation {
+export function createStaticRotation(deps: Omit<EngineDeps, 'rotation' | 'rootRotation'>): StaticRotation {
   const due = new Map<string, number>();
   let loaded = false;
   let ticking: Promise<void> | null = null;

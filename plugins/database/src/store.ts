@@ -7,6 +7,7 @@
  *   role/<name>          a dynamic role
  *   static-role/<name>   a static role with its current password and last rotation
  *   static-wal/<name>    a rotation in progress (the password being set), replayed after a crash
+ *   root-wal/<name>      a root rotation in progress (the new root password), settled after a crash
  *
  * Configs and roles are kept hot in memory and dropped on invalidation.
  */
@@ -62,6 +63,13 @@ export interface RotationWal {
   started: number;
 }
 
+export interface RootRotationWal {
+  connection: string;
+  username: string;
+  password: string;
+  started: number;
+}
+
 const enc = (v: unknown) => Buffer.from(JSON.stringify(v), 'utf8');
 const dec = <T>(raw: Uint8Array | null): T | null => (raw === null ? null : (JSON.parse(Buffer.from(raw).toString('utf8')) as T));
 
@@ -82,6 +90,9 @@ export interface DatabaseStore {
   putWal(w: RotationWal): Promise<void>;
   deleteWal(role: string): Promise<void>;
   listWals(): Promise<string[]>;
+  getRootWal(connection: string): Promise<RootRotationWal | null>;
+  putRootWal(w: RootRotationWal): Promise<void>;
+  deleteRootWal(connection: string): Promise<void>;
   /** A key changed elsewhere: forget what is cached for it. */
   invalidate(key: string): void;
 }
@@ -119,11 +130,14 @@ export function createDatabaseStore(storage: Storage): DatabaseStore {
     putStaticRole: (r) => put(`static-role/${r.name}`, r),
     deleteStaticRole: (n) => del(`static-role/${n}`),
     listStaticRoles: () => list('static-role/'),
-    // The WAL is read only on recovery and rotation: never cached.
+    // WALs are read only on recovery and rotation: never cached.
     getWal: async (n) => dec<RotationWal>(await storage.get(`static-wal/${n}`)),
     putWal: (w) => storage.put(`static-wal/${w.role}`, enc(w)),
     deleteWal: (n) => storage.delete(`static-wal/${n}`),
     listWals: () => list('static-wal/'),
+    getRootWal: async (n) => dec<RootRotationWal>(await storage.get(`root-wal/${n}`)),
+    putRootWal: (w) => storage.put(`root-wal/${w.connection}`, enc(w)),
+    deleteRootWal: (n) => storage.delete(`root-wal/${n}`),
     invalidate: (key) => void cache.delete(key),
   };
 }

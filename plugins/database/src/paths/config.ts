@@ -4,9 +4,10 @@
  * Never returned: the connection's password (nor any other credential field
  * of the plugin's details) and a password inside connection_url. A rotated
  * root password is stored (encrypted by the barrier) and never answered.
+ * rotate-root and its crash recovery are root-rotation.ts; config writes and
+ * reset settle a rotation a crash cut short before they read the config.
  */
 import { badRequest, definePath, f, notFound, paginate, type HandlerRequest, type PathDef } from '@strongroom/sdk-plugin';
-import { newPassword } from '../credentials.js';
 import type { EngineDeps } from '../deps.js';
 import type { ConnectionConfig } from '../store.js';
 
@@ -90,16 +91,14 @@ export function configPaths(deps: EngineDeps): PathDef[] {
           };
         },
       },
-      create: { summary: 'Create a connection.', handler: (req) => write(req, null) },
-      update: {
-        summary: 'Update a connection; fields not sent keep their values.',
-        handler: async (req) => write(req, await store.getConfig(req.data.name)),
-      },
+      create: { summary: 'Create a connection.', handler: (req) => write(req) },
+      update: { summary: 'Update a connection; fields not sent keep their values.', handler: (req) => write(req) },
       delete: {
         summary: 'Delete a connection (roles using it stop working).',
         handler: async (req) =>
           deps.mutex.run(`conn/${req.data.name}`, async () => {
             await connections.close(req.data.name);
+            await deps.rootRotation.discard(req.data.name);
             await store.deleteConfig(req.data.name);
             return null;
           }),
@@ -108,11 +107,15 @@ export function configPaths(deps: EngineDeps): PathDef[] {
   });
 
   type WriteReq = Pick<HandlerRequest, 'provided' | 'raw'> & { data: { name: string } };
-  const write = (req: WriteReq, existing: ConnectionConfig | null): Promise<null> =>
+  const write = (req: WriteReq): Promise<null> =>
     deps.mutex.run(`conn/${String(req.data.name)}`, async () => {
       const d = req.data as Record<string, unknown>;
       const has = (k: string) => req.provided.has(k) && d[k] !== undefined;
       const name = String(d.name);
+      // A password sent now replaces whatever a cut-short rotation left; otherwise that is settled first (the kept password must be the live one).
+      if (has('password')) await deps.rootRotation.discard(name);
+      else await deps.rootRotation.settle(name);
+      const existing = await store.getConfig(name);
       const pluginName = has('plugin_name') ? String(d.plugin_name) : existing?.plugin_name;
       if (!pluginName) throw badRequest('plugin_name: missing required field');
       const details: Record<string, unknown> = { ...(existing?.connection_details ?? {}) };
@@ -146,6 +149,7 @@ export function configPaths(deps: EngineDeps): PathDef[] {
         summary: 'Reset a connection.',
         handler: async (req) =>
           deps.mutex.run(`conn/${req.data.name}`, async () => {
+            await deps.rootRotation.settle(req.data.name);
             const cfg = await store.getConfig(req.data.name);
             if (!cfg) throw notFound(`connection "${req.data.name}" does not exist`);
             await connections.close(cfg.name);
@@ -165,24 +169,7 @@ export function configPaths(deps: EngineDeps): PathDef[] {
         summary: 'Rotate the root credentials.',
         handler: async (req) =>
           deps.mutex.run(`conn/${req.data.name}`, async () => {
-            const cfg = await store.getConfig(req.data.name);
-            if (!cfg) throw notFound(`connection "${req.data.name}" does not exist`);
-            const username = cfg.connection_details.username;
-            if (typeof username !== 'string' || username === '') throw badRequest('username: the connection has no root username to rotate');
-            const password = await newPassword(deps.system, cfg);
-            await connections.use(cfg.name, (client) =>
-              client.updateUser({
-                username,
-                credentialType: 'password',
-                password: { newPassword: password, statements: { commands: cfg.root_rotation_statements } },
-              }),
-            );
-            // The database has the new password now: store it before anything else can fail.
-            const next: ConnectionConfig = { ...cfg, connection_details: { ...cfg.connection_details, password } };
-            await store.putConfig(next);
-            await connections.close(cfg.name);
-            next.connection_details = await connections.configure(next, false);
-            await store.putConfig(next);
+            await deps.rootRotation.rotate(req.data.name);
             return null;
           }),
       },
