@@ -120,6 +120,9 @@ function openPool(c: Config): database.SqlPool {
         for (const s of statements) await trx.raw(s);
       });
     },
+    async runStatement(s) {
+      await db.raw(s);
+    },
     async userExists(name) {
       const [rows] = (await db.raw('SELECT 1 FROM mysql.user WHERE User = ? LIMIT 1', [name])) as [unknown[]];
       return rows.length > 0;

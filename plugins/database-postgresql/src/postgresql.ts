@@ -50,6 +50,9 @@ function openPool(c: Config): database.SqlPool {
         for (const s of statements) await trx.raw(escapeQuestionMarks(s));
       });
     },
+    async runStatement(s) {
+      await db.raw(escapeQuestionMarks(s));
+    },
     async userExists(name) {
       const r = (await db.raw('SELECT 1 FROM pg_roles WHERE rolname = ?', [name])) as { rows: unknown[] };
       return r.rows.length > 0;

@@ -4,7 +4,9 @@
  * default statements and how to read its driver's errors.
  *
  *  - NewUser renders the username template, runs the creation statements in
- *    one transaction and, when they fail, the rollback statements;
+ *    one transaction (a single statement alone: it is atomic by itself, and
+ *    BEGIN/COMMIT would add two round trips and hold the catalog lock of
+ *    CREATE ROLE across them) and, when they fail, the rollback statements;
  *  - UpdateUser changes the password (the default statement when none are
  *    given) and/or the expiration (renew statements); a password change of
  *    the connection's own user is a root rotation: the pool is reopened with
@@ -25,6 +27,8 @@ import { renderUsernameTemplate } from './username-template.js';
 export interface SqlPool {
   /** Runs the statements, in order, in one transaction. */
   runInTransaction(statements: string[]): Promise<void>;
+  /** Runs one statement on its own (autocommit). */
+  runStatement(statement: string): Promise<void>;
   userExists(username: string): Promise<boolean>;
   ping(): Promise<void>;
   destroy(): Promise<void>;
@@ -81,7 +85,8 @@ export function createSqlDatabaseInstance<C extends SqlConnectionConfig>(dialect
   };
   const run = async (db: SqlPool, what: string, statements: string[], secretList: string[]) => {
     try {
-      await db.runInTransaction(statements);
+      if (statements.length === 1) await db.runStatement(statements[0]!);
+      else await db.runInTransaction(statements);
     } catch (err) {
       throw dbError(what, err, statements, secretList);
     }
