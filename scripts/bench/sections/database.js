@@ -6,8 +6,8 @@
  * beside the database's own cost: the same CREATE ROLE statement run directly with `pg` at the
  * same concurrency in the same run. The ratio says how much of the time is the service's.
  *
- * PostgreSQL: STRONGROOM_BENCH_POSTGRES_URL (a superuser URL), else the private server of
- * scripts/services/db.js (as the tests use). Every role made here is dropped.
+ * PostgreSQL: STRONGROOM_BENCH_POSTGRES_URL (a superuser URL), else a private instance of its
+ * own from scripts/services/db.js, stopped at the end. Every role made here is dropped.
  */
 const { execFileSync } = require('node:child_process');
 const { randomBytes } = require('node:crypto');
@@ -17,12 +17,15 @@ const CONCURRENCY = 8;
 const MOUNT = 'db-bench';
 const CREATE = `CREATE ROLE "{{name}}" WITH LOGIN PASSWORD '{{password}}' VALID UNTIL '{{expiration}}'`;
 
-function postgresUrl(ctx) {
+const DB_SCRIPT = (ctx) => path.join(ctx.root, 'scripts', 'services', 'db.js');
+
+/** A PostgreSQL for this run: a given URL, else a private instance of its own that `release` stops (nothing is left running). */
+function postgresFor(ctx) {
   const given = process.env.STRONGROOM_BENCH_POSTGRES_URL || process.env.STRONGROOM_TEST_PG_URL;
-  if (given) return given;
-  // The same private server the tests use (found, reused or started by scripts/services/db.js).
-  const out = execFileSync(process.execPath, [path.join(ctx.root, 'scripts', 'services', 'db.js'), 'up', 'postgres', '--json'], { encoding: 'utf8', timeout: 600_000 });
-  return JSON.parse(out).STRONGROOM_TEST_PG_URL;
+  if (given) return { url: given, release() {} };
+  const out = execFileSync(process.execPath, [DB_SCRIPT(ctx), 'dedicated', 'postgres'], { encoding: 'utf8', timeout: 600_000 });
+  const { id, url } = JSON.parse(out.trim().split('\n').pop());
+  return { url, release: () => execFileSync(process.execPath, [DB_SCRIPT(ctx), 'drop', id], { stdio: 'ignore', timeout: 60_000 }) };
 }
 
 /** CREATE ROLE at the given concurrency for `ms`, straight to PostgreSQL; latencies in ms. */
@@ -70,28 +73,35 @@ module.exports = {
       ctx.problem('the pg package is not installed; skipped');
       return ['(skipped: pg not installed)'];
     }
-    const url = postgresUrl(ctx);
-    const u = new URL(url);
-    await ctx.must('POST', `/v1/sys/mounts/${MOUNT}`, { type: 'database' });
-    await ctx.must('POST', `/v1/${MOUNT}/config/pg`, {
-      plugin_name: 'postgresql-database-plugin',
-      connection_url: `postgresql://{{username}}:{{password}}@${u.host}${u.pathname}`,
-      username: decodeURIComponent(u.username),
-      password: decodeURIComponent(u.password),
-      allowed_roles: '*',
-      max_open_connections: CONCURRENCY,
-    });
-    await ctx.must('POST', `/v1/${MOUNT}/roles/bench`, { db_name: 'pg', creation_statements: [CREATE], default_ttl: '1h' });
-    const check = await ctx.must('GET', `/v1/${MOUNT}/creds/bench`);
-    if (typeof check.json?.data?.username !== 'string') throw new Error(`creds answered no username: ${check.text.slice(0, 200)}`);
+    const db = postgresFor(ctx);
+    const url = db.url;
+    let direct;
+    let creds;
+    try {
+      const u = new URL(url);
+      await ctx.must('POST', `/v1/sys/mounts/${MOUNT}`, { type: 'database' });
+      await ctx.must('POST', `/v1/${MOUNT}/config/pg`, {
+        plugin_name: 'postgresql-database-plugin',
+        connection_url: `postgresql://{{username}}:{{password}}@${u.host}${u.pathname}`,
+        username: decodeURIComponent(u.username),
+        password: decodeURIComponent(u.password),
+        allowed_roles: '*',
+        max_open_connections: CONCURRENCY,
+      });
+      await ctx.must('POST', `/v1/${MOUNT}/roles/bench`, { db_name: 'pg', creation_statements: [CREATE], default_ttl: '1h' });
+      const check = await ctx.must('GET', `/v1/${MOUNT}/creds/bench`);
+      if (typeof check.json?.data?.username !== 'string') throw new Error(`creds answered no username: ${check.text.slice(0, 200)}`);
 
-    const direct = await directCreateRoles(pg, url, CONCURRENCY, ctx.warmupMs, ctx.measureMs);
-    const creds = await ctx.load({ url: ctx.url(`/v1/${MOUNT}/creds/bench`), method: 'GET', headers: ctx.auth, concurrency: CONCURRENCY });
-    if (creds.non2xx || creds.errors) ctx.problem(`creds: ${creds.non2xx} non-2xx, ${creds.errors} errors; first: ${creds.firstNon2xx ?? creds.firstError}`);
+      direct = await directCreateRoles(pg, url, CONCURRENCY, ctx.warmupMs, ctx.measureMs);
+      creds = await ctx.load({ url: ctx.url(`/v1/${MOUNT}/creds/bench`), method: 'GET', headers: ctx.auth, concurrency: CONCURRENCY });
+      if (creds.non2xx || creds.errors) ctx.problem(`creds: ${creds.non2xx} non-2xx, ${creds.errors} errors; first: ${creds.firstNon2xx ?? creds.firstError}`);
 
-    // Drop every role issued here: revoking the mount's leases runs the plugin's DROP ROLE.
-    await ctx.must('POST', `/v1/sys/leases/revoke-prefix/${MOUNT}/creds/bench`, { sync: true });
-    await ctx.must('DELETE', `/v1/sys/mounts/${MOUNT}`);
+      // Drop every role issued here: revoking the mount's leases runs the plugin's DROP ROLE.
+      await ctx.must('POST', `/v1/sys/leases/revoke-prefix/${MOUNT}/creds/bench`, { sync: true });
+      await ctx.must('DELETE', `/v1/sys/mounts/${MOUNT}`);
+    } finally {
+      db.release();
+    }
 
     const row = (name, r) =>
       `| ${name} | ${r.concurrency} | ${ctx.fmt.int(r.okRps)} | ${ctx.fmt.ms(r.p50Ms)} | ${ctx.fmt.ms(r.p99Ms)} | ${ctx.fmt.pct(r.okRps / direct.okRps)} | ${r.non2xx} | ${r.errors} |`;
