@@ -6,8 +6,8 @@
 import { resolve } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import * as mysql from 'mysql2/promise';
-import { database, StrongroomError } from '@strongroom/sdk-plugin';
-import { mysqlUrl, withCredentials } from '../helpers/databases';
+import { database } from '@strongroom/sdk-plugin';
+import { caught, loginFailure, mysqlUrl, newUserRequest, testPassword, withCredentials } from '../helpers/databases';
 
 const PLUGIN = resolve(__dirname, '../../plugins/database-mysql/dist/main.js');
 const CREATE = [`CREATE USER '{{name}}'@'%' IDENTIFIED BY '{{password}}'; GRANT SELECT ON mysql.user TO '{{name}}'@'%';`];
@@ -26,16 +26,12 @@ async function login(username: string, password: string): Promise<string> {
     await c.end().catch(() => undefined);
   }
 }
-const loginFails = async (username: string, password: string) => {
-  const err = (await login(username, password).catch((e: unknown) => e)) as { code?: string };
-  return err instanceof Error ? err.code ?? err.message : 'logged in';
-};
+const loginFails = (username: string, password: string) => loginFailure(() => login(username, password));
 const userCount = async (like: string) => {
   const [rows] = await adminConn.query('SELECT count(*) AS n FROM mysql.user WHERE User LIKE ?', [like]);
   return Number((rows as { n: number }[])[0]!.n);
 };
-const caught = async (p: Promise<unknown>) => (await p.catch((e: unknown) => e)) as StrongroomError;
-const password = () => `Aa1-${randomBytes(12).toString('hex')}`;
+const password = testPassword;
 
 /** A fresh admin account for a connection (so rotating its password touches nobody else) and a client on the plugin. */
 async function connection(over: Record<string, unknown> = {}, pw = password()) {
@@ -48,15 +44,7 @@ async function connection(over: Record<string, unknown> = {}, pw = password()) {
   return { user, pw, client, config };
 }
 
-const newUserReq = (roleName: string, pw: string, over: Partial<database.NewUserRequest> = {}): database.NewUserRequest => ({
-  usernameConfig: { displayName: 'token', roleName },
-  password: pw,
-  expiration: Math.floor(Date.now() / 1000) + 3600,
-  statements: { commands: CREATE },
-  rollbackStatements: { commands: [] },
-  credentialType: 'password',
-  ...over,
-});
+const newUserReq = (roleName: string, pw: string, over: Partial<database.NewUserRequest> = {}) => newUserRequest(CREATE, roleName, pw, over);
 
 beforeAll(async () => {
   admin = new URL(mysqlUrl());

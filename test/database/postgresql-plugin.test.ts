@@ -7,7 +7,7 @@ import { resolve } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { Client } from 'pg';
 import { database, StrongroomError } from '@strongroom/sdk-plugin';
-import { postgresUrl, withCredentials } from '../helpers/databases';
+import { caught, loginFailure, newUserRequest, postgresUrl, testPassword, withCredentials } from '../helpers/databases';
 
 const PLUGIN = resolve(__dirname, '../../plugins/database-postgresql/dist/main.js');
 const TEMPLATE_URL = (admin: URL) => `postgresql://{{username}}:{{password}}@${admin.host}${admin.pathname}`;
@@ -28,16 +28,12 @@ async function login(username: string, password: string): Promise<string> {
     await c.end().catch(() => undefined);
   }
 }
-const loginFails = async (username: string, password: string) => {
-  const err = (await login(username, password).catch((e: unknown) => e)) as { code?: string };
-  return err instanceof Error ? err.code ?? err.message : 'logged in';
-};
+const loginFails = (username: string, password: string) => loginFailure(() => login(username, password));
 const roleCount = async (like: string) =>
   Number((await adminClient.query<{ n: string }>('SELECT count(*) AS n FROM pg_roles WHERE rolname LIKE $1', [like])).rows[0]!.n);
 const validUntil = async (role: string) =>
   (await adminClient.query<{ v: Date | null }>('SELECT rolvaliduntil AS v FROM pg_roles WHERE rolname = $1', [role])).rows[0]?.v ?? null;
-const caught = async (p: Promise<unknown>) => (await p.catch((e: unknown) => e)) as StrongroomError;
-const password = () => `Aa1-${randomBytes(12).toString('hex')}`;
+const password = testPassword;
 
 /** A fresh superuser for a connection (so rotating its password touches nobody else) and a client on the plugin. */
 async function connection(over: Record<string, unknown> = {}, pw = password()) {
@@ -48,15 +44,7 @@ async function connection(over: Record<string, unknown> = {}, pw = password()) {
   return { user, pw, client, config };
 }
 
-const newUserReq = (roleName: string, pw: string, over: Partial<database.NewUserRequest> = {}): database.NewUserRequest => ({
-  usernameConfig: { displayName: 'token', roleName },
-  password: pw,
-  expiration: Math.floor(Date.now() / 1000) + 3600,
-  statements: { commands: CREATE },
-  rollbackStatements: { commands: [] },
-  credentialType: 'password',
-  ...over,
-});
+const newUserReq = (roleName: string, pw: string, over: Partial<database.NewUserRequest> = {}) => newUserRequest(CREATE, roleName, pw, over);
 
 beforeAll(async () => {
   admin = new URL(postgresUrl());

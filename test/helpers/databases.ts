@@ -6,7 +6,9 @@
  * what was started for it. The URLs are superuser (admin) URLs with a password.
  */
 import { execFileSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { resolve } from 'node:path';
+import { database, StrongroomError } from '@strongroom/sdk-plugin';
 
 const DB_SCRIPT = resolve(__dirname, '../../scripts/services/db.js');
 type Kind = 'postgres' | 'mysql';
@@ -75,3 +77,31 @@ export function withCredentials(url: string, username: string, password: string)
   u.password = encodeURIComponent(password);
   return u.toString();
 }
+
+/** What a failed login reports (the driver's error code, else its message), or 'logged in'. */
+export async function loginFailure(login: () => Promise<unknown>): Promise<string> {
+  const err = (await login().catch((e: unknown) => e)) as { code?: string } | undefined;
+  return err instanceof Error ? err.code ?? err.message : 'logged in';
+}
+
+/** The error a promise rejects with (a plugin client call expected to fail). */
+export const caught = async (p: Promise<unknown>) => (await p.catch((e: unknown) => e)) as StrongroomError;
+
+/** A password every default policy accepts, different each call. */
+export const testPassword = () => `Aa1-${randomBytes(12).toString('hex')}`;
+
+/** A NewUser request for `roleName` running `commands`, expiring in an hour. */
+export const newUserRequest = (
+  commands: string[],
+  roleName: string,
+  password: string,
+  over: Partial<database.NewUserRequest> = {},
+): database.NewUserRequest => ({
+  usernameConfig: { displayName: 'token', roleName },
+  password,
+  expiration: Math.floor(Date.now() / 1000) + 3600,
+  statements: { commands },
+  rollbackStatements: { commands: [] },
+  credentialType: 'password',
+  ...over,
+});
