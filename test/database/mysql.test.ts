@@ -114,7 +114,7 @@ describe('database engine on MySQL/MariaDB', () => {
     // "2006-01-02 15:04:05-0700" (Vault's layout) of now + the increment.
     const expiration = Date.parse(rows[0]!.expiration.replace(' ', 'T').replace(/([+-]\d\d)(\d\d)$/, '$1:$2'));
     expect(Math.abs(expiration - (Date.now() + 1_800_000))).toBeLessThan(30_000);
-    expect(await canLogin(username, password)).toBe(true);
+    expect(await login(username, password)).toBe(username);
 
     expect((await s.api('POST', 'sys/leases/revoke', { lease_id: issued.body.lease_id, sync: true })).status).toBe(204);
     expect(await canLogin(username, password)).toBe(false);
@@ -126,17 +126,17 @@ describe('database engine on MySQL/MariaDB', () => {
     const first = (await s.api('GET', 'database/static-creds/svc')).body.data;
     expect(first).toMatchObject({ username: STATIC_USER, rotation_period: 3600 });
     expect(await canLogin(STATIC_USER, `initial-${tag}`)).toBe(false);
-    expect(await canLogin(STATIC_USER, first.password)).toBe(true);
+    expect(await login(STATIC_USER, first.password)).toBe(STATIC_USER);
     expect((await s.api('POST', 'database/rotate-role/svc', {})).status).toBe(204);
     const second = (await s.api('GET', 'database/static-creds/svc')).body.data;
     expect(second.password).not.toBe(first.password);
     expect(Date.parse(second.last_service_rotation)).toBeGreaterThanOrEqual(Date.parse(first.last_service_rotation));
-    expect(await canLogin(STATIC_USER, second.password)).toBe(true);
+    expect(await login(STATIC_USER, second.password)).toBe(STATIC_USER);
     expect(await canLogin(STATIC_USER, first.password)).toBe(false);
   });
 
   it('rotate-root: the old admin password stops working, the new one is never returned, and credentials still issue', async () => {
-    expect(await canLogin(ADMIN, ADMIN_PW)).toBe(true);
+    expect(await login(ADMIN, ADMIN_PW)).toBe(ADMIN);
     const r = await s.api('POST', 'database/rotate-root/my', {});
     expect([r.status, r.text]).toEqual([204, '']);
     expect(await canLogin(ADMIN, ADMIN_PW)).toBe(false);
@@ -146,7 +146,7 @@ describe('database engine on MySQL/MariaDB', () => {
     // The engine now logs in with the rotated password: issue, log in, revoke.
     const issued = await s.api('GET', 'database/creds/app');
     expect(issued.status).toBe(200);
-    expect(await canLogin(issued.body.data.username, issued.body.data.password)).toBe(true);
+    expect(await login(issued.body.data.username, issued.body.data.password)).toBe(issued.body.data.username);
     expect((await s.api('POST', 'sys/leases/revoke', { lease_id: issued.body.lease_id, sync: true })).status).toBe(204);
     expect(await canLogin(issued.body.data.username, issued.body.data.password)).toBe(false);
   });

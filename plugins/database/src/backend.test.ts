@@ -17,6 +17,8 @@ interface FakeDb {
   loseReply: boolean;
   down: boolean;
   nextUser: number;
+  /** While set, updateUser waits for it (to interleave a tick with a rotation in progress). */
+  hold?: Promise<void> | null;
 }
 
 function fakeDb(
@@ -51,6 +53,7 @@ function fakeDb(
     },
     async updateUser(req) {
       guard(id, 'updateUser');
+      if (db.hold) await db.hold;
       const u = db.users.get(req.username);
       if (!u) throw new StrongroomError('bad_request', `no user ${req.username}`);
       if (req.password) u.password = req.password.newPassword;
@@ -408,6 +411,25 @@ describe('database engine: static roles', () => {
     const calls = db.calls.filter((c) => c.startsWith('updateUser')).length;
     await restarted.backend.periodic();
     expect(db.calls.filter((c) => c.startsWith('updateUser')).length).toBe(calls); // nothing doubled
+  });
+
+  test('a tick that finds the WAL of a creation still in progress does not rotate again once it gets the lock', async () => {
+    const { tb, db } = await setup();
+    db.users.set('svc', { password: 'initial', expiration: 0 });
+    await tb.write('config/main', CONN);
+    let release!: () => void;
+    db.hold = new Promise<void>((r) => (release = r));
+    const creating = tb.write('static-roles/st', STATIC); // WAL written, database change in flight
+    while (!db.calls.some((c) => c.startsWith('updateUser'))) await new Promise((r) => setImmediate(r));
+    const tick = tb.backend.periodic(); // the first tick replays WALs: it finds this one and waits for the lock
+    await new Promise((r) => setImmediate(r));
+    db.hold = null;
+    release();
+    await creating;
+    await tick;
+    const creds = (await tb.read('static-creds/st'))!.data as Record<string, unknown>;
+    expect(db.calls.filter((c) => c.startsWith('updateUser')).length).toBe(1);
+    expect(creds.password).toBe(db.users.get('svc')?.password);
   });
 });
 

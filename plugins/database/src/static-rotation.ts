@@ -45,7 +45,7 @@ export function createStaticRotation(deps: Omit<EngineDeps, 'rotation' | 'rootRo
   /** Replays unfinished rotations and schedules every role; storage may not answer during setup, so this runs at the first tick. */
   const load = async () => {
     for (const name of await deps.store.listWals()) {
-      await rotate(name).catch((err: unknown) => deps.logger.warn('replaying an unfinished static rotation failed; will retry', { role: name, error: String(err) }));
+      await rotateIf(name, 'replay').catch((err: unknown) => deps.logger.warn('replaying an unfinished static rotation failed; will retry', { role: name, error: String(err) }));
     }
     for (const name of await deps.store.listStaticRoles()) {
       if (due.has(name)) continue;
@@ -55,7 +55,13 @@ export function createStaticRotation(deps: Omit<EngineDeps, 'rotation' | 'rootRo
     loaded = true;
   };
 
-  const rotate = (name: string, given?: StaticRole): Promise<StaticRole> =>
+  /**
+   * `demand`: rotate now (creation, rotate-role). `replay` and `due` were
+   * decided before taking the role's lock, so they re-check under it: a
+   * creation or rotate-role that held the lock meanwhile may have done the
+   * work already, and rotating again would change a password just handed out.
+   */
+  const rotateIf = (name: string, why: 'demand' | 'replay' | 'due', given?: StaticRole): Promise<StaticRole> =>
     deps.mutex.run(`static/${name}`, async () => {
       const role = given ?? (await deps.store.getStaticRole(name));
       if (!role) {
@@ -63,11 +69,16 @@ export function createStaticRotation(deps: Omit<EngineDeps, 'rotation' | 'rootRo
         due.delete(name);
         throw new Error(`static role "${name}" does not exist`);
       }
+      // An unfinished rotation's password is set again rather than a new one: the database may already have it.
+      const wal = await deps.store.getWal(name);
+      const nextAt = role.last_rotation + role.rotation_period * 1000;
+      if (!wal && (why === 'replay' || (why === 'due' && nextAt > deps.now()))) {
+        due.set(name, nextAt);
+        return role;
+      }
       try {
         const cfg = await deps.store.getConfig(role.db_name);
         if (!cfg) throw new Error(`connection "${role.db_name}" does not exist`);
-        // An unfinished rotation's password is set again rather than a new one: the database may already have it.
-        const wal = await deps.store.getWal(name);
         const password = wal && wal.username === role.username ? wal.password : await newPassword(deps.system, cfg, role.credential_config);
         if (!wal || wal.password !== password) await deps.store.putWal({ role: name, username: role.username, password, started: deps.now() });
         await deps.connections.use(cfg.name, (client) =>
@@ -93,12 +104,12 @@ export function createStaticRotation(deps: Omit<EngineDeps, 'rotation' | 'rootRo
     const now = deps.now();
     for (const [name, at] of [...due]) {
       if (at > now) continue;
-      await rotate(name).catch((err: unknown) => deps.logger.warn('static role rotation failed; will retry', { role: name, error: String(err) }));
+      await rotateIf(name, 'due').catch((err: unknown) => deps.logger.warn('static role rotation failed; will retry', { role: name, error: String(err) }));
     }
   };
 
   const api: StaticRotation = {
-    rotate,
+    rotate: (name, role) => rotateIf(name, 'demand', role),
     nextDue: (name) => due.get(name) ?? null,
     schedule: (role) => void due.set(role.name, role.last_rotation + role.rotation_period * 1000),
     unschedule: (name) => void due.delete(name),
