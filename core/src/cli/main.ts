@@ -44,8 +44,9 @@ export async function main(argv: string[]): Promise<number> {
   }
 }
 
-if (require.main === module) {
-  main(process.argv.slice(2)).then(
+/** Runs the command line and sets the exit code (core/bin/strongroom.js and `node dist/cli/main.js`). */
+export function run(argv: string[]): void {
+  main(argv).then(
     (code) => {
       if (code >= 0) process.exitCode = code;
     },
@@ -55,3 +56,5 @@ if (require.main === module) {
     },
   );
 }
+
+if (require.main === module) run(process.argv.slice(2));
