@@ -7,12 +7,9 @@
  * test creates, so the server's own root is never rotated.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { createConnection } from 'mysql2/promise';
 import { mysqlUrl, withCredentials } from '../helpers/databases';
-import { startDevServer, type RunningServer } from '../helpers/server';
+import { scratchDir, startDevServer, type RunningServer } from '../helpers/server';
 
 jest.setTimeout(90_000);
 
@@ -60,7 +57,7 @@ beforeAll(async () => {
   await rootQuery(`CREATE USER ?@'%' IDENTIFIED BY ?`, [STATIC_USER, `initial-${tag}`]);
   await rootQuery(`CREATE DATABASE sr_${tag}`);
   await rootQuery(`CREATE TABLE ${RENEWALS} (name VARCHAR(80) NOT NULL, expiration VARCHAR(40) NOT NULL)`);
-  s = await startDevServer({ dataDir: mkdtempSync(join(tmpdir(), 'sr-my-')) });
+  s = await startDevServer({ dataDir: scratchDir('sr-my-') });
   expect((await s.api('POST', 'sys/mounts/database', { type: 'database' })).status).toBe(204);
   const conn = await s.api('POST', 'database/config/my', {
     plugin_name: 'mysql-database-plugin',

@@ -10,10 +10,9 @@
  */
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { startDevServer, type RunningServer } from '../helpers/server';
+import { scratchDir, startDevServer, type RunningServer } from '../helpers/server';
 
 jest.setTimeout(60_000);
 
@@ -47,7 +46,7 @@ async function waitFor(what: string, cond: () => boolean | Promise<boolean>, ms 
 }
 
 beforeAll(async () => {
-  pluginDir = mkdtempSync(join(tmpdir(), 'sr-dbplugins-'));
+  pluginDir = scratchDir('sr-dbplugins-');
   s = await startDevServer({ extraArgs: [`-dev-plugin-dir=${pluginDir}`] });
   expect((await s.api('POST', 'sys/mounts/database', { type: 'database' })).status).toBe(204);
   await register('v1.0.0');

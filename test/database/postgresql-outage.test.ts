@@ -5,13 +5,10 @@
  * file alone (test/helpers/databases.ts), never the shared one other test
  * files use at the same time.
  */
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { Client } from 'pg';
 import { dedicatedDatabase, withCredentials, type DedicatedDatabase } from '../helpers/databases';
 import { sleep, waitFor } from '../helpers/processes';
-import { startDevServer, type RunningServer } from '../helpers/server';
+import { scratchDir, startDevServer, type RunningServer } from '../helpers/server';
 
 jest.setTimeout(90_000);
 
@@ -42,7 +39,7 @@ const leaseExists = async (leaseId: string) => (await s.api('POST', 'sys/leases/
 beforeAll(async () => {
   pg = dedicatedDatabase('postgres');
   const u = new URL(pg.url);
-  s = await startDevServer({ dataDir: mkdtempSync(join(tmpdir(), 'sr-pgdown-')) });
+  s = await startDevServer({ dataDir: scratchDir('sr-pgdown-') });
   expect((await s.api('POST', 'sys/mounts/database', { type: 'database' })).status).toBe(204);
   const conn = await s.api('POST', 'database/config/pg', {
     plugin_name: 'postgresql-database-plugin',

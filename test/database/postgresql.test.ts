@@ -7,23 +7,19 @@
  * connection, so the machine's own root is never rotated. A server going
  * down during revocation is postgresql-outage.test.ts (a dedicated server).
  */
-import { randomBytes } from 'node:crypto';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { Client } from 'pg';
 import { execFileSync } from 'node:child_process';
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { join, resolve } from 'node:path';
+import { Client } from 'pg';
 import { postgresUrl } from '../helpers/databases';
-import { startDevServer, type RunningServer } from '../helpers/server';
+import { scratchDir, startDevServer, type RunningServer } from '../helpers/server';
 
 jest.setTimeout(90_000);
 
 let s: RunningServer;
 let superUrl: URL;
-const pluginDir = mkdtempSync(join(tmpdir(), 'sr-pgplugins-'));
+const pluginDir = scratchDir('sr-pgplugins-');
 const serverArgs = [`-dev-plugin-dir=${pluginDir}`];
 const PG_PLUGIN_MAIN = resolve(__dirname, '../../plugins/database-postgresql/dist/main.js');
 const tag = randomBytes(4).toString('hex');
@@ -60,7 +56,7 @@ beforeAll(async () => {
   superUrl = new URL(await postgresUrl());
   await superQuery(`CREATE ROLE "${ADMIN}" WITH LOGIN SUPERUSER PASSWORD '${ADMIN_PW}'`);
   for (const u of [STATIC_USER, LONG_USER, SHORT_USER]) await superQuery(`CREATE ROLE "${u}" WITH LOGIN PASSWORD 'initial-${tag}'`);
-  s = await startDevServer({ dataDir: mkdtempSync(join(tmpdir(), 'sr-pg-')), extraArgs: serverArgs });
+  s = await startDevServer({ dataDir: scratchDir('sr-pg-'), extraArgs: serverArgs });
   expect((await s.api('POST', 'sys/mounts/database', { type: 'database' })).status).toBe(204);
   const conn = await s.api('POST', 'database/config/pg', {
     plugin_name: 'postgresql-database-plugin',

@@ -4,10 +4,9 @@
  * storage, init + unseal) so that tests can SIGKILL and restart it.
  */
 import { createHash } from 'node:crypto';
-import { chmodSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { chmodSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { restartConfigServer, startConfigServer, type RunningServer } from './server';
+import { restartConfigServer, scratchDir, startConfigServer, type RunningServer } from './server';
 
 export const LEASE_PLUGIN_MAIN = resolve(__dirname, '../fixtures/lease-plugin/dist/main.js');
 
@@ -15,7 +14,7 @@ export type LeaseServer = RunningServer & { configFile: string; unsealKeys: stri
 
 /** A directory holding `lease-test.sh` (execs the built plugin) and its sha256. */
 export function leasePluginDir(): { dir: string; command: string; sha256: string } {
-  const dir = mkdtempSync(join(tmpdir(), 'sr-lease-plugins-'));
+  const dir = scratchDir('sr-lease-plugins-');
   const command = 'lease-test.sh';
   const file = join(dir, command);
   writeFileSync(file, `#!/bin/sh\nexec "${process.execPath}" "${LEASE_PLUGIN_MAIN}" "$@"\n`);

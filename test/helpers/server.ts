@@ -1,10 +1,13 @@
 /**
  * Starts the real `strongroom` binary for end-to-end tests: a dev server on a
  * free loopback port with its own data directory, or a production server from
- * a config file. Every process started here is killed when the test ends.
+ * a config file. Every process started here is killed when the test file
+ * ends, and the directories made for it are removed: the server's TMPDIR points
+ * inside them, so its run directory (plugin sockets) goes too, even after a
+ * SIGKILL.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -37,15 +40,31 @@ export interface RunningServer {
 }
 
 const running = new Set<ChildProcess>();
-afterAll(() => {
-  for (const p of running) p.kill('SIGKILL');
+const scratch = new Set<string>();
+afterAll(async () => {
+  await Promise.all(
+    [...running].map((p) => {
+      const exited = new Promise<void>((r) => p.once('exit', () => r()));
+      p.kill('SIGKILL');
+      return exited;
+    }),
+  );
+  for (const dir of scratch) rmSync(dir, { recursive: true, force: true });
 });
+
+/** A fresh directory removed when the test file ends. */
+export function scratchDir(prefix: string): string {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  scratch.add(dir);
+  return dir;
+}
 
 export async function startDevServer(opts: { dataDir?: string; rootTokenId?: string; extraArgs?: string[]; env?: Record<string, string> } = {}): Promise<RunningServer> {
   const port = await freePort();
-  const dataDir = opts.dataDir ?? mkdtempSync(join(tmpdir(), 'sr-e2e-'));
+  const scratchBase = scratchDir('sr-e2e-');
+  const dataDir = opts.dataDir ?? scratchBase;
   const args = [BIN, 'server', '-dev', `-dev-listen-address=127.0.0.1:${port}`, `-dev-data-dir=${dataDir}`, `-dev-root-token-id=${opts.rootTokenId ?? 'root'}`, '-log-level=warn', ...(opts.extraArgs ?? [])];
-  return launch(args, port, dataDir, opts.env, true);
+  return launch(args, port, dataDir, { ...withTmp(scratchBase), ...opts.env }, true);
 }
 
 /**
@@ -55,15 +74,22 @@ export async function startDevServer(opts: { dataDir?: string; rootTokenId?: str
  * filled in.
  */
 export async function startConfigServer(config: string, opts: { env?: Record<string, string> } = {}): Promise<RunningServer & { configFile: string; port2: number }> {
-  const dir = mkdtempSync(join(tmpdir(), 'sr-cfg-'));
+  const dir = scratchDir('sr-cfg-');
   const port = await freePort();
   let port2 = await freePort();
   while (port2 === port) port2 = await freePort();
   const file = join(dir, 'config.hcl');
   writeFileSync(file, config.replace(/\$PORT2/g, String(port2)).replace(/\$PORT/g, String(port)).replace(/\$DIR/g, dir));
-  const s = await launch([BIN, 'server', `-config=${file}`, '-log-level=warn'], port, dir, opts.env, false);
+  const s = await launch([BIN, 'server', `-config=${file}`, '-log-level=warn'], port, dir, { ...withTmp(dir), ...opts.env }, false);
   // The same object, not a copy: api() reads rootToken from it, so a caller may set it after init.
   return Object.assign(s, { configFile: file, port2 });
+}
+
+/** TMPDIR for a server (and its plugins) inside a directory this file removes. */
+function withTmp(base: string): Record<string, string> {
+  const tmp = join(base, 'tmp');
+  mkdirSync(tmp, { recursive: true });
+  return { TMPDIR: tmp };
 }
 
 async function launch(args: string[], port: number, dataDir: string, env: Record<string, string> | undefined, dev: boolean): Promise<RunningServer> {
@@ -115,16 +141,12 @@ async function launch(args: string[], port: number, dataDir: string, env: Record
   return server;
 }
 
-export function cleanup(dir: string): void {
-  rmSync(dir, { recursive: true, force: true });
-}
-
 /**
  * Starts the binary again on the config file (and so the port and data
  * directory) of a server that has exited, as a process restart would.
  */
 export async function restartConfigServer(prev: RunningServer & { configFile: string }, opts: { env?: Record<string, string> } = {}): Promise<RunningServer & { configFile: string }> {
   if (prev.proc.exitCode === null && prev.proc.signalCode === null) throw new Error('restartConfigServer: the previous server is still running');
-  const s = await launch([BIN, 'server', `-config=${prev.configFile}`, '-log-level=warn'], prev.port, prev.dataDir, opts.env, false);
+  const s = await launch([BIN, 'server', `-config=${prev.configFile}`, '-log-level=warn'], prev.port, prev.dataDir, { ...withTmp(prev.dataDir), ...opts.env }, false);
   return Object.assign(s, { configFile: prev.configFile });
 }

@@ -5,11 +5,10 @@
  * sha256-checked, versioned, and no plugin process outlives the server.
  */
 import { createHash } from 'node:crypto';
-import { chmodSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { chmodSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { alive, descendantPids, pidsOf, sleep, waitFor } from '../helpers/processes';
-import { startDevServer, type RunningServer } from '../helpers/server';
+import { scratchDir, startDevServer, type RunningServer } from '../helpers/server';
 
 // The e2e project's testTimeout is not applied per project by jest 30; these tests start real processes.
 jest.setTimeout(60_000);
@@ -25,7 +24,7 @@ const KV_PLUGIN = 'plugins/kv/dist/main.js';
 let s: RunningServer;
 let pluginDir: string;
 beforeAll(async () => {
-  pluginDir = mkdtempSync(join(tmpdir(), 'sr-plugins-'));
+  pluginDir = scratchDir('sr-plugins-');
   s = await startDevServer({ extraArgs: [`-dev-plugin-dir=${pluginDir}`] });
 });
 afterAll(async () => {
