@@ -5,14 +5,13 @@
  *   which the core's barrier encrypts) is. RoleIDs are indexed the same way.
  * - Looked-up HMACs are compared to the stored one in constant time.
  * - Roles, the RoleID index and unlimited SecretIDs are cached in this process
- *   (cache.ts: dropped on every write and on the core's invalidation). A
+ *   (the SDK's read cache: dropped on every write and on the core's invalidation). A
  *   use-limited SecretID is never cached: its count is always read from storage.
  * Layout: `hmac_key`, `role/<name>`, `role_id/<hmac>` -> role name,
  * `secret_id/<role>/<hmac>` -> SecretID entry, `accessor/<role>/<accessor>` -> hmac.
  */
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
-import { getJSON, putJSON, type Storage } from '@strongroom/sdk-plugin';
-import { createReadCache } from './cache.js';
+import { createReadCache, getJSON, putJSON, type Storage } from '@strongroom/sdk-plugin';
 
 export interface RoleEntry {
   name: string;

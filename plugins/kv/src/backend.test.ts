@@ -1,4 +1,4 @@
-import { createTestBackend, toOpenApi, helpFor } from '@strongroom/sdk-plugin';
+import { createMemoryStorage, createTestBackend, toOpenApi, helpFor, type Storage } from '@strongroom/sdk-plugin';
 import { createKvBackend, kvBackend } from './index.js';
 
 describe('kv backend', () => {
@@ -27,5 +27,61 @@ describe('kv backend', () => {
     expect(h.help).toContain('Matching Route: data/*path');
     expect(Object.keys(h.openapi.paths)).toEqual(['/']);
     expect(h.openapi.paths['/']).toHaveProperty('patch');
+  });
+});
+
+describe('kv v2 read cache', () => {
+  /** Storage that counts reads, and lets the test change a value behind the engine's back. */
+  function countingStorage() {
+    const inner = createMemoryStorage();
+    const reads: string[] = [];
+    const storage: Storage = { ...inner, get: async (k) => (reads.push(k), inner.get(k)) };
+    return { inner, storage, reads };
+  }
+  const setup = async () => {
+    const c = countingStorage();
+    const tb = await createTestBackend(createKvBackend(), { mount: { path: 'secret/', options: { version: '2' } }, storage: c.storage });
+    return { ...c, tb };
+  };
+
+  it('serves a hot read without storage reads, and never a stale one after a write, patch, delete or destroy', async () => {
+    const { tb, reads } = await setup();
+    await tb.write('data/app', { data: { v: 1 } });
+    expect((await tb.read('data/app'))?.data?.data).toEqual({ v: 1 });
+    reads.length = 0;
+    expect((await tb.read('data/app'))?.data?.data).toEqual({ v: 1 });
+    expect(reads).toEqual([]);
+
+    await tb.write('data/app', { data: { v: 2 } });
+    expect((await tb.read('data/app'))?.data?.data).toEqual({ v: 2 });
+    await tb.request({ operation: 'patch', path: 'data/app', data: { data: { w: 3 } } });
+    expect((await tb.read('data/app'))?.data?.data).toEqual({ v: 2, w: 3 });
+    await tb.delete('data/app');
+    expect((await tb.read('data/app'))?.data?.data).toBeNull();
+    await tb.write('undelete/app', { versions: [3] });
+    expect((await tb.read('data/app'))?.data?.data).toEqual({ v: 2, w: 3 });
+    await tb.write('destroy/app', { versions: [3] });
+    expect((await tb.read('data/app'))?.data?.data).toBeNull();
+    await tb.delete('metadata/app');
+    expect(await tb.read('data/app')).toBeNull();
+  });
+
+  it('a caller editing what it read does not change the cached copy', async () => {
+    const { tb } = await setup();
+    await tb.write('data/app', { data: { v: 1 } });
+    const first = (await tb.read('data/app'))!.data!.data as Record<string, unknown>;
+    first.v = 'changed';
+    expect((await tb.read('data/app'))?.data?.data).toEqual({ v: 1 });
+  });
+
+  it('drops a key the core invalidates (storage changed outside this process)', async () => {
+    const { tb, inner } = await setup();
+    await tb.write('data/app', { data: { v: 1 } });
+    await tb.read('data/app');
+    const versionKey = (await inner.list('versions/')).map((d) => `versions/${d}1`)[0]!;
+    await inner.put(versionKey, Buffer.from(JSON.stringify({ data: { v: 'elsewhere' } })));
+    expect((await tb.read('data/app'))?.data?.data).toEqual({ v: 1 });
+    await tb.backend.invalidateKey(versionKey);
+    expect((await tb.read('data/app'))?.data?.data).toEqual({ v: 'elsewhere' });
   });
 });

@@ -4,11 +4,15 @@
  *   config                      mount-wide settings (cached in memory, dropped on invalidate)
  *   metadata/<key path>         one JSON record per key: settings and the versions map
  *   versions/<sha256(path)>/<n> the data of version n
+ * Metadata and version data are also cached in this process (the SDK's read
+ * cache: every write goes through it, and the core's invalidation drops a
+ * key), so a hot read makes no storage round trip. Readers get a copy: the
+ * handlers edit the metadata they read before writing it back.
  * Key paths are addressing, chosen by clients and visible to ACLs; no secret
  * value ever appears in a storage key. Secret values are never logged.
  */
 import { createHash } from 'node:crypto';
-import { badRequest, getJSON, putJSON, createKeyedMutex, type Storage } from '@strongroom/sdk-plugin';
+import { badRequest, getJSON, putJSON, createKeyedMutex, createReadCache, type Storage } from '@strongroom/sdk-plugin';
 
 export interface KvConfig {
   max_versions: number;
@@ -65,10 +69,20 @@ export interface KvStore {
 
 const versionKey = (path: string, n: number) => `versions/${createHash('sha256').update(path).digest('hex')}/${n}`;
 
-export function createKvStore(deps: { storage: Storage; now?: () => Date }): KvStore {
+/** Entries cached per mount (metadata records and version data together). */
+const CACHE_MAX = 10_000;
+
+export function createKvStore(deps: { storage: Storage; now?: () => Date; cacheMax?: number }): KvStore {
   const { storage } = deps;
   const now = deps.now ?? (() => new Date());
   const mutex = createKeyedMutex();
+  const cache = createReadCache<object>({ max: deps.cacheMax ?? CACHE_MAX });
+  const cachedJSON = async <T extends object>(key: string): Promise<T | null> => {
+    const v = await cache.get(key, () => getJSON<T>(storage, key));
+    return v === null ? null : (structuredClone(v) as T);
+  };
+  const write = (key: string, value: object) => cache.write(key, () => putJSON(storage, key, value));
+  const remove = (key: string) => cache.write(key, () => storage.delete(key));
   let config: KvConfig | null = null;
   return {
     now,
@@ -80,22 +94,23 @@ export function createKvStore(deps: { storage: Storage; now?: () => Date }): KvS
       await putJSON(storage, 'config', c);
       config = c;
     },
-    getMetadata: (path) => getJSON<KeyMetadata>(storage, `metadata/${path}`),
-    putMetadata: (path, m) => putJSON(storage, `metadata/${path}`, m),
+    getMetadata: (path) => cachedJSON<KeyMetadata>(`metadata/${path}`),
+    putMetadata: (path, m) => write(`metadata/${path}`, m),
     async getVersion(path, n) {
-      const v = await getJSON<{ data: Record<string, unknown> }>(storage, versionKey(path, n));
+      const v = await cachedJSON<{ data: Record<string, unknown> }>(versionKey(path, n));
       return v ? v.data : null;
     },
-    putVersion: (path, n, data) => putJSON(storage, versionKey(path, n), { data }),
-    deleteVersion: (path, n) => storage.delete(versionKey(path, n)),
+    putVersion: (path, n, data) => write(versionKey(path, n), { data }),
+    deleteVersion: (path, n) => remove(versionKey(path, n)),
     async deleteKey(path, m) {
-      for (const v of Object.keys(m.versions)) await storage.delete(versionKey(path, Number(v)));
-      await storage.delete(`metadata/${path}`);
+      for (const v of Object.keys(m.versions)) await remove(versionKey(path, Number(v)));
+      await remove(`metadata/${path}`);
     },
     listMetadata: (dir) => storage.list(`metadata/${dir}`),
     withKey: (path, fn) => mutex.run(path, fn),
     invalidate(key) {
       if (key === 'config') config = null;
+      else cache.drop(key);
     },
   };
 }

@@ -1,6 +1,7 @@
 /**
- * A bounded read-through cache of stored entries, for the login hot path.
- * Correct because this process is the only writer of its mount's storage:
+ * A bounded read-through cache of stored entries, for an engine's hot reads
+ * (approle logins, kv reads). Correct because a plugin process is the only
+ * writer of its mount's storage:
  * every write runs through `write`, which drops the key before and after the
  * write, and the core's `invalidate(key)` drops it when storage changed
  * elsewhere. A read that was in flight while any write or drop happened does

@@ -1,4 +1,4 @@
-import { createReadCache } from './cache.js';
+import { createReadCache } from './read-cache.js';
 
 const deferred = <T>() => {
   let resolve!: (v: T) => void;
