@@ -171,6 +171,27 @@ export function versionResponse(m: KeyMetadata, version: number): Record<string,
 }
 
 /**
+ * A version as data/ and subkeys/ read it (`requested` 0 = the current one):
+ * null when the key or version does not exist; `data` null when the version
+ * is deleted or destroyed (Vault answers 404 with the version's metadata).
+ */
+export async function readVersion(
+  store: KvStore,
+  path: string,
+  requested: number,
+): Promise<{ metadata: Record<string, unknown>; data: Record<string, unknown> | null } | null> {
+  const m = await store.getMetadata(path);
+  if (!m) return null;
+  const version = requested || m.current_version;
+  const v = m.versions[String(version)];
+  if (!v) return null;
+  const metadata = versionResponse(m, version);
+  if (v.destroyed || isDeleted(v, store.now())) return { metadata, data: null };
+  const data = await store.getVersion(path, version);
+  return data ? { metadata, data } : null;
+}
+
+/**
  * Check-and-set as Vault documents it: required when the mount or the key
  * says so; `cas: 0` writes only if the key has no version yet; otherwise it
  * must equal the current version.

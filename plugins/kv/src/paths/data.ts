@@ -1,5 +1,5 @@
 import { badRequest, definePath, f, type PathDef } from '@strongroom/sdk-plugin';
-import { checkCas, isDeleted, keyPath, rfc3339Nano, versionResponse, writeVersion, type KvStore } from '../store.js';
+import { checkCas, isDeleted, keyPath, readVersion, rfc3339Nano, versionResponse, writeVersion, type KvStore } from '../store.js';
 
 const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
 
@@ -28,18 +28,9 @@ export function dataPath(store: KvStore): PathDef {
       read: {
         summary: 'Read a version of a secret',
         handler: async (req) => {
-          const path = keyPath(req.data.path);
-          const m = await store.getMetadata(path);
-          if (!m) return null;
-          const version = req.data.version || m.current_version;
-          const v = m.versions[String(version)];
-          if (!v) return null;
-          const metadata = versionResponse(m, version);
-          // Vault answers a deleted or destroyed version with 404 and the version's metadata.
-          if (v.destroyed || isDeleted(v, store.now())) return { data: { data: null, metadata }, status: 404 };
-          const data = await store.getVersion(path, version);
-          if (!data) return null;
-          return { data: { data, metadata } };
+          const r = await readVersion(store, keyPath(req.data.path), req.data.version ?? 0);
+          if (!r) return null;
+          return r.data ? { data: { data: r.data, metadata: r.metadata } } : { data: { data: null, metadata: r.metadata }, status: 404 };
         },
       },
       update: {

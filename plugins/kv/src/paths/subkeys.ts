@@ -1,5 +1,5 @@
 import { definePath, f, type PathDef } from '@strongroom/sdk-plugin';
-import { isDeleted, keyPath, versionResponse, type KvStore } from '../store.js';
+import { keyPath, readVersion, type KvStore } from '../store.js';
 
 /** The key structure of a secret with every leaf value replaced by null, down to `depth` levels (0: all). */
 export function subkeys(value: Record<string, unknown>, depth: number, level = 1): Record<string, unknown> {
@@ -23,17 +23,10 @@ export function subkeysPath(store: KvStore): PathDef {
       read: {
         summary: 'Read the key structure of a secret without its values',
         handler: async (req) => {
-          const path = keyPath(req.data.path);
-          const m = await store.getMetadata(path);
-          if (!m) return null;
-          const version = req.data.version || m.current_version;
-          const v = m.versions[String(version)];
-          if (!v) return null;
-          const metadata = versionResponse(m, version);
-          if (v.destroyed || isDeleted(v, store.now())) return { data: { subkeys: null, metadata }, status: 404 };
-          const data = await store.getVersion(path, version);
-          if (!data) return null;
-          return { data: { subkeys: subkeys(data, req.data.depth ?? 0), metadata } };
+          const r = await readVersion(store, keyPath(req.data.path), req.data.version ?? 0);
+          if (!r) return null;
+          if (!r.data) return { data: { subkeys: null, metadata: r.metadata }, status: 404 };
+          return { data: { subkeys: subkeys(r.data, req.data.depth ?? 0), metadata: r.metadata } };
         },
       },
     },
