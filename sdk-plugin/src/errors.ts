@@ -53,9 +53,14 @@ export class StrongroomError extends Error {
     this.details = opts.details ?? [];
   }
 
-  /** Whether a failed revocation with this error is worth retrying. */
+  /**
+   * Whether a failed revocation with this error is worth retrying. Only an
+   * engine's explicit `unrecoverable` skips the retries: as in Vault, any other
+   * failure (a database refusing a DROP ROLE while objects depend on it, say)
+   * may clear up, and becomes irrevocable only after the attempts run out.
+   */
   get retryable(): boolean {
-    return this.code !== 'unrecoverable' && this.code !== 'bad_request' && this.code !== 'unsupported_path';
+    return this.code !== 'unrecoverable';
   }
 }
 

@@ -1,4 +1,4 @@
-import { StrongroomError, unrecoverable, type SecretSpec } from '@strongroom/sdk-plugin';
+import { StrongroomError, badRequest, unrecoverable, type SecretSpec } from '@strongroom/sdk-plugin';
 import { createFaultyStore } from '../storage/faulty.js';
 import { createInmemPhysical } from '../storage/inmem.js';
 import type { Physical } from '../storage/physical.js';
@@ -237,6 +237,18 @@ describe('failed revocations', () => {
     await advance(h, 86_400_000);
     expect(h.fake.revoked).toEqual([lease.leaseId]);
     expect(h.mgr.countIrrevocable({ namespaceId: '', includeChildNamespaces: false }).leaseCount).toBe(0);
+  });
+
+  it('retries a revocation the backend refused as a bad request (a DROP ROLE blocked by dependent objects may clear up)', async () => {
+    const h = setup();
+    h.fake.failByMount.set('db-uuid', badRequest('role "v-app" cannot be dropped because some objects depend on it'));
+    const lease = await h.mgr.register({ ...db, secret: secret({ ttl: 10 }) });
+    await advance(h, 10_000);
+    expect(h.fake.attempts.get(lease.leaseId)).toBe(1);
+    expect(h.mgr.countIrrevocable({ namespaceId: '', includeChildNamespaces: false }).leaseCount).toBe(0);
+    h.fake.failByMount.delete('db-uuid');
+    await advance(h, 10_000);
+    expect(h.fake.revoked).toEqual([lease.leaseId]);
   });
 
   it('marks a lease irrevocable at once on an unrecoverable error', async () => {

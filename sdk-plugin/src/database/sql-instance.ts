@@ -34,7 +34,7 @@ export interface SqlPool {
   destroy(): Promise<void>;
 }
 
-/** How a driver error reads: `user` (the statement or input is wrong: 400, not retried), `unavailable` (503, retried), `internal`. */
+/** How a driver error reads: `user` (the statement or input is wrong: 400), `unavailable` (503), `internal`. A failed revocation is retried whichever it is. */
 export interface SqlErrorReading {
   kind: 'user' | 'unavailable' | 'internal';
   /** The server's message, before scrubbing (the plugin may trim statement text from it). */
