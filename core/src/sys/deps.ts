@@ -8,6 +8,7 @@ import type { AuditBroker } from '../audit/broker.js';
 import type { Metrics } from '../metrics/metrics.js';
 import type { OpenApiDocument } from '@strongroom/sdk-plugin';
 import type { PasswordPolicyStore } from '../password-policy/store.js';
+import type { PluginEntry, RegisterInput } from '../plugins/catalog.js';
 
 export interface PolicyStorePort {
   list(ns: Namespace): Promise<string[]>;
@@ -23,21 +24,10 @@ export interface CapabilitiesPort {
   forToken(token: string, ns: Namespace, path: string): Promise<string[]>;
 }
 
-export interface CatalogEntryView {
-  type: string;
-  name: string;
-  version: string;
-  command: string;
-  args: string[];
-  env: string[];
-  sha256: string;
-  builtin: boolean;
-}
-
 export interface PluginCatalogPort {
-  list(type?: string): Promise<CatalogEntryView[]>;
-  get(type: string, name: string, version?: string): Promise<CatalogEntryView | null>;
-  register(e: { type: string; name: string; version: string; command: string; args: string[]; env: string[]; sha256: string }): Promise<void>;
+  list(type?: string): Promise<PluginEntry[]>;
+  get(type: string, name: string, version?: string): Promise<PluginEntry | null>;
+  register(e: RegisterInput): Promise<void>;
   remove(type: string, name: string, version: string): Promise<void>;
   /** Restarts the processes of a plugin and rebinds its mounts. */
   reload(name: string): Promise<void>;
