@@ -314,10 +314,16 @@ function buildBackend(help: string, def: BackendDefinition, env: MountEnv): Back
         list.limit = limit;
       }
     }
+    return handlerRequest(req, { data, provided, captures, list, warnings });
+  }
+
+  /** What every handler gets: the parsed part, plus the request's and the mount's context. */
+  function handlerRequest(
+    req: LogicalRequest,
+    parsed: Pick<HandlerRequest<Record<string, unknown>>, 'data' | 'provided' | 'captures' | 'list' | 'warnings'>,
+  ): HandlerRequest<Record<string, unknown>> {
     const hreq: HandlerRequest<Record<string, unknown>> = {
-      data,
-      provided,
-      captures,
+      ...parsed,
       path: req.path,
       operation: req.operation,
       mount: req.mount ?? env.mount,
@@ -325,11 +331,10 @@ function buildBackend(help: string, def: BackendDefinition, env: MountEnv): Back
       storage: env.storage,
       system: env.system,
       logger: env.logger,
-      list,
-      warnings,
       raw: req,
     };
     if (req.secret) hreq.secret = req.secret;
+    if (req.auth) hreq.auth = req.auth;
     return hreq;
   }
 
@@ -359,25 +364,10 @@ function buildBackend(help: string, def: BackendDefinition, env: MountEnv): Back
     return finish(await s.spec.revoke(hreq), hreq.warnings);
   }
 
+  /** Renew and revoke carry no declared fields: the data goes through as sent. */
   function buildSecretRequest(req: LogicalRequest): HandlerRequest<Record<string, unknown>> {
-    const hreq: HandlerRequest<Record<string, unknown>> = {
-      data: req.data ?? {},
-      provided: new Set(Object.keys(req.data ?? {})),
-      captures: {},
-      path: req.path,
-      operation: req.operation,
-      mount: req.mount ?? env.mount,
-      client: req.client,
-      storage: env.storage,
-      system: env.system,
-      logger: env.logger,
-      list: { after: '', limit: 0 },
-      warnings: [],
-      raw: req,
-    };
-    if (req.secret) hreq.secret = req.secret;
-    if (req.auth) hreq.auth = req.auth;
-    return hreq;
+    const data = req.data ?? {};
+    return handlerRequest(req, { data, provided: new Set(Object.keys(data)), captures: {}, list: { after: '', limit: 0 }, warnings: [] });
   }
 
   async function authRenewOperation(req: LogicalRequest): Promise<LogicalResponse | null> {
