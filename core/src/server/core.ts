@@ -478,7 +478,8 @@ export async function createCore(opts: { config: ServerConfig; logger: CoreLogge
   async function handle(req: ApiRequest): Promise<ApiReply> {
     const started = process.hrtime.bigint();
     try {
-      if (SEAL_PATHS.has(req.path.replace(/\/+$/, ''))) return await handleSealPath({ ...req, path: req.path.replace(/\/+$/, '') });
+      const bare = req.path.replace(/\/+$/, '');
+      if (SEAL_PATHS.has(bare)) return await handleSealPath({ ...req, path: bare });
       const s = state;
       if (!s) throw new StrongroomError('unavailable', 'Vault is sealed');
       const reply = await s.pipeline.handle({

@@ -17,11 +17,11 @@ import type {
   LogicalResponse,
   MountInfo,
   Operation,
+  PathOperation,
   SecretRef,
   SpecialPaths,
 } from '../logical.js';
 import type { BackendDescription, PathDescription } from '../describe.js';
-import type { PathOperation } from '../logical.js';
 import { StrongroomError, fromWireError, toWireError, type ErrorCode, type WireError } from '../errors.js';
 
 type Bytes = Uint8Array;
