@@ -8,7 +8,7 @@
 import { badRequest, defineSecret, definePath, f, type HandlerRequest, type PathDef, type SecretTypeDef } from '@strongroom/sdk-plugin';
 import { newPassword, newRsaKeyPair } from '../credentials.js';
 import { roleAllowed, type EngineDeps } from '../deps.js';
-import type { CredentialType } from '../store.js';
+import type { CredentialType, DynamicRole } from '../store.js';
 
 export const CREDS_SECRET_TYPE = 'creds';
 
@@ -33,6 +33,15 @@ const internalOf = (req: HandlerRequest): CredsInternal => {
   };
 };
 
+/** The role's TTLs in seconds, the mount's where the role sets none (asked of the core in parallel, only when needed). */
+async function roleTtls(deps: EngineDeps, role: DynamicRole): Promise<{ defaultTtl: number; maxTtl: number }> {
+  const [mountDefault, mountMax] = await Promise.all([
+    role.default_ttl ? 0 : deps.system.defaultLeaseTtl(),
+    role.max_ttl ? 0 : deps.system.maxLeaseTtl(),
+  ]);
+  return { defaultTtl: role.default_ttl || mountDefault, maxTtl: role.max_ttl || mountMax };
+}
+
 export function credsSecret(deps: EngineDeps): SecretTypeDef {
   return defineSecret({
     type: CREDS_SECRET_TYPE,
@@ -41,8 +50,8 @@ export function credsSecret(deps: EngineDeps): SecretTypeDef {
       const role = await deps.store.getRole(i.role);
       if (!role) throw badRequest(`role "${i.role}" no longer exists; the lease cannot be renewed`);
       const ref = req.secret!;
-      const maxTtl = role.max_ttl || (await deps.system.maxLeaseTtl());
-      const wanted = ref.increment > 0 ? ref.increment : role.default_ttl || (await deps.system.defaultLeaseTtl());
+      const { defaultTtl, maxTtl } = await roleTtls(deps, role);
+      const wanted = ref.increment > 0 ? ref.increment : defaultTtl;
       // Never past issue time + max TTL.
       const left = Math.max(0, Math.floor((ref.issueTime + maxTtl * 1000 - deps.now()) / 1000));
       const ttl = Math.min(wanted, left);
@@ -79,8 +88,8 @@ export function credsPath(deps: EngineDeps, secret: SecretTypeDef): PathDef {
           const cfg = await deps.store.getConfig(role.db_name);
           if (!cfg) throw badRequest(`db_name: connection "${role.db_name}" of role "${role.name}" does not exist`);
           if (!roleAllowed(cfg.allowed_roles, role.name)) throw badRequest(`role "${role.name}" is not allowed by connection "${cfg.name}" (allowed_roles)`);
-          const maxTtl = role.max_ttl || (await deps.system.maxLeaseTtl());
-          const ttl = Math.min(role.default_ttl || (await deps.system.defaultLeaseTtl()), maxTtl);
+          const { defaultTtl, maxTtl } = await roleTtls(deps, role);
+          const ttl = Math.min(defaultTtl, maxTtl);
           const expiration = Math.floor(deps.now() / 1000) + ttl;
 
           const data: Record<string, unknown> = {};
