@@ -3,7 +3,6 @@ import { defineBackend, definePath, defineSecret, renewedAuth } from './define-b
 import { f } from './fields.js';
 import { createTestBackend } from './harness.js';
 import { getJSON, putJSON } from './storage.js';
-import { paginate } from './paginate.js';
 import { StrongroomError } from './errors.js';
 
 const calls: string[] = [];
@@ -49,7 +48,8 @@ const listPath = definePath({
   operations: {
     list: {
       summary: 'List keys',
-      handler: async (req) => ({ data: { keys: paginate(await req.storage.list('keys/'), req.list.after, req.list.limit) } }),
+      // Answers the keys: the SDK paginates and answers 404 for an empty page.
+      handler: async (req) => req.storage.list('keys/'),
     },
   },
   synopsis: 'List keys',
@@ -120,10 +120,20 @@ describe('routing', () => {
 
   it('lists with a trailing slash and paginates', async () => {
     const b = await createTestBackend(factory);
+    expect(await b.list('keys')).toBeNull();
     for (const n of ['b', 'a', 'c']) await b.write(`keys/${n}`, {});
     expect((await b.list('keys'))?.data).toEqual({ keys: ['a', 'b', 'c'] });
     expect((await b.list('keys/', { after: 'a', limit: 1 }))?.data).toEqual({ keys: ['b'] });
+    expect(await b.list('keys', { after: 'c' })).toBeNull();
     expect(await errOf(b.list('keys', { limit: -1 }))).toMatchObject({ message: 'field "limit": must not be negative' });
+  });
+});
+
+describe('list handlers answering keys', () => {
+  it('refuses a key list from an operation that is not a LIST', async () => {
+    const odd = definePath({ pattern: 'odd', operations: { read: { summary: 'x', handler: async () => ['a'] } }, synopsis: 'x' });
+    const b = await createTestBackend(defineBackend({ type: 'secret', help: '', paths: [odd] }));
+    expect(await errOf(b.read('odd'))).toMatchObject({ status: 500 });
   });
 });
 

@@ -8,7 +8,8 @@
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { resolve } from 'node:path';
-import { database, StrongroomError } from '@strongroom/sdk-plugin';
+import { StrongroomError } from '@strongroom/sdk-plugin';
+import * as database from '@strongroom/sdk-plugin/database';
 
 const DB_SCRIPT = resolve(__dirname, '../../scripts/services/db.js');
 type Kind = 'postgres' | 'mysql';

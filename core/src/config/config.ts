@@ -17,7 +17,7 @@
  * `tls_disable = "true"` or `1` work. Errors name the file and the field.
  */
 import { readFile } from 'node:fs/promises';
-import { badRequest, parseDuration, parseDurationMs } from '@strongroom/sdk-plugin';
+import { badRequest, parseDuration, parseDurationMs } from '@strongroom/sdk-plugin/host';
 import { z } from 'zod';
 import { blocksOf, parseHcl, type HclObject, type HclValue } from '../hcl/parse.js';
 

@@ -13,12 +13,12 @@
  * - Revocations go through per-mount FIFOs served round-robin with per-mount caps: a hanging
  *   or failing backend cannot starve another mount.
  */
-import { badRequest, internalError, StrongroomError, unrecoverable, type Logger, type SecretSpec } from '@strongroom/sdk-plugin';
+import { badRequest, internalError, StrongroomError, unrecoverable, type Logger, type SecretSpec } from '@strongroom/sdk-plugin/host';
 import { z } from 'zod';
 import type { PhysicalOp } from '../storage/physical.js';
 import type { KeyValueStore } from '../storage/keys.js';
-import { systemClock, type Clock } from './clock.js';
-import { createDueHeap } from './due-heap.js';
+import { systemClock, type Clock } from '@strongroom/sdk-plugin/host';
+import { createDueHeap } from '@strongroom/sdk-plugin/host';
 import { createFairQueue } from './fair-queue.js';
 import {
   decodeEntry,

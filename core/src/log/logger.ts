@@ -4,7 +4,7 @@
  * and paths instead. Plugin output is re-emitted here tagged with the plugin.
  */
 import winston from 'winston';
-import type { Logger } from '@strongroom/sdk-plugin';
+import type { Logger } from '@strongroom/sdk-plugin/host';
 
 export type LogLevel = 'trace' | 'debug' | 'info' | 'warn' | 'error';
 

@@ -6,7 +6,8 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { createHash } from 'node:crypto';
-import { createMemoryStorage, StrongroomError, transport, type LogicalRequest, type MountInfo, type Storage, type SystemView } from '@strongroom/sdk-plugin';
+import { createMemoryStorage, StrongroomError, type LogicalRequest, type MountInfo, type Storage, type SystemView } from '@strongroom/sdk-plugin/host';
+import * as transport from '@strongroom/sdk-plugin/host';
 import { createPluginCatalog, type PluginCatalog, type PluginEntry } from './catalog.js';
 import { createPluginSupervisor, type PluginSupervisor, type PluginSupervisorDeps } from './supervisor.js';
 

@@ -9,13 +9,7 @@
  * request gets 403 before routing reveals anything; a secret that cannot be
  * leased is never returned.
  */
-import {
-  StrongroomError,
-  permissionDenied,
-  type LogicalRequest,
-  type LogicalResponse,
-  type Operation,
-} from '@strongroom/sdk-plugin';
+import { StrongroomError, permissionDenied, type LogicalRequest, type LogicalResponse, type Operation } from '@strongroom/sdk-plugin/host';
 import type { CoreLogger } from '../log/logger.js';
 import type { Metrics } from '../metrics/metrics.js';
 import { mountInfoOf, routePath, type Router } from '../mounts/mount-table.js';

@@ -10,17 +10,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import {
-  StrongroomError,
-  badRequest,
-  helpFor,
-  toOpenApi,
-  type Backend,
-  type LogicalRequest,
-  type MountEnv,
-  type Storage,
-  type SystemView,
-} from '@strongroom/sdk-plugin';
+import { StrongroomError, badRequest, helpFor, toOpenApi, type Backend, type LogicalRequest, type MountEnv, type Storage, type SystemView } from '@strongroom/sdk-plugin/host';
 import { createAuditBroker, type AuditBroker } from '../audit/broker.js';
 import { createBarrier } from '../barrier/barrier.js';
 import { createExpirationManager, type ExpirationManager, type LeaseEntry } from '../expiration/index.js';

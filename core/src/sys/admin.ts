@@ -1,5 +1,5 @@
 /** sys/seal, sys/step-down, sys/rotate, sys/key-status, sys/leader and sys/metrics. */
-import { definePath, f, type PathDef } from '@strongroom/sdk-plugin';
+import { definePath, f, type PathDef } from '@strongroom/sdk-plugin/host';
 import type { SysDeps } from './deps.js';
 
 export function adminPaths(deps: SysDeps): PathDef[] {

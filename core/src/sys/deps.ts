@@ -6,7 +6,7 @@ import type { MountManager } from '../mounts/mount-manager.js';
 import type { NamespaceRegistry, Namespace } from '../namespace/namespaces.js';
 import type { AuditBroker } from '../audit/broker.js';
 import type { Metrics } from '../metrics/metrics.js';
-import type { OpenApiDocument } from '@strongroom/sdk-plugin';
+import type { OpenApiDocument } from '@strongroom/sdk-plugin/host';
 import type { PasswordPolicyStore } from '../password-policy/store.js';
 import type { PluginEntry, RegisterInput } from '../plugins/catalog.js';
 
@@ -49,5 +49,5 @@ export interface SysDeps {
   /** Node-level info for sys/leader and seal-status. */
   node: { clusterName: string; clusterId: () => string; apiAddr: string; version: string };
   /** Lease endpoints (sys/leases/*), mounted when the expiration manager is present. */
-  extraPaths?: import('@strongroom/sdk-plugin').PathDef[];
+  extraPaths?: import('@strongroom/sdk-plugin/host').PathDef[];
 }

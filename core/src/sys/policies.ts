@@ -1,5 +1,5 @@
 /** sys/policies/acl(/:name) and the legacy sys/policy(/:name) (Vault's documented API). */
-import { badRequest, definePath, f, notFound, paginate, type PathDef } from '@strongroom/sdk-plugin';
+import { badRequest, definePath, f, notFound, paginate, type PathDef } from '@strongroom/sdk-plugin/host';
 import { decodeBase64Document } from '../hcl/base64-document.js';
 import type { SysDeps } from './deps.js';
 import { namespaceOf } from './namespace-of.js';
@@ -12,7 +12,7 @@ export function policyPaths(deps: SysDeps): PathDef[] {
       operations: {
         [legacy ? 'read' : 'list']: {
           summary: 'List the names of the ACL policies.',
-          handler: async (req: { mount: import('@strongroom/sdk-plugin').MountInfo; list: { after: string; limit: number } }) => {
+          handler: async (req: { mount: import('@strongroom/sdk-plugin/host').MountInfo; list: { after: string; limit: number } }) => {
             const names = (await deps.policies.list(namespaceOf(deps, req.mount))).sort();
             return legacy ? { data: { keys: names, policies: names } } : { data: { keys: paginate(names, req.list.after, req.list.limit) } };
           },

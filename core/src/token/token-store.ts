@@ -12,8 +12,8 @@
  *   (or `startExpiry`) resumes any pending revocation.
  * - Expired, exhausted and pending-revocation tokens are nonexistent to `lookup`.
  */
-import type { AuthSpec, Logger } from '@strongroom/sdk-plugin';
-import { badRequest, permissionDenied } from '@strongroom/sdk-plugin';
+import type { AuthSpec, Logger } from '@strongroom/sdk-plugin/host';
+import { badRequest, permissionDenied } from '@strongroom/sdk-plugin/host';
 import type { Physical } from '../storage/physical.js';
 import { addressAllowed, buildBlockList, validateCidrs } from './cidr.js';
 import { createExpiryHeap } from './expiry-heap.js';

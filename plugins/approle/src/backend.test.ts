@@ -1,4 +1,5 @@
-import { createMemoryStorage, createTestBackend, putJSON, StrongroomError, type LogicalResponse, type Storage } from '@strongroom/sdk-plugin';
+import { createTestBackend, StrongroomError, type LogicalResponse, type Storage } from '@strongroom/sdk-plugin';
+import { createMemoryStorage, putJSON } from '@strongroom/sdk-plugin/host';
 import { createApproleBackend } from './backend.js';
 
 const errOf = (p: Promise<unknown>) => p.then(() => { throw new Error('expected an error'); }, (e: StrongroomError) => e);

@@ -11,7 +11,8 @@
  * `secret_id/<role>/<hmac>` -> SecretID entry, `accessor/<role>/<accessor>` -> hmac.
  */
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
-import { createReadCache, getJSON, putJSON, type Storage } from '@strongroom/sdk-plugin';
+import { type Storage } from '@strongroom/sdk-plugin';
+import { createReadCache, getJSON, putJSON } from '@strongroom/sdk-plugin/host';
 
 export interface RoleEntry {
   name: string;

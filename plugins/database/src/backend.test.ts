@@ -4,7 +4,9 @@
  * fake keeps users and passwords like a database would and can be made to
  * fail or to "restart" (forget its initialized connections).
  */
-import { StrongroomError, createMemoryStorage, createTestBackend, database, satisfiesPolicy, defaultPasswordPolicy } from '@strongroom/sdk-plugin';
+import { StrongroomError, createTestBackend } from '@strongroom/sdk-plugin';
+import { createMemoryStorage, satisfiesPolicy, defaultPasswordPolicy } from '@strongroom/sdk-plugin/host';
+import * as database from '@strongroom/sdk-plugin/database';
 import { createDatabaseBackend } from './backend.js';
 import type { DatabaseClientFactory } from './connections.js';
 

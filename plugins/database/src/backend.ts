@@ -1,4 +1,5 @@
-import { createKeyedMutex, database, defineBackend, type BackendFactory } from '@strongroom/sdk-plugin';
+import { createKeyedMutex, defineBackend, type BackendFactory } from '@strongroom/sdk-plugin';
+import * as database from '@strongroom/sdk-plugin/database';
 import { createConnections, type DatabaseClientFactory } from './connections.js';
 import type { EngineDeps } from './deps.js';
 import { configPaths } from './paths/config.js';

@@ -12,7 +12,9 @@
  * Configuration errors never carry the connection's password: the plugin
  * scrubs its errors, and nothing here logs a config.
  */
-import { StrongroomError, badRequest, database, type Logger, type SystemView } from '@strongroom/sdk-plugin';
+import { StrongroomError, badRequest } from '@strongroom/sdk-plugin';
+import { type Logger, type SystemView } from '@strongroom/sdk-plugin/host';
+import * as database from '@strongroom/sdk-plugin/database';
 import type { ConnectionConfig, DatabaseStore } from './store.js';
 
 export type DatabaseClientFactory = (

@@ -1,4 +1,4 @@
-import type { KeyedMutex, Logger, SystemView } from '@strongroom/sdk-plugin';
+import type { KeyedMutex, Logger, SystemView } from '@strongroom/sdk-plugin/host';
 import type { Connections } from './connections.js';
 import type { DatabaseStore } from './store.js';
 import type { RootRotation } from './root-rotation.js';

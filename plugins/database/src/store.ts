@@ -12,7 +12,7 @@
  * Configs and roles are kept hot in memory and dropped on invalidation.
  */
 import type { Storage } from '@strongroom/sdk-plugin';
-import type { database } from '@strongroom/sdk-plugin';
+import type * as database from '@strongroom/sdk-plugin/database';
 
 export type CredentialType = database.DatabaseCredentialType;
 

@@ -1,4 +1,5 @@
-import { createMemoryStorage, createTestBackend, toOpenApi, helpFor, type Storage } from '@strongroom/sdk-plugin';
+import { createTestBackend, type Storage } from '@strongroom/sdk-plugin';
+import { createMemoryStorage, toOpenApi, helpFor } from '@strongroom/sdk-plugin/host';
 import { createKvBackend, kvBackend } from './index.js';
 
 describe('kv backend', () => {

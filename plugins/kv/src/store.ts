@@ -12,7 +12,8 @@
  * value ever appears in a storage key. Secret values are never logged.
  */
 import { createHash } from 'node:crypto';
-import { badRequest, getJSON, putJSON, createKeyedMutex, createReadCache, type Storage } from '@strongroom/sdk-plugin';
+import { badRequest, createKeyedMutex, type Storage } from '@strongroom/sdk-plugin';
+import { getJSON, putJSON, createReadCache } from '@strongroom/sdk-plugin/host';
 
 export interface KvConfig {
   max_versions: number;

@@ -5,7 +5,8 @@
  * times; every failure says the same thing, so a caller cannot probe which of
  * RoleID or SecretID was wrong.
  */
-import { badRequest, definePath, f, renewedAuth, type Handler, type KeyedMutex, type PathDef } from '@strongroom/sdk-plugin';
+import { badRequest, definePath, f, renewedAuth, type PathDef } from '@strongroom/sdk-plugin';
+import { type SecretHandler, type KeyedMutex } from '@strongroom/sdk-plugin/host';
 import type { ApproleStore, SecretIdEntry } from '../store.js';
 import { hostCidr, ipAllowed } from '../cidr.js';
 import { isExpired } from './secret-id.js';
@@ -111,7 +112,7 @@ SecretID's metadata. The SecretID's use count is spent once per successful login
  * still exist with the same RoleID (a role deleted and created again under the
  * same name has a new one), and the token takes the role's current TTLs.
  */
-export function loginRenew({ store }: Pick<Deps, 'store'>): Handler<Record<string, unknown>> {
+export function loginRenew({ store }: Pick<Deps, 'store'>): SecretHandler {
   return async (req) => {
     const auth = req.auth;
     const name = auth?.internalData.role_name;

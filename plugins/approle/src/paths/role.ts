@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { badRequest, definePath, f, paginate, type PathDef, type KeyedMutex } from '@strongroom/sdk-plugin';
+import { badRequest, definePath, f, type PathDef } from '@strongroom/sdk-plugin';
+import { paginate, type KeyedMutex } from '@strongroom/sdk-plugin/host';
 import type { ApproleStore, RoleEntry } from '../store.js';
 import { validateCidrs } from '../cidr.js';
 

@@ -4,7 +4,8 @@
  * num_uses and ttl not above the role's, CIDRs subsets of the role's.
  */
 import { randomUUID } from 'node:crypto';
-import { badRequest, definePath, f, paginate, type HandlerRequest, type KeyedMutex, type PathDef } from '@strongroom/sdk-plugin';
+import { badRequest, definePath, f, type HandlerRequest, type PathDef } from '@strongroom/sdk-plugin';
+import { paginate, type KeyedMutex } from '@strongroom/sdk-plugin/host';
 import type { ApproleStore, RoleEntry, SecretIdEntry } from '../store.js';
 import { ZERO_TIME } from '../store.js';
 import { isSubset, validateCidrs } from '../cidr.js';

@@ -7,7 +7,8 @@
  * rotate-root and its crash recovery are root-rotation.ts; config writes and
  * reset settle a rotation a crash cut short before they read the config.
  */
-import { badRequest, definePath, f, notFound, paginate, type HandlerRequest, type PathDef } from '@strongroom/sdk-plugin';
+import { badRequest, definePath, f, notFound, redactCredentials, type HandlerRequest, type PathDef } from '@strongroom/sdk-plugin';
+import { paginate } from '@strongroom/sdk-plugin/host';
 import type { EngineDeps } from '../deps.js';
 import type { ConnectionConfig } from '../store.js';
 
@@ -33,24 +34,6 @@ const pluginFields = {
 };
 
 const ENGINE_KEYS = new Set(['name', ...Object.keys(engineFields)]);
-/** Detail keys that hold credentials and are never read back. */
-const SECRET_DETAIL = /password|private_key|secret|token/i;
-
-/** Details without credentials; a URL's inline password is masked. */
-export function redactDetails(details: Record<string, unknown>): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(details)) {
-    if (SECRET_DETAIL.test(k)) continue;
-    out[k] = typeof v === 'string' && /url|dsn/i.test(k) ? redactUrl(v) : v;
-  }
-  return out;
-}
-
-function redactUrl(url: string): string {
-  // scheme://user:password@host -> scheme://user:*****@host ({{password}} templates are kept: they hold no secret)
-  return url.replace(/^([a-z][a-z0-9+.-]*:\/\/[^:/@]*):([^@/]*)@/i, (_m, head: string, pw: string) => (pw === '{{password}}' ? _m : `${head}:*****@`));
-}
-
 export function configPaths(deps: EngineDeps): PathDef[] {
   const { store, connections } = deps;
 
@@ -86,7 +69,7 @@ export function configPaths(deps: EngineDeps): PathDef[] {
               allowed_roles: c.allowed_roles,
               root_credentials_rotate_statements: c.root_rotation_statements,
               password_policy: c.password_policy,
-              connection_details: redactDetails(c.connection_details),
+              connection_details: redactCredentials(c.connection_details),
             },
           };
         },

@@ -1,5 +1,6 @@
 /** Dynamic roles: roles/:name and roles/ (list). */
-import { badRequest, definePath, f, paginate, type PathDef } from '@strongroom/sdk-plugin';
+import { badRequest, definePath, f, type PathDef } from '@strongroom/sdk-plugin';
+import { paginate } from '@strongroom/sdk-plugin/host';
 import { checkCredentialConfig } from '../credentials.js';
 import type { EngineDeps } from '../deps.js';
 import type { CredentialType, DynamicRole } from '../store.js';

@@ -4,7 +4,8 @@
  * password the engine rotates (see static-rotation.ts); deleting the role
  * leaves the user in the database.
  */
-import { badRequest, definePath, f, notFound, paginate, type PathDef } from '@strongroom/sdk-plugin';
+import { badRequest, definePath, f, notFound, type PathDef } from '@strongroom/sdk-plugin';
+import { paginate } from '@strongroom/sdk-plugin/host';
 import { checkCredentialConfig } from '../credentials.js';
 import { roleAllowed, type EngineDeps } from '../deps.js';
 import type { StaticRole } from '../store.js';

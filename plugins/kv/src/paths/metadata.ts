@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { badRequest, definePath, f, formatGoDuration, paginate, type PathDef } from '@strongroom/sdk-plugin';
+import { badRequest, definePath, f, type PathDef } from '@strongroom/sdk-plugin';
+import { formatGoDuration, paginate } from '@strongroom/sdk-plugin/host';
 import { dirPrefix, keyPath, newMetadata, rfc3339Nano, type KeyMetadata, type KvStore } from '../store.js';
 
 // Vault's documented limits on custom_metadata.

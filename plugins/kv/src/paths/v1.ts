@@ -1,4 +1,5 @@
-import { badRequest, definePath, getJSON, paginate, putJSON, type PathDef } from '@strongroom/sdk-plugin';
+import { badRequest, definePath, type PathDef } from '@strongroom/sdk-plugin';
+import { getJSON, paginate, putJSON } from '@strongroom/sdk-plugin/host';
 import { dirPrefix } from '../store.js';
 
 /** kv version 1: the whole body is the secret, stored as is at `<path>` (no versions). */

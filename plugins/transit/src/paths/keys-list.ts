@@ -1,5 +1,6 @@
 /** `keys/` LIST. */
-import { definePath, paginate } from '@strongroom/sdk-plugin';
+import { definePath } from '@strongroom/sdk-plugin';
+import { paginate } from '@strongroom/sdk-plugin/host';
 import type { TransitDeps } from './common.js';
 
 export function keysListPath(deps: TransitDeps) {
