@@ -113,12 +113,16 @@ describe('approle secret IDs', () => {
 describe('approle login', () => {
   it('issues the auth block from the role and the SecretID metadata', async () => {
     const b = await approle();
-    await b.write('role/r', { token_policies: 'p1', token_ttl: 60, token_max_ttl: 120, token_num_uses: 4, token_type: 'batch', token_period: 0 });
+    // Vault's tokenutil: a batch token can be neither periodic nor use-limited.
+    expect((await errOf(b.write('role/r', { token_type: 'batch', token_num_uses: 4 }))).message).toContain('use limit');
+    expect((await errOf(b.write('role/r', { token_type: 'batch', token_period: 60 }))).message).toContain('periodic');
+    await b.write('role/r', { token_policies: 'p1', token_ttl: 60, token_max_ttl: 120, token_num_uses: 0, token_type: 'batch', token_period: 0 });
+    await b.write('role/r', { token_num_uses: 4, token_type: 'service' });
     const { roleId, secret_id } = await creds(b, 'r', { metadata: '{"env":"prod"}' });
     const res = await login(b, { role_id: roleId, secret_id });
     expect(res?.auth).toMatchObject({
       displayName: 'approle', policies: ['p1'], metadata: { role_name: 'r', env: 'prod' }, ttl: 60, maxTtl: 120,
-      numUses: 4, renewable: true, boundCidrs: [], tokenType: 'batch',
+      numUses: 4, renewable: true, boundCidrs: [], tokenType: 'service',
     });
     expect((await errOf(login(b, { role_id: roleId, secret_id: 'wrong' }))).message).toBe('invalid role or secret ID');
     expect((await errOf(login(b, { role_id: 'wrong', secret_id }))).message).toBe('invalid role or secret ID');

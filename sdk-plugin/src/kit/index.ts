@@ -6,3 +6,5 @@ export * from './read-cache.js';
 export * from './record-store.js';
 export * from './scrub.js';
 export * from './rotation.js';
+export * from './cidr.js';
+export * as tokens from './token-fields.js';

@@ -1,24 +1,31 @@
 import { createKeyedMutex } from './keyed-mutex.js';
 
-describe('keyed mutex', () => {
-  it('runs work on one key one at a time, in arrival order, and other keys in parallel', async () => {
+describe('createKeyedMutex', () => {
+  it('serializes work on one key and not across keys', async () => {
     const m = createKeyedMutex();
-    const log: string[] = [];
-    const step = (tag: string, ms: number) => async () => {
-      log.push(`${tag}+`);
-      await new Promise((r) => setTimeout(r, ms));
-      log.push(`${tag}-`);
-      return tag;
-    };
-    const results = await Promise.all([m.run('a', step('a1', 20)), m.run('a', step('a2', 1)), m.run('b', step('b1', 1))]);
-    expect(results).toEqual(['a1', 'a2', 'b1']);
-    expect(log.indexOf('a1-')).toBeLessThan(log.indexOf('a2+'));
-    expect(log.indexOf('b1-')).toBeLessThan(log.indexOf('a1-'));
+    const order: string[] = [];
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    const first = m.run('k', async () => {
+      order.push('first-start');
+      await gate;
+      order.push('first-end');
+    });
+    const second = m.run('k', async () => {
+      order.push('second');
+    });
+    const other = m.run('other', async () => {
+      order.push('other');
+    });
+    await other;
+    expect(order).toEqual(['first-start', 'other']);
+    release();
+    await Promise.all([first, second]);
+    expect(order).toEqual(['first-start', 'other', 'first-end', 'second']);
   });
-
-  it('releases the key when the work fails', async () => {
+  it('releases the lock when the work throws', async () => {
     const m = createKeyedMutex();
-    await expect(m.run('a', async () => Promise.reject(new Error('x')))).rejects.toThrow('x');
-    await expect(m.run('a', async () => 'ok')).resolves.toBe('ok');
+    await expect(m.run('k', async () => Promise.reject(new Error('boom')))).rejects.toThrow('boom');
+    await expect(m.run('k', async () => 7)).resolves.toBe(7);
   });
 });

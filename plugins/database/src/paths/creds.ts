@@ -5,7 +5,7 @@
  * the core's expiration manager retries it, and only after its retries
  * marks the lease irrevocable.
  */
-import { badRequest, defineSecret, definePath, f, type HandlerRequest, type PathDef, type SecretTypeDef } from '@strongroom/sdk-plugin';
+import { badRequest, defineSecret, definePath, f, type HandlerRequest, type PathDef } from '@strongroom/sdk-plugin';
 import { newPassword, newRsaKeyPair } from '../credentials.js';
 import { roleAllowed, type EngineDeps } from '../deps.js';
 import type { CredentialType, DynamicRole } from '../store.js';
@@ -42,7 +42,7 @@ async function roleTtls(deps: EngineDeps, role: DynamicRole): Promise<{ defaultT
   return { defaultTtl: role.default_ttl || mountDefault, maxTtl: role.max_ttl || mountMax };
 }
 
-export function credsSecret(deps: EngineDeps): SecretTypeDef {
+export function credsSecret(deps: EngineDeps): ReturnType<typeof defineSecret> {
   return defineSecret({
     type: CREDS_SECRET_TYPE,
     renew: async (req) => {
@@ -74,7 +74,7 @@ export function credsSecret(deps: EngineDeps): SecretTypeDef {
   });
 }
 
-export function credsPath(deps: EngineDeps, secret: SecretTypeDef): PathDef {
+export function credsPath(deps: EngineDeps, secret: ReturnType<typeof defineSecret>): PathDef {
   return definePath({
     pattern: 'creds/:name',
     fields: { name: f.string().describe('Role name') },

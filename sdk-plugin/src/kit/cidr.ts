@@ -1,5 +1,5 @@
 import { BlockList, isIP } from 'node:net';
-import { badRequest } from '@strongroom/sdk-plugin';
+import { badRequest } from '../errors.js';
 
 interface Cidr {
   address: string;
