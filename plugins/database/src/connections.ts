@@ -50,7 +50,7 @@ const processGone = (err: unknown) => err instanceof StrongroomError && (err.cod
 export function createConnections(deps: {
   mountUuid: string;
   system: SystemView;
-  store: Pick<DatabaseStore, 'getConfig'>;
+  store: Pick<DatabaseStore, 'configs'>;
   logger: Logger;
   clientFactory: DatabaseClientFactory;
   /** Resolves once the connection may be used (a root rotation a crash cut short is settled first: root-rotation.ts). */
@@ -89,7 +89,7 @@ export function createConnections(deps: {
   const api: Connections = {
     async use(name, fn) {
       await deps.ready(name);
-      const cfg = await deps.store.getConfig(name);
+      const cfg = await deps.store.configs.get(name);
       if (!cfg) throw badRequest(`db_name: connection "${name}" does not exist`);
       let l = live.get(name);
       if (l && l.plugin !== pluginKey(cfg)) {

@@ -79,6 +79,8 @@ export interface Records<T> {
   /** A validated put for `store.batch`. */
   putOp(name: string, value: T): StorageOp;
   deleteOp(name: string): StorageOp;
+  /** The store's `batch` (operations of any kind of the same store). */
+  batch(ops: StorageOp[]): Promise<void>;
 }
 
 /** A kind with exactly one record (a mount's config, a key): the Records API without names. */
@@ -126,6 +128,13 @@ export function createRecordStore(storage: Storage, opts: RecordStoreOptions = {
   const cache = createReadCache<object>({ max: opts.cacheMax ?? 10_000 });
   const mutex = opts.mutex ?? createKeyedMutex();
   const lock = <R>(key: string, fn: () => Promise<R>) => mutex.run(key, fn);
+  const batch = async (ops: StorageOp[]) => {
+    if (ops.length === 0) return;
+    await cache.write(
+      ops.map((o) => o.key),
+      () => storage.batch(ops),
+    );
+  };
 
   function kind<S extends z.ZodType>(prefix: string, schema: S, kopts: RecordKindOptions<z.output<S>> = {}): Records<z.output<S>> {
     type T = z.output<S>;
@@ -191,6 +200,7 @@ export function createRecordStore(storage: Storage, opts: RecordStoreOptions = {
         }),
       putOp,
       deleteOp,
+      batch: (ops) => batch(ops),
     };
     return records;
   }
@@ -210,13 +220,7 @@ export function createRecordStore(storage: Storage, opts: RecordStoreOptions = {
         deleteOp: () => r.deleteOp(''),
       };
     },
-    async batch(ops) {
-      if (ops.length === 0) return;
-      await cache.write(
-        ops.map((o) => o.key),
-        () => storage.batch(ops),
-      );
-    },
+    batch,
     lock,
     invalidate: (key) => cache.drop(key),
     clear: () => cache.clear(),

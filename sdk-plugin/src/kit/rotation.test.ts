@@ -38,7 +38,7 @@ function setup(opts: { settle?: boolean } = {}) {
           throw new Error('connection reset');
         }
       },
-      commit: async (name, e) => void (await roles.update(name, (r) => r && { ...r, password: e.password, last: clock.t })),
+      commit: async (name, e) => [roles.putOp(name, { ...(await roles.get(name))!, password: e.password, last: clock.t })],
     };
     if (opts.settle) target.settle = async (_name, e) => (system.get(e.user) === e.password ? 'applied' : 'not-applied');
     const rot = createRotationScheduler(target, { now: () => clock.t, retryMs: 1000 });

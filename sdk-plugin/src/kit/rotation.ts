@@ -25,6 +25,7 @@ import type { Clock } from './clock.js';
 import { createDueScheduler } from './due-scheduler.js';
 import { createKeyedMutex, type KeyedMutex } from './keyed-mutex.js';
 import type { Records } from './record-store.js';
+import type { StorageOp } from '../storage.js';
 
 /** What an engine implements for the names it rotates. `W` is its write-ahead entry (the new secret and what it applies to). */
 export interface RotationTarget<W> {
@@ -40,8 +41,12 @@ export interface RotationTarget<W> {
   applies?(name: string, entry: W): Promise<boolean>;
   /** Makes the change in the external system. Idempotent: after a crash it may run again with the same entry. */
   apply(name: string, entry: W): Promise<void>;
-  /** Stores the outcome (new secret, time of the rotation); the write-ahead entry is deleted after it. */
-  commit(name: string, entry: W): Promise<void>;
+  /**
+   * The outcome to store (new secret, time of the rotation), as operations of
+   * the `wal`'s record store: they are written in one batch with the deletion
+   * of the write-ahead entry.
+   */
+  commit(name: string, entry: W): Promise<StorageOp[]>;
   /**
    * Optional, for changes that cannot be replayed blindly (a root password:
    * the old one may no longer log in): find out whether the system has the
@@ -127,11 +132,13 @@ export function createRotationScheduler<W>(target: RotationTarget<W>, opts: Rota
     else due.schedule(name, at);
   };
 
+  /** Stores the outcome and drops the write-ahead entry, atomically. */
+  const finish = (name: string, ops: StorageOp[]) => target.wal.batch([...ops, target.wal.deleteOp(name)]);
+
   /** Settles a found entry; answers whether it is gone (committed or dropped). Caller holds the lock. */
   const settleEntry = async (name: string, entry: W): Promise<'applied' | 'not-applied'> => {
     const outcome = await target.settle!(name, entry);
-    if (outcome === 'applied') await target.commit(name, entry);
-    await target.wal.delete(name);
+    await finish(name, outcome === 'applied' ? await target.commit(name, entry) : []);
     return outcome;
   };
 
@@ -184,8 +191,7 @@ export function createRotationScheduler<W>(target: RotationTarget<W>, opts: Rota
           failures.delete(name);
           return void (await scheduleFromTarget(name));
         }
-        await target.commit(name, entry);
-        await target.wal.delete(name);
+        await finish(name, await target.commit(name, entry));
         failures.delete(name);
         await scheduleFromTarget(name);
       } catch (err) {

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { badRequest, cidr, definePath, f, tokens, type PathDef } from '@strongroom/sdk-plugin';
-import { paginate, type KeyedMutex } from '@strongroom/sdk-plugin/host';
+import { type KeyedMutex } from '@strongroom/sdk-plugin/host';
 import type { ApproleStore, RoleEntry } from '../store.js';
 
 const NAME_RE = /^[A-Za-z0-9 _.-]+$/;
@@ -93,7 +93,7 @@ export function roleListPath({ store }: Pick<Deps, 'store'>): PathDef {
     operations: {
       list: {
         summary: 'List the roles',
-        handler: async (req) => ({ data: { keys: paginate(await store.listRoles(), req.list.after, req.list.limit) } }),
+        handler: () => store.listRoles(),
       },
     },
     synopsis: 'List the AppRole roles.',

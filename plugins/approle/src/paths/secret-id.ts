@@ -5,7 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { badRequest, cidr, definePath, f, type HandlerRequest, type PathDef } from '@strongroom/sdk-plugin';
-import { paginate, type KeyedMutex } from '@strongroom/sdk-plugin/host';
+import { type KeyedMutex } from '@strongroom/sdk-plugin/host';
 import type { ApproleStore, RoleEntry, SecretIdEntry } from '../store.js';
 import { ZERO_TIME } from '../store.js';
 
@@ -138,7 +138,7 @@ export function secretIdPaths(deps: Deps): PathDef[] {
           summary: 'List the accessors of the SecretIDs of a role',
           handler: async (req) => {
             await roleOr400(req.data.role_name);
-            return { data: { keys: paginate(await store.listAccessors(req.data.role_name), req.list.after, req.list.limit) } };
+            return store.listAccessors(req.data.role_name);
           },
         },
       },

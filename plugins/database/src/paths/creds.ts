@@ -47,7 +47,7 @@ export function credsSecret(deps: EngineDeps): ReturnType<typeof defineSecret> {
     type: CREDS_SECRET_TYPE,
     renew: async (req) => {
       const i = internalOf(req);
-      const role = await deps.store.getRole(i.role);
+      const role = await deps.store.roles.get(i.role);
       if (!role) throw badRequest(`role "${i.role}" no longer exists; the lease cannot be renewed`);
       const ref = req.secret!;
       const { defaultTtl, maxTtl } = await roleTtls(deps, role);
@@ -66,7 +66,7 @@ export function credsSecret(deps: EngineDeps): ReturnType<typeof defineSecret> {
     },
     revoke: async (req) => {
       const i = internalOf(req);
-      const role = i.role ? await deps.store.getRole(i.role) : null;
+      const role = i.role ? await deps.store.roles.get(i.role) : null;
       const statements = role ? role.revocation_statements : i.revocation_statements;
       await deps.connections.use(i.db_name, (client) => client.deleteUser({ username: i.username, statements: { commands: statements } }));
       return null;
@@ -83,9 +83,9 @@ export function credsPath(deps: EngineDeps, secret: ReturnType<typeof defineSecr
       read: {
         summary: 'Create a database user and return its credentials.',
         handler: async (req) => {
-          const role = await deps.store.getRole(req.data.name);
+          const role = await deps.store.roles.get(req.data.name);
           if (!role) throw badRequest(`unknown role: ${req.data.name}`);
-          const cfg = await deps.store.getConfig(role.db_name);
+          const cfg = await deps.store.configs.get(role.db_name);
           if (!cfg) throw badRequest(`db_name: connection "${role.db_name}" of role "${role.name}" does not exist`);
           if (!roleAllowed(cfg.allowed_roles, role.name)) throw badRequest(`role "${role.name}" is not allowed by connection "${cfg.name}" (allowed_roles)`);
           const { defaultTtl, maxTtl } = await roleTtls(deps, role);
