@@ -1,5 +1,5 @@
 import { StrongroomError, badRequest, unrecoverable, type SecretSpec } from '@strongroom/sdk-plugin/host';
-import { createFaultyStore } from '../storage/faulty.js';
+import { createFaultyStore } from '@strongroom/sdk-plugin/host';
 import { createInmemPhysical } from '../storage/inmem.js';
 import type { Physical } from '../storage/physical.js';
 import { createManualClock, type ManualClock } from '@strongroom/sdk-plugin/host';

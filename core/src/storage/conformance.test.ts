@@ -9,7 +9,7 @@ import { randomBytes } from 'node:crypto';
 import { createInmemPhysical } from './inmem.js';
 import { createLevelPhysical } from './level.js';
 import { createView } from './view.js';
-import { createFaultyStore } from './faulty.js';
+import { createFaultyStore } from '@strongroom/sdk-plugin/host';
 import { createBarrier } from '../barrier/barrier.js';
 import type { KeyValueStore } from './keys.js';
 import type { Physical } from './physical.js';

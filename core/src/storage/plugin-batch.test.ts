@@ -11,7 +11,7 @@ import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import { createCallbackClient, createCallbackServer, createRecordStore, type SystemView } from '@strongroom/sdk-plugin/host';
 import { createBarrier } from '../barrier/barrier.js';
-import { createFaultyStore } from './faulty.js';
+import { createFaultyStore } from '@strongroom/sdk-plugin/host';
 import { createInmemPhysical } from './inmem.js';
 import { createView } from './view.js';
 

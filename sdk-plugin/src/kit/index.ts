@@ -8,3 +8,4 @@ export * from './scrub.js';
 export * from './rotation.js';
 export * from './cidr.js';
 export * as tokens from './token-fields.js';
+export * from './faulty-store.js';
