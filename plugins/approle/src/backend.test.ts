@@ -1,5 +1,5 @@
 import { createTestBackend, StrongroomError, type LogicalResponse, type Storage } from '@strongroom/sdk-plugin';
-import { createMemoryStorage, putJSON } from '@strongroom/sdk-plugin/host';
+import { createFaultyStore, createMemoryStorage, putJSON } from '@strongroom/sdk-plugin/host';
 import { createApproleBackend } from './backend.js';
 
 const errOf = (p: Promise<unknown>) => p.then(() => { throw new Error('expected an error'); }, (e: StrongroomError) => e);
@@ -274,5 +274,25 @@ describe('approle caches', () => {
     await mem.delete(sidKey!);
     await b.backend.invalidateKey(sidKey!);
     expect((await errOf(login(b, { role_id: roleId, secret_id }))).message).toBe('invalid role or secret ID');
+  });
+});
+
+describe('approle writes are atomic', () => {
+  it('a RoleID change cut short at the storage (fault injector) leaves the role and its index as they were', async () => {
+    const storage = createFaultyStore(createMemoryStorage());
+    const b = await createTestBackend(createApproleBackend(), { mount: { path: 'approle/' }, storage });
+    await b.write('role/r', { role_id: 'old-id' });
+    const { secret_id } = (await b.write('role/r/secret-id', {}))!.data as { secret_id: string };
+    const keys = [...storage.dump().keys()].sort();
+
+    storage.faults.failNext(1, 'batch');
+    await expect(b.write('role/r/role-id', { role_id: 'new-id' })).rejects.toThrow('injected storage fault');
+    expect([...storage.dump().keys()].sort()).toEqual(keys);
+    expect((await b.read('role/r/role-id'))?.data).toEqual({ role_id: 'old-id' });
+    expect((await login(b, { role_id: 'old-id', secret_id }))?.auth).toBeDefined();
+
+    await b.write('role/r/role-id', { role_id: 'new-id' });
+    expect((await login(b, { role_id: 'new-id', secret_id }))?.auth).toBeDefined();
+    await expect(login(b, { role_id: 'old-id', secret_id })).rejects.toThrow('invalid role or secret ID');
   });
 });

@@ -127,15 +127,14 @@ export function rolePath({ store, mutex, mountId, dropSecretIds }: Deps): PathDe
             const next = applyRoleInput(existing ?? defaultRole(name), req.data, req.provided, existing === null);
             const wanted = req.provided.has('role_id') ? (req.data.role_id ?? '').trim() : '';
             if (req.provided.has('role_id') && wanted === '') throw badRequest('field "role_id": must not be empty');
+            const previous = next.role_id;
             if (wanted !== '' && wanted !== next.role_id) {
               const owner = await store.roleNameForRoleId(wanted);
               if (owner !== null && owner !== name) throw badRequest('field "role_id": already in use');
-              if (next.role_id !== '') await store.deleteRoleId(next.role_id);
               next.role_id = wanted;
             }
             if (next.role_id === '') next.role_id = randomUUID();
-            await store.putRoleId(next.role_id, name);
-            await store.putRole(next);
+            await store.saveRole(next, previous);
           });
         },
       },
@@ -147,8 +146,7 @@ export function rolePath({ store, mutex, mountId, dropSecretIds }: Deps): PathDe
             const r = await store.getRole(name);
             if (!r) return;
             await dropSecretIds(name);
-            await store.deleteRoleId(r.role_id);
-            await store.deleteRole(name);
+            await store.deleteRole(r);
           });
         },
       },
@@ -186,9 +184,7 @@ export function roleIdPath({ store, mutex, mountId }: Pick<Deps, 'store' | 'mute
             if (!r) throw badRequest(`role "${name}" does not exist`);
             const owner = await store.roleNameForRoleId(wanted);
             if (owner !== null && owner !== name) throw badRequest('field "role_id": already in use');
-            await store.deleteRoleId(r.role_id);
-            await store.putRoleId(wanted, name);
-            await store.putRole({ ...r, role_id: wanted });
+            await store.saveRole({ ...r, role_id: wanted }, r.role_id);
             return { data: { role_id: wanted } };
           });
         },
@@ -219,7 +215,7 @@ export function roleFieldPaths({ store, mutex, mountId }: Pick<Deps, 'store' | '
       mutex.run(`${mountId}:role:${name}`, async () => {
         const r = await store.getRole(name);
         if (!r) throw badRequest(`role "${name}" does not exist`);
-        await store.putRole(applyRoleInput(r, data, provided, false));
+        await store.saveRole(applyRoleInput(r, data, provided, false));
       });
     return definePath({
       pattern: `role/:role_name/${endpoint}`,
