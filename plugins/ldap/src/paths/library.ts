@@ -156,7 +156,7 @@ export function libraryPaths(engine: Engine, lib: ReturnType<typeof createLibrar
             if (has('max_ttl')) next.max_ttl = Number(d.max_ttl);
             if (has('disable_check_in_enforcement')) next.disable_check_in_enforcement = Boolean(d.disable_check_in_enforcement);
             if (next.service_account_names.length === 0) throw badRequest('service_account_names: missing required field');
-            if (next.max_ttl > 0 && (next.ttl === 0 || next.ttl > next.max_ttl)) throw badRequest('ttl: cannot be longer than max_ttl');
+            if (next.max_ttl > 0 && next.ttl > next.max_ttl) throw badRequest('ttl: cannot be longer than max_ttl');
             const removed = (existing?.service_account_names ?? []).filter((n) => !next.service_account_names.includes(n));
             const added = next.service_account_names.filter((n) => !(existing?.service_account_names ?? []).includes(n));
             for (const n of removed) if ((await store.accounts.get(n))?.checked_out) throw badRequest(`service_account_names: ${n} is checked out and cannot leave the set`);
