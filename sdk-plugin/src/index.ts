@@ -21,6 +21,7 @@ export { createManualClock } from './kit/clock.js';
 export { createRotationScheduler } from './kit/rotation.js';
 export type { RotationTarget } from './kit/rotation.js';
 export { scrubSecrets, redactCredentials } from './kit/scrub.js';
+export { compileTemplate, renderTemplate } from './kit/template.js';
 export * as tokens from './kit/token-fields.js';
 export * as cidr from './kit/cidr.js';
 export { createTestBackend, errorOf } from './harness.js';
