@@ -15,6 +15,7 @@ import type { Metrics } from '../metrics/metrics.js';
 import { mountInfoOf, routePath, type Router } from '../mounts/mount-table.js';
 import type { NamespaceRegistry } from '../namespace/namespaces.js';
 import type { AuditEntry } from '../audit/broker.js';
+import { plainRequestKeys } from '../audit/hash.js';
 import type { AclOperation, AclPort, AuditPort, CallerToken, InProcessRequest, LeasePort, MountBinding, TokenPort } from './ports.js';
 
 export type ApiOperation = 'read' | 'list' | 'write' | 'delete' | 'patch';
@@ -149,7 +150,7 @@ export function createPipeline(deps: PipelineDeps) {
             client_token_accessor: token?.accessor ?? '',
             data: req.data,
           },
-          nonHmacRequestKeys: mount.config.audit_non_hmac_request_keys,
+          nonHmacRequestKeys: plainRequestKeys(mount.config.audit_non_hmac_request_keys, binding.description),
           nonHmacResponseKeys: mount.config.audit_non_hmac_response_keys,
         }
       : null;
