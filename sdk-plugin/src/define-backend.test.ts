@@ -171,6 +171,21 @@ describe('fields', () => {
     expect((await b.read('keys/url'))?.data).toMatchObject({ name: 'url' });
   });
 
+  it('takes a JSON null as an unset field: the default applies, it is not provided, and a required one is missing', async () => {
+    const b = await createTestBackend(factory);
+    await b.request({ operation: 'create', path: 'keys/n', data: { ttl: null, exportable: null } });
+    expect((await b.read('keys/n'))?.data).toEqual({ name: 'n', ttl: 60, exportable: false });
+    await b.request({ operation: 'update', path: 'keys/n', data: { ttl: null } });
+    expect(calls).toContain('update:n:name');
+    expect(await errOf(b.write('hash', { input: null }))).toMatchObject({ status: 400, message: 'field "input": missing required field' });
+  });
+
+  it('shows f.string() as a string in help and OpenAPI', async () => {
+    const b = await createTestBackend(factory);
+    const login = b.backend.describe().paths.find((p) => p.pattern === 'login')!;
+    expect(login.fields.find((x) => x.name === 'secret')?.schema).toMatchObject({ type: 'string' });
+  });
+
   it('tells provided fields from defaults', async () => {
     const b = await createTestBackend(factory);
     await b.write('keys/a', {});

@@ -15,7 +15,7 @@
  * - create/update: the existence check (when declared) decides which of the
  *   two the core sends; a path declaring only one of them serves both.
  * - Fields: URL captures win over body/query values (with a warning when they
- *   differ); unknown fields are ignored with a warning unless the path takes
+ *   differ); a JSON null is the same as an absent field; unknown fields are ignored with a warning unless the path takes
  *   arbitrary input; a validation failure is a 400 naming the field.
  * - Lists: a LIST handler answers its keys; the SDK sorts and paginates them
  *   by `after`/`limit` and answers 404 for an empty page, as the spec says.
@@ -288,6 +288,8 @@ function buildBackend(help: string, def: BackendDefinition, env: MountEnv): Back
     for (const key of Object.keys(body)) {
       // Own properties only: a body key such as "__proto__" or "constructor" is never a declared field.
       if (Object.hasOwn(p.fields, key) && key !== '__proto__') {
+        // JSON null means "not set", as in Vault's framework: the field keeps its default, or is missing if required.
+        if (body[key] === null) continue;
         input[key] = body[key];
         provided.add(key);
       } else if (!(req.operation === 'list' && LIST_PARAMS.has(key))) {
