@@ -131,6 +131,24 @@ describe('rotation scheduler', () => {
     expect(s.applied).toEqual(['pw-1']);
   });
 
+  it('started, it loads the schedule by itself (retrying while storage does not answer) and rotates what is due', async () => {
+    const s = setup();
+    const { roles, target } = s.build();
+    await roles.put('r', { user: 'svc', password: 'initial', last: s.clock.t - 20_000, period: 10_000 });
+    let fails = 1;
+    const names = target.names;
+    target.names = async () => {
+      if (fails-- > 0) throw new Error('storage not ready');
+      return names();
+    };
+    const rot = createRotationScheduler(target, { now: () => s.clock.t });
+    rot.start();
+    const deadline = Date.now() + 5000;
+    while (s.applied.length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    rot.stop();
+    expect(s.applied).toEqual(['pw-1']);
+  });
+
   it('does not retry a name that is not scheduled', async () => {
     const s = setup();
     const { rot } = s.build();

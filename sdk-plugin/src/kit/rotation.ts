@@ -99,6 +99,7 @@ export interface RotationOptions {
 
 const RETRY_MS = 10_000;
 const MAX_RETRY_MS = 3_600_000;
+const LOAD_RETRY_MS = 1_000;
 
 export function createRotationScheduler<W>(target: RotationTarget<W>, opts: RotationOptions = {}): RotationScheduler {
   const now = opts.now ?? (() => Date.now());
@@ -120,6 +121,8 @@ export function createRotationScheduler<W>(target: RotationTarget<W>, opts: Rota
     onDue: (name) => void rotateIf(name, 'due').catch((err: unknown) => log?.warn('rotation failed; will retry', { name, error: String(err) })),
   });
   let loaded: Promise<void> | null = null;
+  let started = false;
+  let retry: NodeJS.Timeout | null = null;
   let ticking: Promise<void> | null = null;
 
   const lockKey = opts.lockKey ?? ((name: string) => `rotate/${name}`);
@@ -251,10 +254,23 @@ export function createRotationScheduler<W>(target: RotationTarget<W>, opts: Rota
       return ticking;
     },
     start() {
+      started = true;
       due.start();
-      void load().catch(() => undefined);
+      // Storage may not answer while the mount is being set up: try again each second until the schedule is loaded.
+      const attempt = () => {
+        if (!started) return;
+        load().catch(() => {
+          retry = setTimeout(attempt, LOAD_RETRY_MS);
+          retry.unref();
+        });
+      };
+      attempt();
     },
-    stop: () => due.stop(),
+    stop() {
+      started = false;
+      if (retry) clearTimeout(retry);
+      due.stop();
+    },
     locked,
   };
 }
