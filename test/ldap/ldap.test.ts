@@ -359,6 +359,50 @@ describe('library sets', () => {
   });
 });
 
+describe('TLS', () => {
+  const pem = (name: string) => readFileSync(join(ld.tlsDir, name), 'utf8');
+  /** Writes the TLS mount's config and issues (then revokes) one credential through it: the status of creds. */
+  async function issueOver(cfg: Record<string, unknown>): Promise<{ status: number; error: string }> {
+    const w = await s.api('POST', 'ldap-tls/config', { binddn: ld.managerDn, bindpass: ld.managerPassword, connection_timeout: 5, request_timeout: 10, certificate: '', insecure_tls: false, starttls: false, client_tls_cert: '', client_tls_key: '', ...cfg });
+    expect([w.status, w.text]).toEqual([204, '']);
+    const r = await s.api('GET', 'ldap-tls/creds/dyn');
+    if (r.status === 200) {
+      expect(await binds(ld, r.body.data.distinguished_names[0], r.body.data.password)).toBe(true);
+      expect((await s.api('POST', 'sys/leases/revoke', { lease_id: r.body.lease_id, sync: true })).status).toBe(204);
+    }
+    return { status: r.status, error: String(r.body?.errors?.[0] ?? '') };
+  }
+
+  beforeAll(async () => {
+    expect((await s.api('POST', 'sys/mounts/ldap-tls', { type: 'ldap' })).status).toBe(204);
+    await s.api('POST', 'ldap-tls/config', { binddn: ld.managerDn, bindpass: ld.managerPassword, url: ld.ldapsUrl });
+    const role = await s.api('POST', 'ldap-tls/role/dyn', { creation_ldif: CREATE(dynamic), deletion_ldif: DELETE(dynamic), username_template: `v_tls_${t}_{{random 8}}` });
+    expect(role.status).toBe(204);
+  });
+
+  it('ldaps:// verifies the server against `certificate`; without it the connection is refused, insecure_tls skips the check', async () => {
+    expect(await issueOver({ url: ld.ldapsUrl, certificate: pem('ca.pem') })).toEqual({ status: 200, error: '' });
+    const refused = await issueOver({ url: ld.ldapsUrl });
+    expect(refused.status).toBe(502);
+    expect(refused.error).toMatch(/certificate/);
+    expect(await issueOver({ url: ld.ldapsUrl, insecure_tls: true })).toEqual({ status: 200, error: '' });
+  });
+
+  it('starttls upgrades an ldap:// connection, checked against the same CA', async () => {
+    expect(await issueOver({ url: ld.url, starttls: true, certificate: pem('ca.pem') })).toEqual({ status: 200, error: '' });
+    expect((await issueOver({ url: ld.url, starttls: true })).status).toBe(502);
+  });
+
+  it('client_tls_cert and client_tls_key are presented: one the server cannot verify ends the session', async () => {
+    expect(await issueOver({ url: ld.ldapsUrl, certificate: pem('ca.pem'), client_tls_cert: pem('client.pem'), client_tls_key: pem('client-key.pem') })).toEqual({ status: 200, error: '' });
+    expect((await issueOver({ url: ld.ldapsUrl, certificate: pem('ca.pem'), client_tls_cert: pem('rogue.pem'), client_tls_key: pem('rogue-key.pem') })).status).toBe(502);
+  });
+
+  it('tls_min_version and tls_max_version bound the protocol', async () => {
+    expect(await issueOver({ url: ld.ldapsUrl, certificate: pem('ca.pem'), tls_min_version: 'tls13', tls_max_version: 'tls13' })).toEqual({ status: 200, error: '' });
+  });
+});
+
 describe('rotate-root', () => {
   it('changes the bind password: the old one stops binding and the engine keeps working', async () => {
     expect(await binds(ld, bindDn, bindPassword)).toBe(true);

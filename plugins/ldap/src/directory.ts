@@ -134,7 +134,10 @@ export function createDirectory(current: () => Promise<LdapConfig>): Directory {
     const key = JSON.stringify(cfg);
     if (open && openFor !== key) await drop();
     if (!open) {
-      const mine = connect(cfg, bindName(cfg), cfg.bindpass);
+      // A failure to connect or bind is the directory's answer (502), scrubbed of the bind password.
+      const mine = connect(cfg, bindName(cfg), cfg.bindpass).catch((err: unknown) => {
+        throw directoryError('connecting to the directory failed', err, [cfg.bindpass]);
+      });
       open = mine;
       openFor = key;
       mine.catch(() => {
