@@ -237,6 +237,18 @@ describe('dynamic roles', () => {
     expect(await binds(ld, distinguished_names[0]!, password).catch(() => false)).toBe(false);
   });
 
+  it('the default username template: v_<display name>_<role>_<10 random>_<unix time>', async () => {
+    expect((await s.api('POST', 'ldap/role/plain', { creation_ldif: CREATE(dynamic), deletion_ldif: DELETE(dynamic) })).status).toBe(204);
+    const before = Math.floor(Date.now() / 1000);
+    const r = await s.api('GET', 'ldap/creds/plain');
+    expect(r.status).toBe(200);
+    const m = /^v_([^_]+)_plain_([A-Za-z0-9]{10})_(\d+)$/.exec(r.body.data.username);
+    expect(m).not.toBeNull();
+    expect(Number(m![3])).toBeGreaterThanOrEqual(before);
+    expect((await s.api('POST', 'sys/leases/revoke', { lease_id: r.body.lease_id, sync: true })).status).toBe(204);
+    expect(await exists(ld, r.body.data.distinguished_names[0])).toBe(false);
+  });
+
   it('updates only the keys sent; an empty value removes one; LIST role', async () => {
     expect((await s.api('POST', 'ldap/role/dyn', { default_ttl: 120, rollback_ldif: '' })).status).toBe(204);
     const role = (await s.api('GET', 'ldap/role/dyn')).body.data;
@@ -326,6 +338,17 @@ describe('library sets', () => {
     const forced = await s.api('POST', 'ldap/library/manage/team/check-in', { service_account_names: [lib('lib1')] });
     expect(forced.body.data).toEqual({ check_ins: [lib('lib1')] });
     expect(await binds(ld, dnOf('lib1'), next.body.data.password)).toBe(false);
+  });
+
+  it('a check-out is a renewable lease, capped by the ttl and max_ttl of the set', async () => {
+    const out = await s.api('POST', 'ldap/library/team/check-out', { ttl: '1m' });
+    expect([out.status, out.body.lease_duration]).toEqual([200, 60]);
+    const renewed = await s.api('POST', 'sys/leases/renew', { lease_id: out.body.lease_id, increment: '3h' });
+    expect([renewed.status, renewed.body.lease_duration]).toEqual([200, 600]);
+    await s.api('POST', 'ldap/library/manage/team/check-in', { service_account_names: out.body.data.service_account_name });
+    // Checked in by hand: the lease no longer holds the account.
+    expect((await s.api('POST', 'sys/leases/renew', { lease_id: out.body.lease_id })).status).toBe(400);
+    expect((await s.api('POST', 'sys/leases/revoke', { lease_id: out.body.lease_id, sync: true })).status).toBe(204);
   });
 
   it('an account is checked in when its lease is revoked', async () => {
