@@ -9,6 +9,7 @@
  * its password touches no other test file.
  */
 import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { createServer, type AddressInfo, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { addPerson, binds, entriesWithCnPrefix, exists, ldapPassword, removeEntries, sharedSlapd, tag, type Slapd } from '../helpers/ldap';
 import { sleep, waitFor } from '../helpers/processes';
@@ -382,7 +383,7 @@ describe('library sets', () => {
   });
 });
 
-describe('TLS', () => {
+describe('TLS and connections', () => {
   const pem = (name: string) => readFileSync(join(ld.tlsDir, name), 'utf8');
   /** Writes the TLS mount's config and issues (then revokes) one credential through it: the status of creds. */
   async function issueOver(cfg: Record<string, unknown>): Promise<{ status: number; error: string }> {
@@ -419,6 +420,23 @@ describe('TLS', () => {
   it('client_tls_cert and client_tls_key are presented: one the server cannot verify ends the session', async () => {
     expect(await issueOver({ url: ld.ldapsUrl, certificate: pem('ca.pem'), client_tls_cert: pem('client.pem'), client_tls_key: pem('client-key.pem') })).toEqual({ status: 200, error: '' });
     expect((await issueOver({ url: ld.ldapsUrl, certificate: pem('ca.pem'), client_tls_cert: pem('rogue.pem'), client_tls_key: pem('rogue-key.pem') })).status).toBe(502);
+  });
+
+  it('a server that accepts but never answers is passed over after connection_timeout', async () => {
+    const sockets = new Set<Socket>();
+    const silent = createServer((sock) => void sockets.add(sock));
+    await new Promise<void>((r) => silent.listen(0, '127.0.0.1', () => r()));
+    try {
+      const port = (silent.address() as AddressInfo).port;
+      const t0 = Date.now();
+      expect(await issueOver({ url: `ldap://127.0.0.1:${port},${ld.url}`, connection_timeout: 1 })).toEqual({ status: 200, error: '' });
+      expect(sockets.size).toBeGreaterThan(0);
+      // Well before request_timeout (10 s here), which is what a bind to it would otherwise wait.
+      expect(Date.now() - t0).toBeLessThan(8_000);
+    } finally {
+      for (const sock of sockets) sock.destroy();
+      await new Promise((r) => silent.close(r));
+    }
   });
 
   it('tls_min_version and tls_max_version bound the protocol', async () => {
