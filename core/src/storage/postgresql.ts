@@ -105,6 +105,8 @@ export function createPostgresPhysical(opts: PostgresStorageOptions): PostgresPh
     connection: { connectionString: opts.connectionUrl, connectionTimeoutMillis: CONNECT_TIMEOUT_MS },
     pool: { min: 0, max: opts.maxParallel ?? DEFAULT_MAX_PARALLEL, idleTimeoutMillis: 30_000 },
     acquireConnectionTimeout: ACQUIRE_TIMEOUT_MS,
+    // knex would print connection errors on the console; they reach our log scrubbed, through the callers.
+    log: { warn: () => undefined, error: () => undefined, deprecate: () => undefined, debug: () => undefined },
   });
 
   let closed = false;
