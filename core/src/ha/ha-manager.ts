@@ -35,6 +35,8 @@ export interface HaManager {
   readonly activeSince: Date | null;
   /** The holder as last seen (this node while active); null when none is known. */
   leader(): (LockHolder & { isSelf: boolean }) | null;
+  /** Asks the database who holds the lock now (a standby that knows no leader yet, e.g. right after a hand-over). */
+  refreshLeader(): Promise<(LockHolder & { isSelf: boolean }) | null>;
   /** Joins the election (after unseal); the first attempt is awaited. */
   start(): Promise<void>;
   /** Leaves it (seal, shutdown): tears down if active and releases the lock. */
@@ -156,6 +158,10 @@ export function createHaManager(deps: HaManagerDeps): HaManager {
     leader() {
       if (state === 'active' || state === 'activating') return { identity: lock.identity, value: deps.selfAddress, isSelf: true };
       return known ? { ...known, isSelf: known.identity === lock.identity } : null;
+    },
+    async refreshLeader() {
+      if (state === 'standby') known = await lock.holder().catch(() => known);
+      return this.leader();
     },
     async start() {
       if (state !== 'stopped') return;

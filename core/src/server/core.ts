@@ -503,7 +503,7 @@ export async function createCore(opts: { config: ServerConfig; logger: CoreLogge
 
   /** A standby's reply to anything but health, seal status and leader: the active node's answer, or a 307 to it. */
   async function fromActive(req: ApiRequest): Promise<ApiReply> {
-    const leader = ha?.leader() ?? null;
+    const leader = ha ? (ha.leader() ?? (await ha.refreshLeader())) : null;
     if (ha?.state === 'activating' || leader?.isSelf) throw new StrongroomError('unavailable', 'this node is becoming the active node; retry shortly');
     if (!leader || leader.value === '') throw new StrongroomError('unavailable', 'local node not active but active cluster node not found');
     if (wantsRedirect(req.headers)) return redirectReply(req, leader.value);
@@ -585,6 +585,7 @@ export async function createCore(opts: { config: ServerConfig; logger: CoreLogge
       if (bare === LEADER_PATH && req.operation === 'read') {
         // Node-local and unauthenticated, answered flat as Vault does (not in a response envelope).
         if (barrier.sealed) throw new StrongroomError('unavailable', 'Vault is sealed');
+        if (ha && !ha.leader()) await ha.refreshLeader();
         return { status: 200, body: leaderStatus() };
       }
       if (ha && !barrier.sealed && ha.state !== 'active') return await fromActive(req);
