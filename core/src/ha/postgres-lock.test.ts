@@ -1,6 +1,6 @@
 /**
  * The HA lock and write fencing against a real PostgreSQL (the shared test
- * server of scripts/services/db.js; each test has tables of its own).
+ * server of scripts/services/services.js; each test has tables of its own).
  */
 import { randomBytes } from 'node:crypto';
 import { createServer } from 'node:net';

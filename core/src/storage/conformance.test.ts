@@ -32,7 +32,7 @@ async function level(): Promise<Physical> {
   return createLevelPhysical({ path: dir });
 }
 
-/** A fresh table on the shared test PostgreSQL (scripts/services/db.js), dropped on close. */
+/** A fresh table on the shared test PostgreSQL (scripts/services/services.js), dropped on close. */
 async function postgres(): Promise<{ physical: Physical; close(): Promise<void> }> {
   const table = `conformance_${randomBytes(6).toString('hex')}`;
   const p = createPostgresPhysical({ connectionUrl: postgresUrl(), table, haTable: `${table}_ha`, maxParallel: 4 });
