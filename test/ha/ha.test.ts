@@ -252,3 +252,8 @@ it('the database holds no plaintext: values are barrier ciphertext and keys are 
   const count = await query<{ n: number }>(`SELECT count(*)::int AS n FROM strongroom_kv_store WHERE path LIKE 'logical/%'`);
   expect(count[0]!.n).toBeGreaterThan(0);
 });
+
+it('refuses ha_enabled without api_addr at start (standbys could not forward or redirect)', async () => {
+  const conf = `storage "postgresql" {\n  connection_url = "postgresql://x@127.0.0.1:1/x"\n  ha_enabled = true\n}\nlistener "tcp" {\n  address = "127.0.0.1:$PORT"\n  tls_disable = true\n}\n`;
+  await expect(startConfigServer(conf)).rejects.toThrow(/exited early \(1\)[\s\S]*api_addr: is required/);
+});
