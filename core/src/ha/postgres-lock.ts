@@ -31,7 +31,7 @@ export interface HaLock {
 
 export function createPostgresLock(opts: { physical: PostgresPhysical; identity: string; value: string; ttlMs: number }): HaLock {
   const { physical, identity, value } = opts;
-  const db = physical.db;
+  const db = physical.lockDb();
   const t = physical.haTable;
   const ttl = `${Math.ceil(opts.ttlMs)} milliseconds`;
   const count = (r: unknown) => (r as { rowCount?: number }).rowCount ?? 0;

@@ -22,7 +22,7 @@ import {
   type SystemView,
 } from '@strongroom/sdk-plugin';
 import { createAuditBroker, type AuditBroker } from '../audit/broker.js';
-import { createBarrier } from '../barrier/barrier.js';
+import { BarrierIntegrityError, createBarrier } from '../barrier/barrier.js';
 import { FORWARDED_FOR_HEADER, createForwarder, forwardedClient, forwardingKey, redirectReply, wantsRedirect } from '../ha/forward.js';
 import { DEFAULT_HA_TIMINGS, createHaManager, type HaManager, type HaTimings } from '../ha/ha-manager.js';
 import { createPostgresLock } from '../ha/postgres-lock.js';
@@ -509,7 +509,12 @@ export async function createCore(opts: { config: ServerConfig; logger: CoreLogge
     if (wantsRedirect(req.headers)) return redirectReply(req, leader.value);
     if (req.headers[FORWARDED_FOR_HEADER] !== undefined) throw new StrongroomError('unavailable', 'the active node changed while forwarding; retry');
     if (!standbyForwardKey) {
-      const raw = await barrier.get(TOKEN_KEYS_PATH);
+      // Written under a term this standby may not know yet (the active node rotated): re-read the keyring once.
+      const raw = await barrier.get(TOKEN_KEYS_PATH).catch(async (err: unknown) => {
+        if (!(err instanceof BarrierIntegrityError)) throw err;
+        await barrier.refresh();
+        return barrier.get(TOKEN_KEYS_PATH);
+      });
       if (!raw) throw new StrongroomError('unavailable', 'the cluster is not set up yet: no active node has served');
       standbyForwardKey = forwardingKey(Buffer.from(raw).subarray(0, 32));
     }

@@ -54,8 +54,10 @@ export interface PostgresPhysical extends Physical {
   readonly ready: Promise<void>;
   /** From now on, every write requires holding the lock row as `identity`. */
   fence(identity: string): void;
-  /** The connection, for the HA lock (same pool, same tables' schema). */
+  /** The data connections (tests use them to look at the tables). */
   readonly db: Knex;
+  /** The HA lock's own small pool, opened on first use. */
+  lockDb(): Knex;
   readonly haTable: string;
   /** Removes the connection URL (and its password) from a message. */
   scrub(message: string): string;
@@ -100,14 +102,18 @@ export function createPostgresPhysical(opts: PostgresStorageOptions): PostgresPh
     for (const s of secrets) if (s) m = m.split(s).join('***');
     return m;
   };
-  const db = knex({
-    client: 'pg',
-    connection: { connectionString: opts.connectionUrl, connectionTimeoutMillis: CONNECT_TIMEOUT_MS },
-    pool: { min: 0, max: opts.maxParallel ?? DEFAULT_MAX_PARALLEL, idleTimeoutMillis: 30_000 },
-    acquireConnectionTimeout: ACQUIRE_TIMEOUT_MS,
-    // knex would print connection errors on the console; they reach our log scrubbed, through the callers.
-    log: { warn: () => undefined, error: () => undefined, deprecate: () => undefined, debug: () => undefined },
-  });
+  const pool = (max: number): Knex =>
+    knex({
+      client: 'pg',
+      connection: { connectionString: opts.connectionUrl, connectionTimeoutMillis: CONNECT_TIMEOUT_MS },
+      pool: { min: 0, max, idleTimeoutMillis: 30_000 },
+      acquireConnectionTimeout: ACQUIRE_TIMEOUT_MS,
+      // knex would print connection errors on the console; they reach our log scrubbed, through the callers.
+      log: { warn: () => undefined, error: () => undefined, deprecate: () => undefined, debug: () => undefined },
+    });
+  const db = pool(opts.maxParallel ?? DEFAULT_MAX_PARALLEL);
+  // The HA lock's own connections: a renewal never queues behind a burst of data statements.
+  let lockPool: Knex | null = null;
 
   let closed = false;
   let isReady = false;
@@ -181,6 +187,7 @@ export function createPostgresPhysical(opts: PostgresStorageOptions): PostgresPh
   const physical: PostgresPhysical = {
     ready,
     db,
+    lockDb: () => (lockPool ??= pool(2)),
     haTable,
     scrub,
     fence(identity) {
@@ -312,7 +319,7 @@ export function createPostgresPhysical(opts: PostgresStorageOptions): PostgresPh
 
     async close() {
       closed = true;
-      await db.destroy();
+      await Promise.all([db.destroy(), lockPool?.destroy()]);
     },
   };
   return physical;
