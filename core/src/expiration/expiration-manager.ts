@@ -18,7 +18,7 @@ import { z } from 'zod';
 import type { PhysicalOp } from '../storage/physical.js';
 import type { KeyValueStore } from '../storage/keys.js';
 import { systemClock, type Clock } from '@strongroom/sdk-plugin/host';
-import { createDueHeap } from '@strongroom/sdk-plugin/host';
+import { createDueHeap, createKeyedMutex } from '@strongroom/sdk-plugin/host';
 import { createFairQueue } from './fair-queue.js';
 import {
   decodeEntry,
@@ -311,7 +311,7 @@ export function createExpirationManager(deps: ExpirationDeps): ExpirationManager
   const mounts: MountRef[] = [];
   const mountOrdinals = new Map<string, number>();
   let irrevocableLeases = new Map<string, { mount: number; expireTime: number; reason: string }>();
-  const locks = new Map<string, Promise<void>>();
+  const locks = createKeyedMutex();
 
   let timer: { handle: unknown; at: number } | null = null;
   let continuationPending = false;
@@ -400,20 +400,7 @@ export function createExpirationManager(deps: ExpirationDeps): ExpirationManager
 
   // ---- per-lease lock ----
 
-  const withLock = async <T>(id: string, fn: () => Promise<T>): Promise<T> => {
-    const prev = locks.get(id) ?? Promise.resolve();
-    const run = prev.then(fn);
-    const settled = run.then(
-      () => undefined,
-      () => undefined,
-    );
-    locks.set(id, settled);
-    try {
-      return await run;
-    } finally {
-      if (locks.get(id) === settled) locks.delete(id);
-    }
-  };
+  const withLock = <T>(id: string, fn: () => Promise<T>): Promise<T> => locks.run(id, fn);
 
   // ---- memory bookkeeping ----
 
@@ -956,7 +943,7 @@ export function createExpirationManager(deps: ExpirationDeps): ExpirationManager
 
     async whenIdle() {
       for (;;) {
-        const busy = !stopped && (continuationPending || restoring !== null || queue.queued() > 0 || queue.inFlight() > 0 || locks.size > 0);
+        const busy = !stopped && (continuationPending || restoring !== null || queue.queued() > 0 || queue.inFlight() > 0 || locks.size() > 0);
         if (!busy) return;
         await yieldToEventLoop();
       }
