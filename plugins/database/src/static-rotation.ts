@@ -31,6 +31,10 @@ export function createStaticRotation(deps: Pick<EngineDeps, 'store' | 'connectio
       const r = creating.get(name) ? null : await store.staticRoles.view(name);
       return r ? r.last_rotation + r.rotation_period * 1000 : null;
     },
+    period: async (name) => {
+      const r = await store.staticRoles.view(name);
+      return r ? r.rotation_period * 1000 : null;
+    },
     async prepare(name) {
       const role = await roleOf(name);
       if (!role) throw new Error(`static role "${name}" does not exist`);

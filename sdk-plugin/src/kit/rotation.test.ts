@@ -107,6 +107,18 @@ describe('rotation scheduler', () => {
     expect((await roles.get('r'))!.password).toBe('pw-1');
   });
 
+  it('never waits longer than a period to retry', async () => {
+    const s = setup();
+    const { rot, roles, target } = s.build();
+    target.period = async () => 1500;
+    const slow = createRotationScheduler(target, { now: () => s.clock.t, retryMs: 10_000 });
+    await roles.put('r', { user: 'svc', password: 'initial', last: s.clock.t - 20_000, period: 10_000 });
+    s.failNext(1);
+    await slow.tick();
+    expect(slow.nextDue('r')).toBe(s.clock.t + 1500);
+    void rot;
+  });
+
   it('with settle: a lost reply is committed when the system has the new secret; a cut-short one is dropped when it does not', async () => {
     const s = setup({ settle: true });
     const { rot, roles, target } = s.build();

@@ -18,7 +18,7 @@
  *    done the work);
  *  - one rotation of a name at a time (the per-name lock `rotate/<name>`);
  *  - a failed scheduled rotation is retried with backoff (10 s, doubling,
- *    at most an hour apart; both are options).
+ *    at most an hour apart, both options, and never more than a period).
  */
 import type { Logger } from '../system-view.js';
 import type { Clock } from './clock.js';
@@ -35,6 +35,8 @@ export interface RotationTarget<W> {
   names(): Promise<string[]>;
   /** When `name` is next due (unix ms); null when it is not scheduled (gone, or rotated on demand only). */
   nextDue(name: string): Promise<number | null>;
+  /** The rotation period of `name` in ms, when it has one: a retry never waits longer than a period. */
+  period?(name: string): Promise<number | null>;
   /** The entry of a new rotation of `name` (generates the new secret). Throw when `name` is gone. */
   prepare(name: string): Promise<W>;
   /** Whether an unfinished entry still applies to `name` (same user...); a stale entry is replaced by a new rotation. Default: yes. */
@@ -151,7 +153,8 @@ export function createRotationScheduler<W>(target: RotationTarget<W>, opts: Rota
     if (next === null) return;
     const n = (failures.get(name) ?? 0) + 1;
     failures.set(name, n);
-    const delay = Math.min((opts.retryMs ?? RETRY_MS) * 2 ** (n - 1), opts.maxRetryMs ?? MAX_RETRY_MS);
+    const period = (await target.period?.(name).catch(() => null)) ?? null;
+    const delay = Math.min((opts.retryMs ?? RETRY_MS) * 2 ** (n - 1), opts.maxRetryMs ?? MAX_RETRY_MS, period ?? Infinity);
     due.schedule(name, now() + delay);
   };
 
