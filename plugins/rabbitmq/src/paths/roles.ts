@@ -71,7 +71,7 @@ export function rolePaths(deps: EngineDeps): PathDef[] {
   const { store } = deps;
 
   const list = definePath({
-    pattern: 'roles/',
+    pattern: 'roles',
     synopsis: 'List the roles.',
     operations: {
       list: {
