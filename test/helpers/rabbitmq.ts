@@ -7,7 +7,7 @@
  * management API when not set).
  */
 import * as amqp from 'amqplib';
-import { dedicatedService, sharedService, type DedicatedService } from './services';
+import { dedicatedService, sharedService } from './services';
 
 const ENV = 'STRONGROOM_TEST_RABBITMQ_URL';
 const AMQP_ENV = 'STRONGROOM_TEST_RABBITMQ_AMQP_URL';
@@ -56,13 +56,33 @@ export async function sharedBroker(): Promise<Broker> {
   return brokerOf(vars[ENV]!, vars[AMQP_ENV] ?? process.env[AMQP_ENV]);
 }
 
-export type DedicatedBroker = Broker & Pick<DedicatedService, 'stop' | 'start' | 'drop'>;
+export interface DedicatedBroker extends Broker {
+  /** Stops the broker in place (same ports and data). */
+  stop(): Promise<void>;
+  /** Starts it again after stop(). */
+  start(): Promise<void>;
+  drop(): void;
+}
 
 /** A private broker for one test file alone (an outage test). */
 export async function dedicatedBroker(): Promise<DedicatedBroker> {
   const d = dedicatedService('rabbitmq');
   const b = await brokerOf(d.url, d.vars[AMQP_ENV]);
-  return Object.assign(b, { stop: d.stop, start: d.start, drop: d.drop });
+  // stop() and start() block this process for seconds (a broker's stop or boot); meanwhile the strongroom
+  // server closes idle keep-alive sockets, and a request sent before the event loop has seen that would
+  // reuse a dead one ("other side closed"). A turn of the loop lets the client drop them first.
+  const settle = () => new Promise((r) => setTimeout(r, 200));
+  return Object.assign(b, {
+    stop: async () => {
+      d.stop();
+      await settle();
+    },
+    start: async () => {
+      d.start();
+      await settle();
+    },
+    drop: d.drop,
+  });
 }
 
 /** An AMQP connection as `username` (amqplib); the caller closes it. */

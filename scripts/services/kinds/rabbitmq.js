@@ -144,6 +144,7 @@ async function start(r) {
 }
 
 async function stop(r) {
+  if (!pidAlive(r.pid) && !pidAlive(r.beamPid)) return;
   const ctl = spawnSync(r.ctl, ['-n', r.node, 'stop'], { env: rabbitEnv(r), encoding: 'utf8', timeout: 120_000 });
   if (ctl.status !== 0) log(`rabbitmqctl -n ${r.node} stop: ${(ctl.stderr || ctl.stdout || String(ctl.signal)).trim().split('\n')[0]}`);
   // Then make sure: the broker and its start script are gone (SIGTERM is a clean stop too, SIGKILL the last resort).
