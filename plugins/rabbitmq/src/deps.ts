@@ -1,4 +1,4 @@
-import { badRequest, type KeyedMutex, type Logger, type SystemView } from '@strongroom/sdk-plugin';
+import { badRequest, compileTemplate, type CompiledTemplate, type KeyedMutex, type Logger, type SystemView } from '@strongroom/sdk-plugin';
 import { createManagementClient, type ManagementClient, type ManagementConnection } from './management-client.js';
 import type { ConnectionConfig, RabbitmqStore } from './store.js';
 
@@ -16,10 +16,20 @@ export interface EngineDeps {
   clients: Clients;
 }
 
-/** The mount's management client, built once from the stored connection and rebuilt when it changes. */
+/** Vault's default: the requester's display name and a UUID. */
+export const DEFAULT_USERNAME_TEMPLATE = '{{ printf "%s-%s" (.DisplayName) (uuid) }}';
+
+/** The configured connection with what is built from it once: its management client and compiled username template. */
+export interface Connection {
+  client: ManagementClient;
+  config: ConnectionConfig;
+  usernames: CompiledTemplate;
+}
+
+/** The mount's connection, built once from the stored config and rebuilt when it changes. */
 export interface Clients {
-  /** The client of the configured connection; a 400 when none is configured. */
-  current(): Promise<{ client: ManagementClient; config: ConnectionConfig }>;
+  /** The configured connection; a 400 when none is configured. */
+  current(): Promise<Connection>;
   /** A client for a connection not stored yet (verify_connection). */
   forConfig(config: ConnectionConfig): ManagementClient;
   /** The stored connection changed: the next use builds a new client. */
@@ -27,14 +37,17 @@ export interface Clients {
 }
 
 export function createClients(store: RabbitmqStore, factory: ClientFactory = createManagementClient): Clients {
-  let cached: { client: ManagementClient; config: ConnectionConfig } | null = null;
+  let cached: Connection | null = null;
   const forConfig = (c: ConnectionConfig) => factory({ uri: c.connection_uri, username: c.username, password: c.password });
   return {
     async current() {
       const config = await store.getConnection();
       if (!config) throw badRequest('the RabbitMQ connection is not configured: write config/connection first');
       // The store hands out the same frozen object until the entry changes: identity says whether the client still fits.
-      if (cached?.config !== config) cached = { client: forConfig(config), config };
+      if (cached?.config !== config) {
+        const usernames = compileTemplate(config.username_template || DEFAULT_USERNAME_TEMPLATE, { field: 'username_template' });
+        cached = { client: forConfig(config), config, usernames };
+      }
       return cached;
     },
     forConfig,

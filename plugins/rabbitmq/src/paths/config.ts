@@ -6,7 +6,7 @@
  * failed verification is a 400 whose message comes from the management
  * client, which scrubs the password from everything it reports.
  */
-import { badRequest, database, definePath, f, StrongroomError, type PathDef } from '@strongroom/sdk-plugin';
+import { badRequest, definePath, f, StrongroomError, validateTemplate, type PathDef } from '@strongroom/sdk-plugin';
 import type { EngineDeps } from '../deps.js';
 import { normalizeBaseUri } from '../management-client.js';
 import type { ConnectionConfig } from '../store.js';
@@ -57,7 +57,7 @@ export function configPaths(deps: EngineDeps): PathDef[] {
             } catch (err) {
               throw badRequest((err as Error).message);
             }
-            if (d.username_template) database.validateUsernameTemplate(d.username_template);
+            if (d.username_template) validateTemplate(d.username_template, { DisplayName: 'display', RoleName: 'role' }, { field: 'username_template' });
             const cfg: ConnectionConfig = {
               connection_uri: uri,
               username: d.username!,

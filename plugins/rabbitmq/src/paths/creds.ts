@@ -7,14 +7,11 @@
  * The generated password goes to RabbitMQ and to the caller only: it is not
  * in the lease's internal data, not logged, and scrubbed from upstream errors.
  */
-import { badRequest, database, defineSecret, definePath, f, generatePassword, passwordPolicy, type HandlerRequest, type PathDef, type SecretTypeDef } from '@strongroom/sdk-plugin';
+import { badRequest, defineSecret, definePath, f, generatePassword, passwordPolicy, type HandlerRequest, type PathDef, type SecretTypeDef } from '@strongroom/sdk-plugin';
 import type { EngineDeps } from '../deps.js';
 import type { ConnectionConfig } from '../store.js';
 
 export const CREDS_SECRET_TYPE = 'creds';
-
-/** Vault's default: the requester's display name and a UUID. */
-export const DEFAULT_USERNAME_TEMPLATE = '{{ printf "%s-%s" (.DisplayName) (uuid) }}';
 
 const ALPHANUMERIC = passwordPolicy({ length: 36, rules: [{ charset: 'abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789', minChars: 1 }] });
 
@@ -75,11 +72,8 @@ export function credsPath(deps: EngineDeps, secret: SecretTypeDef): PathDef {
         handler: async (req) => {
           const role = await deps.store.getRole(req.data.name);
           if (!role) throw badRequest(`unknown role: ${req.data.name}`);
-          const [{ client, config }, ttls] = await Promise.all([deps.clients.current(), leaseTtls(deps)]);
-          const username = database.renderUsernameTemplate(config.username_template || DEFAULT_USERNAME_TEMPLATE, {
-            DisplayName: req.client.displayName,
-            RoleName: role.name,
-          });
+          const [{ client, config, usernames }, ttls] = await Promise.all([deps.clients.current(), leaseTtls(deps)]);
+          const username = usernames.render({ DisplayName: req.client.displayName, RoleName: role.name });
           if (!username) throw badRequest('username_template: rendered an empty username');
           const password = await newPassword(deps, config);
 
