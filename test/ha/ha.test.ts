@@ -192,6 +192,9 @@ it('SIGKILL of the active node under write load: a standby is active within 20 s
   await before.stop('SIGKILL');
   const after = await theActive(20_000);
   const failoverMs = Date.now() - killedAt;
+  // Leases were loaded before the node answered as active.
+  const irrevocable = await after.api('GET', 'sys/leases?type=irrevocable');
+  expect([irrevocable.status, irrevocable.body.warnings]).toEqual([200, null]);
   expect(after).not.toBe(before);
   expect(failoverMs).toBeLessThan(20_000);
   await sleep(1000);
