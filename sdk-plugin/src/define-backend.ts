@@ -10,7 +10,7 @@
  *
  * Rules (mirroring Vault's framework, documented in sdk-plugin/README.md):
  * - Routing: first matching path in declaration order; for LIST a path with a
- *   trailing slash is retried without it, and one without it is retried with it. No match: unsupportedPath (404).
+ *   trailing slash is retried without it. No match: unsupportedPath (404).
  *   A match without the operation: unsupportedOperation (405).
  * - create/update: the existence check (when declared) decides which of the
  *   two the core sends; a path declaring only one of them serves both.
@@ -268,8 +268,6 @@ function buildBackend(help: string, def: BackendDefinition, env: MountEnv): Back
       if (captures) return { def: p, captures };
     }
     if (op === 'list' && path.endsWith('/')) return route(path.slice(0, -1), 'read');
-    // `LIST ssh/roles` arrives without the slash Vault's router would add: try the directory form.
-    if (op === 'list' && path !== '' && !path.endsWith('/')) return route(`${path}/`, 'read');
     return null;
   }
 
