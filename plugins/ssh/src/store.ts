@@ -11,16 +11,16 @@
  *   keys/<name>           host keys of the removed dynamic-keys feature (only tidied)
  *
  * Security invariants: an OTP is never stored, only its keyed HMAC; a CA
- * private key is stored only here and never returned. Roles, issuers and the
- * parsed CA signers are cached in this process (the one writer of the mount's
- * storage) and dropped on every write and on the core's invalidation.
+ * private key is stored only here and never returned. Roles, issuers, the
+ * parsed CA signers, the default issuer and the zero-address roles are cached
+ * in this process (the one writer of the mount's storage) and dropped on every
+ * write and on the core's invalidation.
  */
-import { createHmac, randomBytes, randomUUID } from 'node:crypto';
+import { createHmac, createPrivateKey, randomBytes, randomUUID } from 'node:crypto';
 import { createKeyedMutex, createReadCache, getJSON, putJSON, type KeyedMutex, type Storage } from '@strongroom/sdk-plugin';
 import type { CaSigner } from './crypto/certificate.js';
 import { publicBlobOf, type KeyKind } from './crypto/keys.js';
 import type { SshRole } from './role.js';
-import { createPrivateKey } from 'node:crypto';
 
 export interface IssuerRecord {
   id: string;
@@ -85,6 +85,7 @@ export function createSshStore(storage: Storage, mutex: KeyedMutex = createKeyed
   const signers = new Map<string, CaSigner>();
   let defaultId: Promise<string> | null = null;
   let salt: Promise<Buffer> | null = null;
+  let zero: Promise<string[] | null> | null = null;
   const names = async (prefix: string) => (await storage.list(prefix)).filter((k) => !k.endsWith('/')).sort();
 
   const loadSalt = () =>
@@ -134,8 +135,16 @@ export function createSshStore(storage: Storage, mutex: KeyedMutex = createKeyed
       return s;
     },
 
-    zeroAddressRoles: async () => (await getJSON<{ roles: string[] }>(storage, CONFIG_ZERO))?.roles ?? null,
-    setZeroAddressRoles: (list) => (list === null ? storage.delete(CONFIG_ZERO) : putJSON(storage, CONFIG_ZERO, { roles: list })),
+    zeroAddressRoles() {
+      zero ??= getJSON<{ roles: string[] }>(storage, CONFIG_ZERO).then((c) => c?.roles ?? null);
+      zero.catch(() => (zero = null));
+      return zero.then((l) => (l === null ? null : [...l]));
+    },
+    async setZeroAddressRoles(list) {
+      zero = null;
+      await (list === null ? storage.delete(CONFIG_ZERO) : putJSON(storage, CONFIG_ZERO, { roles: list }));
+      zero = Promise.resolve(list === null ? null : [...list]);
+    },
 
     async otpKey(otp) {
       salt ??= loadSalt();
@@ -155,6 +164,7 @@ export function createSshStore(storage: Storage, mutex: KeyedMutex = createKeyed
         signers.delete(key.slice(ISSUER.length));
       } else if (key === CONFIG_ISSUERS) defaultId = null;
       else if (key === OTP_SALT) salt = null;
+      else if (key === CONFIG_ZERO) zero = null;
     },
     clear() {
       roles.clear();
@@ -162,6 +172,7 @@ export function createSshStore(storage: Storage, mutex: KeyedMutex = createKeyed
       signers.clear();
       defaultId = null;
       salt = null;
+      zero = null;
     },
   };
 }
