@@ -1,5 +1,5 @@
 import sshpk from 'sshpk';
-import { createMemoryStorage, createTestBackend, StrongroomError, type LogicalResponse, type TestBackend } from '@strongroom/sdk-plugin';
+import { createMemoryStorage, createTestBackend, StrongroomError, toOpenApi, type LogicalResponse, type TestBackend } from '@strongroom/sdk-plugin';
 import { createSshBackend } from './backend.js';
 import { caKeySpec, generateKey, issueKeySpec } from './crypto/keys.js';
 
@@ -270,5 +270,11 @@ describe('ssh engine (in-process)', () => {
     expect((await b.delete('tidy/dynamic-keys'))?.data?.message).toBe('Successfully deleted 1 keys');
     // A role naming a missing issuer fails at sign time, naming it.
     expect((await errOf(b.write('sign/c', { public_key: userKey, cert_type: 'host', valid_principals: 'h' }))).message).toMatch(/valid_principals|issuer/);
+  });
+
+  test('generates a stable OpenAPI document (snapshot: review API drift here)', async () => {
+    const doc = toOpenApi([{ prefix: 'ssh/', description: b.backend.describe() }], { title: 'ssh', version: '1' });
+    expect(doc).toMatchSnapshot();
+    expect(b.backend.specialPaths().unauthenticated.sort()).toEqual(['issuer/+/public_key', 'public_key', 'verify']);
   });
 });
