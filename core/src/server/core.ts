@@ -47,7 +47,7 @@ import { createSystemBackend } from '../sys/backend.js';
 import { leasePaths } from '../sys/leases.js';
 import { createTokenAuthBackend } from '../token-auth/backend.js';
 import { createTokenStore, type LoginRenewal, type TokenEntry, type TokenStore } from '../token/index.js';
-import { builtinPlugins } from './builtins.js';
+import { builtinPlugins, pluginRuntimeDirs } from './builtins.js';
 import type { ServerConfig } from './server-config.js';
 
 export const CORE_VERSION = '0.1.0';
@@ -225,7 +225,7 @@ export async function createCore(opts: { config: ServerConfig; logger: CoreLogge
     const audit = createAuditBroker({ store: barrier, logger });
     await audit.load();
     const catalog = createPluginCatalog({ store: barrier, pluginDirectory: config.pluginDirectory, builtins: builtinPlugins() });
-    const supervisor = createPluginSupervisor({ catalog, logger, callbacks: { storageFor, systemViewFor }, runDir });
+    const supervisor = createPluginSupervisor({ catalog, logger, callbacks: { storageFor, systemViewFor }, runDir, runtimeDirs: pluginRuntimeDirs() });
     plugins = { catalog, supervisor };
     let tokens!: TokenStore;
     const expiration = createExpirationManager({
