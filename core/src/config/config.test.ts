@@ -19,6 +19,8 @@ storage "postgresql" {
   connection_url = "postgres://sr@db/sr"
   ha_enabled     = "true"
   table          = "vault_kv_store"
+  ha_table       = "ha.locks"
+  max_parallel   = "8"
 }
 
 listener "tcp" {
@@ -60,7 +62,7 @@ describe('parseConfig', () => {
         },
         { type: 'tcp', address: '[::1]:8201', host: '::1', port: 8201, tlsDisable: true, maxRequestSize: DEFAULT_MAX_REQUEST_SIZE, requireRequestHeader: false },
       ],
-      storage: { type: 'postgresql', connectionUrl: 'postgres://sr@db/sr', haEnabled: true, table: 'vault_kv_store' },
+      storage: { type: 'postgresql', connectionUrl: 'postgres://sr@db/sr', haEnabled: true, table: 'vault_kv_store', haTable: 'ha.locks', maxParallel: 8 },
       apiAddr: 'https://sr.example.com:8200',
       clusterName: 'prod',
       pluginDirectory: '/opt/strongroom/plugins',
@@ -132,6 +134,9 @@ describe('parseConfig', () => {
     ['unknown storage type', `${L}\nstorage "consul" {}`, /storage\.consul: unsupported storage type "consul"/],
     ['level without path', `${L}\nstorage "level" {}`, /sr\.hcl: storage\.level\.path: is required/],
     ['postgresql without url', `${L}\nstorage "postgresql" { ha_enabled = true }`, /storage\.postgresql\.connection_url: is required/],
+    ['bad table', `${L}\nstorage "postgresql" { connection_url = "x"\n table = "kv; DROP TABLE x" }`, /storage\.postgresql\.table: must be a SQL identifier/],
+    ['bad ha_table', `${L}\nstorage "postgresql" { connection_url = "x"\n ha_table = "a.b.c" }`, /storage\.postgresql\.ha_table: must be a SQL identifier/],
+    ['bad max_parallel', `${L}\nstorage "postgresql" { connection_url = "x"\n max_parallel = 0 }`, /storage\.postgresql\.max_parallel: must be between 1 and 1000/],
     ['bad ha_enabled', `${L}\nstorage "postgresql" { connection_url = "x"\n ha_enabled = "maybe" }`, /storage\.postgresql\.ha_enabled: must be a boolean/],
     ['unknown listener type', `${S}\nlistener "unix" { address = "/tmp/s" }`, /listener\.unix\[0\]: unsupported listener type/],
     ['TLS without files', `${S}\nlistener "tcp" { address = "0.0.0.0:8200" }`, /listener\.tcp\[0\]: tls_cert_file and tls_key_file are required/],
@@ -146,7 +151,7 @@ describe('parseConfig', () => {
     ['a bad telemetry type', `${S}\n${L}\ntelemetry {\n  disable_hostname = "perhaps"\n}`, /telemetry\.disable_hostname: must be a boolean \(line 4\)/],
     ['a bad log_format', `${S}\n${L}\nlog_format = "xml"`, /log_format: must be "standard" or "json" \(line 3\)/],
     ['a bad log_requests_level', `${S}\n${L}\nlog_requests_level = "loud"`, /log_requests_level: must be one of trace, debug, info, warn, error, off \(line 3\)/],
-    ['a bad postgresql max_parallel', `${L}\nstorage "postgresql" {\n  connection_url = "postgres://x"\n  max_parallel = 0\n}`, /storage\.postgresql\.max_parallel: must be at least 1 \(line 4\)/],
+    ['a bad postgresql max_parallel', `${L}\nstorage "postgresql" {\n  connection_url = "postgres://x"\n  max_parallel = 0\n}`, /storage\.postgresql\.max_parallel: must be between 1 and 1000 \(line 4\)/],
     ['an unknown postgresql key', `${L}\nstorage "postgresql" {\n  connection_url = "postgres://x"\n  ha_tabel = "t"\n}`, /storage\.postgresql\.ha_tabel: unknown key \(did you mean "ha_table"\?\) \(line 4\)/],
     ['an unknown key in JSON', JSON.stringify({ storage: { inmem: {} }, listener: { tcp: { tls_disable: true } }, adress: 'x' }), /adress: unknown key/],
     ['bad address', `${S}\nlistener "tcp" { address = "localhost"\n tls_disable = true }`, /listener\.tcp\[0\]\.address: must be host:port/],

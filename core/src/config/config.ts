@@ -153,10 +153,10 @@ const storageSchemas = {
   inmem: z.object({}),
   postgresql: z.object({
     connection_url: nonEmpty,
-    table: nonEmpty.optional(),
     ha_enabled: lenientBool.optional(),
-    ha_table: nonEmpty.optional(),
-    max_parallel: lenientInt.refine((n) => n >= 1, 'must be at least 1').optional(),
+    table: z.string({ message: 'must be a string' }).regex(/^([A-Za-z_][A-Za-z0-9_]{0,62}\.)?[A-Za-z_][A-Za-z0-9_]{0,62}$/, 'must be a SQL identifier (letters, digits, _), optionally schema-qualified').optional(),
+    ha_table: z.string({ message: 'must be a string' }).regex(/^([A-Za-z_][A-Za-z0-9_]{0,62}\.)?[A-Za-z_][A-Za-z0-9_]{0,62}$/, 'must be a SQL identifier (letters, digits, _), optionally schema-qualified').optional(),
+    max_parallel: lenientInt.refine((n) => n >= 1 && n <= 1000, 'must be between 1 and 1000').optional(),
   }),
 } as const;
 
