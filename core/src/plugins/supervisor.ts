@@ -307,17 +307,12 @@ export function createPluginSupervisor(deps: PluginSupervisorDeps): PluginSuperv
       label: rt.label,
       callTimeoutMs,
       onBroken: (reason) => {
-        // The stream usually breaks a moment before the exit event. Give the exit event a moment to say
-        // how the process ended (a SIGTERM at shutdown is not a crash); past it, the process is done
-        // for either way: count the crash and make sure it is gone.
-        if (rt.child !== child) return;
-        const t = setTimeout(() => {
-          if (rt.child !== child) return;
+        // The stream usually breaks a moment before the exit event; either way the process is done
+        // for: count the crash now (so no call reaches the dead stream) and make sure it is gone.
+        if (rt.child === child) {
           onExit(rt, child, `connection lost: ${reason}`);
           if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-        }, 200);
-        t.unref();
-        child.once('exit', () => clearTimeout(t));
+        }
       },
     });
     rt.client = client;
@@ -415,21 +410,14 @@ export function createPluginSupervisor(deps: PluginSupervisorDeps): PluginSuperv
       rt.log.info('plugin process stopped', { how });
       return;
     }
-    if (how === 'SIGTERM' || how === 'SIGINT' || how === 'exit code 0') {
-      // Sent to every process of the service (systemd's control group, a terminal's Ctrl-C) the signal may
-      // reach the plugin (which then exits 0) a moment before the core's own handler starts the shutdown:
-      // wait that moment.
-      setTimeout(() => {
-        if (shuttingDown() || rt.state === 'stopped') rt.log.info('plugin process stopped', { how });
-        else crashed(rt, how);
-      }, 500).unref();
-      return;
-    }
-    crashed(rt, how);
-  };
-
-  const crashed = (rt: Runtime, how: string) => {
-    rt.log.error('plugin process exited unexpectedly', { how, stderr: rt.stderrTail.slice(-5) });
+    // A SIGTERM to every process of the service (systemd's control group kill) may reach the plugin a moment
+    // before the core's own handler starts the shutdown. The crash is handled now (no call may reach the dead
+    // process); only its log line waits that moment, to say "stopped" rather than "exited unexpectedly".
+    const stderr = rt.stderrTail.slice(-5);
+    setTimeout(() => {
+      if (shuttingDown()) rt.log.info('plugin process stopped', { how });
+      else rt.log.error('plugin process exited unexpectedly', { how, stderr });
+    }, 500).unref();
     rt.lastError = crashedError(rt, how);
     onCrash(rt);
   };
