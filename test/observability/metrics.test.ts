@@ -43,9 +43,9 @@ describe('sys/metrics', () => {
       strongroom_lease_revocations_total: 'counter',
       strongroom_lease_irrevocable_total: 'counter',
       strongroom_tokens: 'gauge',
-      strongroom_sealed: 'gauge',
-      strongroom_ha_enabled: 'gauge',
-      strongroom_ha_active: 'gauge',
+      strongroom_core_unsealed: 'gauge',
+      strongroom_core_ha_enabled: 'gauge',
+      strongroom_core_active: 'gauge',
       strongroom_plugin_up: 'gauge',
       strongroom_plugin_degraded: 'gauge',
       strongroom_plugin_restarts_total: 'counter',
@@ -57,9 +57,9 @@ describe('sys/metrics', () => {
       strongroom_nodejs_eventloop_lag_seconds: 'gauge',
     };
     for (const [name, type] of Object.entries(expected)) expect([name, m.types.get(name)]).toEqual([name, type]);
-    expect(m.sum('strongroom_sealed')).toBe(0);
-    expect(m.sum('strongroom_ha_active')).toBe(1);
-    expect(m.sum('strongroom_ha_enabled')).toBe(0);
+    expect(m.sum('strongroom_core_unsealed')).toBe(1);
+    expect(m.sum('strongroom_core_active')).toBe(1);
+    expect(m.sum('strongroom_core_ha_enabled')).toBe(0);
     expect(m.sum('strongroom_process_resident_memory_bytes')).toBeGreaterThan(10 * 1024 * 1024);
     expect(m.sum('strongroom_nodejs_heap_size_used_bytes')).toBeGreaterThan(0);
     expect(m.find('strongroom_nodejs_eventloop_lag_seconds')).toHaveLength(1);

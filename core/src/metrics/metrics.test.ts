@@ -22,6 +22,7 @@ describe('metrics', () => {
 
   it('labels every series with the host unless disable_hostname', async () => {
     const m = createMetrics({ processMetrics: false });
-    expect(await m.render()).toMatch(/strongroom_sealed\{host="[^"]+"\} 1/);
+    m.unsealed.set(1);
+    expect(await m.render()).toMatch(/strongroom_core_unsealed\{host="[^"]+"\} 1/);
   });
 });

@@ -39,9 +39,9 @@ export function createMetrics(opts: MetricsOptions = {}) {
     leaseIrrevocable: new Counter({ name: 'strongroom_lease_irrevocable_total', help: 'Leases that became irrevocable after repeated failed revocations, by mount.', labelNames: ['mount'] as const, registers }),
     irrevocableLeases: new Gauge({ name: 'strongroom_leases_irrevocable', help: 'Irrevocable leases held now.', registers }),
     tokens: new Gauge({ name: 'strongroom_tokens', help: 'Stored tokens, by type and namespace (batch tokens are not stored).', labelNames: ['type', 'namespace'] as const, registers }),
-    sealed: new Gauge({ name: 'strongroom_sealed', help: '1 when the server is sealed, 0 when unsealed.', registers }),
-    haEnabled: new Gauge({ name: 'strongroom_ha_enabled', help: '1 when high availability is configured.', registers }),
-    haActive: new Gauge({ name: 'strongroom_ha_active', help: '1 when this node is the active node (always 1 without HA), 0 on a standby.', registers }),
+    unsealed: new Gauge({ name: 'strongroom_core_unsealed', help: 'Whether this node is unsealed (1) or sealed (0).', registers }),
+    haEnabled: new Gauge({ name: 'strongroom_core_ha_enabled', help: 'Whether this node runs with HA storage.', registers }),
+    active: new Gauge({ name: 'strongroom_core_active', help: 'Whether this node serves requests itself (1), or is sealed or an HA standby (0).', registers }),
     pluginUp: new Gauge({ name: 'strongroom_plugin_up', help: '1 while the plugin process serves, by plugin and version.', labelNames: ['plugin', 'version'] as const, registers }),
     pluginDegraded: new Gauge({ name: 'strongroom_plugin_degraded', help: '1 when the plugin is degraded after repeated crashes (until reloaded).', labelNames: ['plugin', 'version'] as const, registers }),
     pluginRestarts: new Counter({ name: 'strongroom_plugin_restarts_total', help: 'Restarts of a plugin process after it exited unexpectedly.', labelNames: ['plugin', 'version'] as const, registers }),
@@ -66,8 +66,7 @@ export function createMetrics(opts: MetricsOptions = {}) {
       return registry.getMetricsAsJSON();
     },
   };
-  m.sealed.set(1);
-  m.haActive.set(1);
+
   return m;
 }
 

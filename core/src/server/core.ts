@@ -123,9 +123,6 @@ export async function createCore(opts: { config: ServerConfig; logger: CoreLogge
   let tokenCounts: { at: number; counts: Array<{ type: string; namespaceId: string; count: number }> } | null = null;
   metrics.onScrape(async () => {
     const s = state;
-    metrics.sealed.set(barrier.sealed ? 1 : 0);
-    metrics.haEnabled.set(ha ? 1 : 0);
-    metrics.haActive.set(!ha || ha.state === 'active' ? 1 : 0);
     metrics.leases.reset();
     metrics.pluginUp.reset();
     metrics.pluginDegraded.reset();
@@ -178,9 +175,9 @@ export async function createCore(opts: { config: ServerConfig; logger: CoreLogge
       : null;
   const forwarder = ha ? createForwarder() : null;
   metrics.onScrape(() => {
-    metrics.set('core_unsealed', 'Whether this node is unsealed (1) or sealed (0)', barrier.sealed ? 0 : 1);
-    metrics.set('core_active', 'Whether this node serves requests itself (1), or is sealed or an HA standby (0)', barrier.sealed || (ha !== null && ha.state !== 'active') ? 0 : 1);
-    metrics.set('core_ha_enabled', 'Whether this node runs with HA storage', ha ? 1 : 0);
+    metrics.unsealed.set(barrier.sealed ? 0 : 1);
+    metrics.active.set(barrier.sealed || (ha !== null && ha.state !== 'active') ? 0 : 1);
+    metrics.haEnabled.set(ha ? 1 : 0);
   });
   /** A standby's copy of the forwarding key (read from storage once); dropped on seal. */
   let standbyForwardKey: Buffer | null = null;
