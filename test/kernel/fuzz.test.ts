@@ -26,9 +26,6 @@ const SEED = Number(process.env.SR_FUZZ_SEED ?? 20260101);
 const CONCURRENCY = 4;
 const RANDOM_BODIES_PER_OP = 5;
 
-// Over 10 000 requests through an audit device: past jest's 60 s default when ~8 test runs share 2 cores.
-jest.setTimeout(240_000);
-
 let s: RunningServer;
 const agent = new http.Agent({ keepAlive: true, maxSockets: CONCURRENCY });
 beforeAll(async () => {
