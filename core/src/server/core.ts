@@ -18,6 +18,7 @@ import {
   type Backend,
   type LogicalRequest,
   type MountEnv,
+  type PathDef,
   type Storage,
   type SystemView,
 } from '@strongroom/sdk-plugin';
@@ -47,6 +48,8 @@ import { createSystemBackend } from '../sys/backend.js';
 import { leasePaths } from '../sys/leases.js';
 import { createTokenAuthBackend } from '../token-auth/backend.js';
 import { createTokenStore, type LoginRenewal, type TokenEntry, type TokenStore } from '../token/index.js';
+import { wrappingPaths } from '../sys/wrapping.js';
+import { createResponseWrapping, type ResponseWrapping } from '../wrapping/response-wrapping.js';
 import { builtinPlugins } from './builtins.js';
 import type { ServerConfig } from './server-config.js';
 
@@ -68,6 +71,7 @@ interface Unsealed {
   mounts: MountManager;
   pipeline: ReturnType<typeof createPipeline>;
   periodic: NodeJS.Timeout;
+  wrapping: ResponseWrapping;
 }
 
 export interface Core {
@@ -239,7 +243,21 @@ export async function createCore(opts: { config: ServerConfig; logger: CoreLogge
         },
       },
     });
-    tokens = createTokenStore({ store: barrier, hmacKey, batchKey, systemDefaultTtl, systemMaxTtl, leases: { revokeByToken: async (k) => void (await expiration.revokeByToken(k)) }, renewLogin, logger });
+    let wrapping!: ResponseWrapping;
+    tokens = createTokenStore({
+      store: barrier,
+      hmacKey,
+      batchKey,
+      systemDefaultTtl,
+      systemMaxTtl,
+      leases: { revokeByToken: async (k) => void (await expiration.revokeByToken(k)) },
+      onDestroy: async (e) => {
+        if (wrapping.isWrappingToken(e)) await wrapping.forget(e.key);
+      },
+      renewLogin,
+      logger,
+    });
+    wrapping = createResponseWrapping({ store: barrier, tokens, maxTtl: systemMaxTtl });
     await tokens.startExpiry();
 
     const sysDeps = {
@@ -284,7 +302,7 @@ export async function createCore(opts: { config: ServerConfig; logger: CoreLogge
           { title: 'Strongroom API', version: CORE_VERSION },
         ),
       node: { clusterName: config.clusterName, clusterId: () => '', apiAddr: config.apiAddr, version: CORE_VERSION },
-      extraPaths: leasePaths({ expiration, namespaces, logger }),
+      extraPaths: [...leasePaths({ expiration, namespaces, logger }), ...wrappingPaths({ wrapping })] as PathDef[],
     } as const;
 
     const mounts: MountManager = createMountManager({
@@ -331,6 +349,7 @@ export async function createCore(opts: { config: ServerConfig; logger: CoreLogge
       logger,
       metrics,
       audit,
+      wrapping,
       tokens: {
         lookup: async (id) => {
           const e = await tokens.lookup(id);
@@ -393,7 +412,7 @@ export async function createCore(opts: { config: ServerConfig; logger: CoreLogge
     }, PERIODIC_MS);
     periodic.unref();
 
-    state = { policies, passwordPolicies, tokens, expiration, audit, catalog, supervisor, mounts, pipeline, periodic };
+    state = { policies, passwordPolicies, tokens, expiration, audit, catalog, supervisor, mounts, pipeline, periodic, wrapping };
     logger.info('unsealed', { ms: Date.now() - started });
   }
 
@@ -482,6 +501,7 @@ export async function createCore(opts: { config: ServerConfig; logger: CoreLogge
       if (SEAL_PATHS.has(bare)) return await handleSealPath({ ...req, path: bare });
       const s = state;
       if (!s) throw new StrongroomError('unavailable', 'Vault is sealed');
+      const wrapTtl = s.wrapping.parseTtl(headerValue(req.headers['x-service-wrap-ttl']) ?? headerValue(req.headers['x-vault-wrap-ttl']));
       const reply = await s.pipeline.handle({
         id: req.id,
         operation: req.operation,
@@ -492,6 +512,7 @@ export async function createCore(opts: { config: ServerConfig; logger: CoreLogge
         help: req.help,
         headers: {},
         clientToken: req.token,
+        ...(wrapTtl !== null ? { wrapTtl } : {}),
       });
       return reply.raw ? { status: reply.status, body: { raw: reply.raw.body, contentType: reply.raw.contentType } } : { status: reply.status, body: reply.body, ...(reply.headers ? { headers: reply.headers } : {}) };
     } finally {
@@ -526,6 +547,11 @@ export async function createCore(opts: { config: ServerConfig; logger: CoreLogge
       rmSync(runDir, { recursive: true, force: true });
     },
   };
+
+  function headerValue(v: string | string[] | undefined): string | undefined {
+    const s = Array.isArray(v) ? v[0] : v;
+    return s === undefined || s === '' ? undefined : s;
+  }
 
   function toCaller(id: string, e: TokenEntry): CallerToken {
     return {

@@ -15,6 +15,7 @@
 import type { AuthSpec, Logger } from '@strongroom/sdk-plugin';
 import { badRequest, permissionDenied } from '@strongroom/sdk-plugin';
 import type { Physical } from '../storage/physical.js';
+import { RESPONSE_WRAPPING_POLICY_NAME } from '../policy/policy.js';
 import { addressAllowed, buildBlockList, validateCidrs } from './cidr.js';
 import { createExpiryHeap } from './expiry-heap.js';
 import {
@@ -57,6 +58,8 @@ export interface TokenStoreDeps {
   systemDefaultTtl: number;
   systemMaxTtl: number;
   leases: { revokeByToken(tokenKey: string): Promise<void> };
+  /** Called as a token is destroyed, before its entry goes (response wrapping drops the wrapped response here). */
+  onDestroy?(entry: TokenEntry): Promise<void>;
   /**
    * Asks the auth mount that issued a login token (entry.login) whether it may
    * be renewed; throws to refuse. Without it such tokens renew as any other.
@@ -106,6 +109,11 @@ export interface TokenStore {
   create(parent: TokenEntry | null, req: CreateTokenRequest): Promise<CreatedToken>;
   createRoot(customId?: string): Promise<CreatedToken>;
   createFromLogin(auth: AuthSpec, ctx: LoginContext): Promise<CreatedToken>;
+  /**
+   * A response-wrapping token: orphan, single use, not renewable, policy
+   * `response-wrapping` only, expiring after `ttl` seconds.
+   */
+  createWrapping(opts: { ttl: number; path: string; namespaceId: string }): Promise<CreatedToken>;
   lookup(id: string): Promise<TokenEntry | null>;
   /** Whether the token with this key (HMAC) exists and is live: for lease tidy, which knows only keys. */
   isLiveKey(key: string): Promise<boolean>;
@@ -278,6 +286,7 @@ export function createTokenStore(deps: TokenStoreDeps): TokenStore {
     return withLock(key, async () => {
       const e = await loadRaw(key);
       if (revokeLeases) await deps.leases.revokeByToken(key);
+      if (e !== null && deps.onDestroy) await deps.onDestroy(e);
       const ops: Parameters<TokenStoreDeps['store']['batch']>[0] = [{ type: 'delete', key: ID + key }];
       if (e !== null) {
         if (e.accessor !== '') ops.push({ type: 'delete', key: ACCESSOR + accessorKey(e.accessor) });
@@ -608,6 +617,32 @@ export function createTokenStore(deps: TokenStoreDeps): TokenStore {
     );
   }
 
+  async function createWrapping(opts: { ttl: number; path: string; namespaceId: string }): Promise<CreatedToken> {
+    const t = clock.now();
+    return issue({
+      parent: '',
+      policies: [RESPONSE_WRAPPING_POLICY_NAME],
+      path: opts.path,
+      meta: {},
+      displayName: '',
+      numUses: 1,
+      creationTime: t,
+      creationTtl: opts.ttl,
+      ttl: opts.ttl,
+      explicitMaxTtl: 0,
+      period: 0,
+      maxTtl: 0,
+      expireTime: t + opts.ttl * 1000,
+      lastRenewalTime: 0,
+      type: 'service',
+      renewable: false,
+      boundCidrs: [],
+      entityId: '',
+      namespaceId: opts.namespaceId,
+      role: '',
+    });
+  }
+
   async function createFromLogin(auth: AuthSpec, ctx: LoginContext): Promise<CreatedToken> {
     const t = clock.now();
     const policies = sanitizePolicies(auth.policies, !auth.noDefaultPolicy);
@@ -883,6 +918,7 @@ export function createTokenStore(deps: TokenStoreDeps): TokenStore {
     create,
     createRoot,
     createFromLogin,
+    createWrapping,
     lookup,
     isLiveKey: async (key) => {
       const e = await loadRaw(key);
