@@ -1,73 +1,32 @@
 /**
- * Real database servers for tests (scripts/services/db.js). The first call in
- * a test process starts private PostgreSQL / MariaDB instances, or reuses the
- * ones already running for this checkout, or takes STRONGROOM_TEST_PG_URL /
- * STRONGROOM_TEST_MYSQL_URL as given. The test run's global teardown stops
- * what was started for it. The URLs are superuser (admin) URLs with a password.
+ * Real database servers for tests (scripts/services/services.js through
+ * services.ts): private PostgreSQL / MariaDB instances, or the ones already
+ * running for this checkout, or STRONGROOM_TEST_PG_URL /
+ * STRONGROOM_TEST_MYSQL_URL as given. The URLs are superuser (admin) URLs with
+ * a password.
  */
-import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { resolve } from 'node:path';
 import { database, StrongroomError } from '@strongroom/sdk-plugin';
+import { dedicatedService, sharedService, type DedicatedService } from './services';
 
-const DB_SCRIPT = resolve(__dirname, '../../scripts/services/db.js');
 type Kind = 'postgres' | 'mysql';
 const ENV: Record<Kind, string> = { postgres: 'STRONGROOM_TEST_PG_URL', mysql: 'STRONGROOM_TEST_MYSQL_URL' };
 
-function ensure(kind: Kind): string {
-  const given = process.env[ENV[kind]];
-  if (given) return given;
-  const out = execFileSync(process.execPath, [DB_SCRIPT, 'up', kind, '--json', '--for-tests'], {
-    encoding: 'utf8',
-    timeout: 600_000,
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  const urls = JSON.parse(out) as Record<string, string>;
-  const url = urls[ENV[kind]];
-  if (!url) throw new Error(`scripts/services/db.js gave no ${ENV[kind]}`);
-  process.env[ENV[kind]] = url;
-  return url;
-}
-
 /** Superuser URL of a real PostgreSQL: postgresql://postgres:<pw>@127.0.0.1:<port>/postgres. */
 export function postgresUrl(): string {
-  return ensure('postgres');
+  return sharedService('postgres', ENV.postgres)[ENV.postgres]!;
 }
 
 /** Superuser URL of a real MySQL or MariaDB: mysql://root:<pw>@127.0.0.1:<port>/. */
 export function mysqlUrl(): string {
-  return ensure('mysql');
+  return sharedService('mysql', ENV.mysql)[ENV.mysql]!;
 }
 
-export interface DedicatedDatabase {
-  /** Superuser URL, as postgresUrl()/mysqlUrl(). */
-  url: string;
-  /** Stops the server in place (same port and data). */
-  stop(): void;
-  /** Starts it again after stop(). */
-  start(): void;
-  /** Stops it for good and deletes its data. */
-  drop(): void;
-}
+export type DedicatedDatabase = DedicatedService;
 
-/**
- * A private server for one test file alone, on its own free port, for tests
- * that take the server away: the shared one from postgresUrl()/mysqlUrl() is
- * in use by other test files at the same time, so it is never stopped. Costs
- * an initdb (about 1.5 s); drop() it in afterAll (the run's teardown stops
- * what a crashed test left). Needs the machine's binaries even when the URL
- * variables are set.
- */
+/** A private database server for one test file alone (an outage test); costs an initdb, about 1.5 s. */
 export function dedicatedDatabase(kind: Kind): DedicatedDatabase {
-  const run = (...args: string[]) =>
-    execFileSync(process.execPath, [DB_SCRIPT, ...args], { encoding: 'utf8', timeout: 600_000, stdio: ['ignore', 'pipe', 'inherit'] });
-  const { id, url } = JSON.parse(run('dedicated', kind)) as { id: string; url: string };
-  return {
-    url,
-    stop: () => void run('stop-server', id),
-    start: () => void run('start-server', id),
-    drop: () => void run('drop', id),
-  };
+  return dedicatedService(kind);
 }
 
 /** `url` with other credentials (URL-escaped), e.g. to log in as a user the test created. */

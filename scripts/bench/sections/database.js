@@ -7,7 +7,7 @@
  * same concurrency in the same run. The ratio says how much of the time is the service's.
  *
  * PostgreSQL: STRONGROOM_BENCH_POSTGRES_URL (a superuser URL), else a private instance of its
- * own from scripts/services/db.js, stopped at the end. Every role made here is dropped.
+ * own from scripts/services/services.js, stopped at the end. Every role made here is dropped.
  */
 const { execFileSync } = require('node:child_process');
 const { randomBytes } = require('node:crypto');
@@ -17,7 +17,7 @@ const CONCURRENCY = 8;
 const MOUNT = 'db-bench';
 const CREATE = `CREATE ROLE "{{name}}" WITH LOGIN PASSWORD '{{password}}' VALID UNTIL '{{expiration}}'`;
 
-const DB_SCRIPT = (ctx) => path.join(ctx.root, 'scripts', 'services', 'db.js');
+const DB_SCRIPT = (ctx) => path.join(ctx.root, 'scripts', 'services', 'services.js');
 
 /** A PostgreSQL for this run: a given URL, else a private instance of its own that `release` stops (nothing is left running). */
 function postgresFor(ctx) {
