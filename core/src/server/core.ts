@@ -39,7 +39,6 @@ import { createPasswordPolicyStore, type PasswordPolicyStore } from '../password
 import { createPolicyStore, type PolicyStore } from '../policy/policy-store.js';
 import { createPipeline } from '../request/pipeline.js';
 import type { CallerToken, MountBinding } from '../request/ports.js';
-import { createSealManager } from '../seal/seal-manager.js';
 import { createInmemPhysical } from '../storage/inmem.js';
 import { createLevelPhysical } from '../storage/level.js';
 import type { Physical } from '../storage/physical.js';
@@ -49,6 +48,9 @@ import { leasePaths } from '../sys/leases.js';
 import { createTokenAuthBackend } from '../token-auth/backend.js';
 import { createTokenStore, type LoginRenewal, type TokenEntry, type TokenStore } from '../token/index.js';
 import { wrappingPaths } from '../sys/wrapping.js';
+import { rootRecoveryPaths } from '../sys/root-recovery.js';
+import { createGenerateRoot, createRekey } from '../seal/root-recovery.js';
+import { createSealManager, parseSealConfig } from '../seal/seal-manager.js';
 import { createResponseWrapping, type ResponseWrapping } from '../wrapping/response-wrapping.js';
 import { builtinPlugins } from './builtins.js';
 import type { ServerConfig } from './server-config.js';
@@ -302,7 +304,15 @@ export async function createCore(opts: { config: ServerConfig; logger: CoreLogge
           { title: 'Strongroom API', version: CORE_VERSION },
         ),
       node: { clusterName: config.clusterName, clusterId: () => '', apiAddr: config.apiAddr, version: CORE_VERSION },
-      extraPaths: [...leasePaths({ expiration, namespaces, logger }), ...wrappingPaths({ wrapping })] as PathDef[],
+      extraPaths: [
+        ...leasePaths({ expiration, namespaces, logger }),
+        ...wrappingPaths({ wrapping }),
+        // Attempts live as long as this unsealed state: sealing ends them.
+        ...rootRecoveryPaths({
+          generateRoot: createGenerateRoot({ seal, createRootToken: async () => (await tokens.createRoot()).id }),
+          rekey: createRekey({ seal, parseConfig: parseSealConfig }),
+        }),
+      ] as PathDef[],
     } as const;
 
     const mounts: MountManager = createMountManager({
