@@ -305,7 +305,7 @@ export async function createCore(opts: { config: ServerConfig; logger: CoreLogge
         ),
       node: { clusterName: config.clusterName, clusterId: () => '', apiAddr: config.apiAddr, version: CORE_VERSION },
       extraPaths: [
-        ...leasePaths({ expiration, namespaces, logger }),
+        ...leasePaths({ expiration, namespaces, logger, tokens }),
         ...wrappingPaths({ wrapping }),
         // Attempts live as long as this unsealed state: sealing ends them.
         ...rootRecoveryPaths({

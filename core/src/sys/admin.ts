@@ -1,9 +1,12 @@
 /** sys/seal, sys/step-down, sys/rotate, sys/key-status, sys/leader and sys/metrics. */
-import { definePath, f, type PathDef } from '@strongroom/sdk-plugin';
+import { definePath, f, hashToolPath, randomToolPath, type PathDef } from '@strongroom/sdk-plugin';
 import type { SysDeps } from './deps.js';
 
 export function adminPaths(deps: SysDeps): PathDef[] {
   return [
+    // The same endpoints as transit's hash and random (one definition, in the SDK).
+    hashToolPath('tools/hash{/:algorithm}'),
+    randomToolPath('tools/random{/:source}{/:urlbytes}'),
     definePath({
       pattern: 'seal',
       synopsis: 'Seal the server: every key is dropped from memory.',

@@ -14,6 +14,7 @@ import { mountPaths } from './mounts.js';
 import { passwordPolicyPaths } from './password-policies.js';
 import { pluginPaths } from './plugins.js';
 import { policyPaths } from './policies.js';
+import { sealPaths } from './seal-paths.js';
 
 /** Paths that need sudo, as in Vault. */
 export const SYS_ROOT_PATHS = [
@@ -26,6 +27,8 @@ export const SYS_ROOT_PATHS = [
   'plugins/reload/*',
   'leases/lookup/*',
   'leases/revoke-prefix/*',
+  'revoke-prefix/*',
+  'remount',
   'leases/revoke-force/*',
   'raw/*',
 ];
@@ -43,6 +46,7 @@ export function createSystemBackend(deps: SysDeps): BackendFactory {
       ...pluginPaths(deps),
       ...auditPaths(deps),
       ...internalPaths(deps),
+      ...sealPaths(),
       ...(deps.extraPaths ?? []),
     ],
     specialPaths: { root: SYS_ROOT_PATHS },

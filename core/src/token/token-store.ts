@@ -127,6 +127,14 @@ export interface TokenStore {
   /** Revokes only this token; its children become orphans. */
   revokeOrphan(id: string): Promise<boolean>;
   listAccessors(): Promise<string[]>;
+  /**
+   * Lease ids of expiring service tokens as Vault shows them under
+   * sys/leases/lookup/auth/...: `<creation path>/<token key>` (the key is an
+   * HMAC, never the token). A full scan: for the sudo-only listing endpoint.
+   */
+  tokenLeaseIds(namespaceId: string, prefix: string): Promise<string[]>;
+  /** The live token behind such a lease id, or null. */
+  byTokenLeaseId(leaseId: string): Promise<TokenEntry | null>;
   readRole(name: string): Promise<TokenRole | null>;
   writeRole(name: string, input: Partial<Omit<TokenRole, 'name'>>): Promise<TokenRole>;
   deleteRole(name: string): Promise<void>;
@@ -807,6 +815,26 @@ export function createTokenStore(deps: TokenStoreDeps): TokenStore {
     return true;
   }
 
+  const tokenLeaseId = (e: TokenEntry) => `${e.path.replace(/\/+$/, '')}/${e.key}`;
+
+  async function tokenLeaseIds(namespaceId: string, prefix: string): Promise<string[]> {
+    const out: string[] = [];
+    for await (const { value } of deps.store.scan(ID)) {
+      const e = decode<TokenEntry>(value);
+      if (e.namespaceId !== namespaceId || e.type !== 'service' || e.expireTime === 0 || !isLive(e)) continue;
+      const id = tokenLeaseId(e);
+      if (id.startsWith(prefix)) out.push(id);
+    }
+    return out;
+  }
+
+  async function byTokenLeaseId(leaseId: string): Promise<TokenEntry | null> {
+    const key = leaseId.slice(leaseId.lastIndexOf('/') + 1);
+    if (!/^[0-9a-f]{64}$/.test(key)) return null;
+    const e = await loadRaw(key);
+    return e !== null && isLive(e) && e.expireTime !== 0 && tokenLeaseId(e) === leaseId ? e : null;
+  }
+
   async function listAccessors(): Promise<string[]> {
     const out: string[] = [];
     for await (const { value } of deps.store.scan(ACCESSOR)) out.push(decode<{ accessor: string }>(value).accessor);
@@ -932,6 +960,8 @@ export function createTokenStore(deps: TokenStoreDeps): TokenStore {
     revokeAccessor,
     revokeOrphan,
     listAccessors,
+    tokenLeaseIds,
+    byTokenLeaseId,
     readRole,
     writeRole,
     deleteRole,
