@@ -17,3 +17,4 @@ export * as transport from './transport/index.js';
 export * from './serve.js';
 export * as database from './database/index.js';
 export * from './tool-paths.js';
+export * from './base64.js';

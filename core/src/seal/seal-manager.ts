@@ -13,7 +13,7 @@
  */
 import { randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
 import { z } from 'zod';
-import { StrongroomError, badRequest } from '@strongroom/sdk-plugin';
+import { StrongroomError, badRequest, isStdBase64 } from '@strongroom/sdk-plugin';
 import type { Physical } from '../storage/physical.js';
 import { KEY_BYTES, SEAL_CONFIG_PATH, type Barrier } from '../barrier/barrier.js';
 import { ShamirError, combine, split } from '../barrier/shamir.js';
@@ -124,13 +124,16 @@ function parseInit(request: unknown): SealConfig {
   return { type: 'shamir', secret_shares: n, secret_threshold: t };
 }
 
-const HEX = /^(?:[0-9a-fA-F]{2})+$/;
-const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
 
 /** One key share as an operator types it: hex or standard base64. */
 export function decodePart(key: string): Buffer {
-  if (HEX.test(key)) return Buffer.from(key, 'hex');
-  if (key.length > 0 && BASE64.test(key)) return Buffer.from(key, 'base64');
+  // Buffer's hex decoder stops at the first non-hex pair: full length means all hex (no regex, any size).
+  if (key.length > 0 && key.length % 2 === 0) {
+    const hex = Buffer.from(key, 'hex');
+    if (hex.length * 2 === key.length) return hex;
+    hex.fill(0);
+  }
+  if (key.length > 0 && isStdBase64(key)) return Buffer.from(key, 'base64');
   throw badRequest("'key' must be a valid hex or base64 string");
 }
 
