@@ -105,8 +105,14 @@ export function parseSealConfig(request: unknown): { secret_shares: number; secr
   return parseInit(request);
 }
 
+/** JSON null means "not set" (hvac sends null for every parameter it was not given). */
+function withoutNulls(request: unknown): unknown {
+  if (request === null || typeof request !== 'object' || Array.isArray(request)) return request ?? {};
+  return Object.fromEntries(Object.entries(request).filter(([, v]) => v !== null));
+}
+
 function parseInit(request: unknown): SealConfig {
-  const r = initSchema.safeParse(request ?? {});
+  const r = initSchema.safeParse(withoutNulls(request));
   if (!r.success) {
     const details = r.error.issues.map((i) => (i.code === 'invalid_union' || i.code === 'custom' ? i.message : `${i.path.join('.')}: ${i.message}`));
     throw badRequest(details[0] ?? 'invalid request', details);

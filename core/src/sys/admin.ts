@@ -34,8 +34,12 @@ export function adminPaths(deps: SysDeps): PathDef[] {
       operations: {
         read: {
           summary: 'Leader information.',
+          // As Vault answers it: the object itself, outside the envelope (hvac reads `is_self` at the top).
           handler: async () => ({
-            data: {
+            raw: {
+              status: 200,
+              contentType: 'application/json',
+              body: JSON.stringify({
               ha_enabled: false,
               is_self: true,
               active_time: '0001-01-01T00:00:00Z',
@@ -43,6 +47,7 @@ export function adminPaths(deps: SysDeps): PathDef[] {
               leader_cluster_address: '',
               performance_standby: false,
               performance_standby_last_remote_wal: 0,
+              }),
             },
           }),
         },

@@ -73,7 +73,8 @@ function parseConfig(raw: Record<string, unknown> | undefined, top: Record<strin
   const schema = configFields as Record<string, { safeParse(v: unknown): { success: boolean; data?: unknown } }>;
   for (const [k, v] of Object.entries(src)) {
     const s = schema[k];
-    if (!s) continue;
+    // null means "not set", as for a missing key (clients send null for every option they were not given).
+    if (!s || v === null) continue;
     const r = s.safeParse(v);
     if (!r.success) throw badRequest(`config.${k}: invalid value`);
     (out as Record<string, unknown>)[k] = r.data;
