@@ -18,3 +18,4 @@ export * from './serve.js';
 export * as database from './database/index.js';
 export * from './tool-paths.js';
 export * from './base64.js';
+export * from './kit/template.js';
