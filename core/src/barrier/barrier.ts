@@ -73,6 +73,11 @@ export interface Barrier extends KeyValueStore {
    * same atomic batch. Needs the barrier unsealed; the old key stops working.
    */
   rekey(newUnsealKey: Uint8Array, opts?: { extraOps?: PhysicalOp[] }): Promise<void>;
+  /**
+   * Re-reads the keyring (another node may have rotated it) and drops every
+   * cached entry: what a standby does before it becomes active on shared storage.
+   */
+  refresh(): Promise<void>;
 }
 
 export interface BarrierOptions {
@@ -324,6 +329,25 @@ export function createBarrier(physical: KeyValueStore, opts: BarrierOptions = {}
       const kr = unsealed();
       const rootOp: PhysicalOp = { type: 'put', key: ROOT_KEY_PATH, value: encrypt(kek, META_TERM, ROOT_KEY_PATH, kr.rootKey) };
       await physical.batch([rootOp, ...(rekeyOpts.extraOps ?? [])]);
+    },
+
+    async refresh() {
+      const kr = unsealed();
+      const ringEnv = await physical.get(KEYRING_PATH);
+      const plain = ringEnv !== null && envelopeTerm(ringEnv) === META_TERM ? decrypt(kr.rootKey, KEYRING_PATH, ringEnv) : null;
+      if (plain === null) throw new BarrierIntegrityError(KEYRING_PATH);
+      try {
+        const fresh = decodeKeyring(plain, Buffer.from(kr.rootKey));
+        if (keyring !== kr) {
+          wipeKeyring(fresh);
+          throw new BarrierSealedError();
+        }
+        keyring = fresh;
+        wipeKeyring(kr);
+      } finally {
+        plain.fill(0);
+        clearCache();
+      }
     },
 
     keyStatus() {

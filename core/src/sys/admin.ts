@@ -1,4 +1,4 @@
-/** sys/seal, sys/step-down, sys/rotate, sys/key-status, sys/leader and sys/metrics. */
+/** sys/seal, sys/step-down, sys/rotate, sys/key-status, sys/metrics and sys/tools (sys/leader is node-local: core/src/server/core.ts). */
 import { definePath, f, hashToolPath, randomToolPath, type PathDef } from '@strongroom/sdk-plugin';
 import type { SysDeps } from './deps.js';
 
@@ -14,8 +14,8 @@ export function adminPaths(deps: SysDeps): PathDef[] {
     }),
     definePath({
       pattern: 'step-down',
-      synopsis: 'Give up the active role (single node: no effect).',
-      operations: { update: { summary: 'Step down.', handler: async () => null } },
+      synopsis: 'Give up the active role: another node of an HA cluster takes over (single node: no effect).',
+      operations: { update: { summary: 'Step down.', handler: async () => (await deps.stepDown(), null) } },
     }),
     definePath({
       pattern: 'rotate',
@@ -26,32 +26,6 @@ export function adminPaths(deps: SysDeps): PathDef[] {
       pattern: 'key-status',
       synopsis: 'The active keyring term.',
       operations: { read: { summary: 'Key status.', handler: async () => ({ data: deps.keyStatus() }) } },
-    }),
-    definePath({
-      pattern: 'leader',
-      synopsis: 'High-availability status of this node.',
-      unauthenticated: true,
-      operations: {
-        read: {
-          summary: 'Leader information.',
-          // As Vault answers it: the object itself, outside the envelope (hvac reads `is_self` at the top).
-          handler: async () => ({
-            raw: {
-              status: 200,
-              contentType: 'application/json',
-              body: JSON.stringify({
-              ha_enabled: false,
-              is_self: true,
-              active_time: '0001-01-01T00:00:00Z',
-              leader_address: deps.node.apiAddr,
-              leader_cluster_address: '',
-              performance_standby: false,
-              performance_standby_last_remote_wal: 0,
-              }),
-            },
-          }),
-        },
-      },
     }),
     definePath({
       pattern: 'metrics',
