@@ -11,7 +11,7 @@
 import { randomBytes } from 'node:crypto';
 import { Client } from 'pg';
 import { dedicatedDatabase, type DedicatedDatabase } from '../helpers/databases';
-import { sleep, waitFor } from '../helpers/processes';
+import { descendantPids, sleep, waitFor } from '../helpers/processes';
 import { startConfigServer, type RunningServer } from '../helpers/server';
 
 jest.setTimeout(180_000);
@@ -44,6 +44,8 @@ async function query<T = Record<string, unknown>>(sql: string, params: unknown[]
   }
 }
 
+/** The node's plugin processes (engines run only on the active node). */
+const pluginPids = (n: Node) => descendantPids(n.proc.pid!, 'plugins/');
 const alive = (n: Node) => n.proc.exitCode === null && n.proc.signalCode === null;
 const health = async (n: Node, qs = '') => (await fetch(`${n.url}/v1/sys/health${qs}`).catch(() => null))?.status ?? 0;
 
@@ -137,6 +139,9 @@ it('three nodes on one database: one active, two standbys that forward, redirect
   const listed = await fetch(`${s1.url}/v1/secret/metadata/`, { method: 'LIST', headers: { 'X-Vault-Token': rootToken } });
   expect([listed.status, ((await listed.json()) as { data: { keys: string[] } }).data.keys]).toEqual([200, ['forwarded']]);
   expect((await s2.api('GET', 'secret/data/forwarded', undefined, { token: 'not-a-token' })).status).toBe(403);
+  // Only the active node runs plugin processes: a standby holds no engine state that could go stale.
+  expect(descendantPids(active.proc.pid!, 'plugins/kv/')).toHaveLength(1);
+  for (const s of standbys) expect(pluginPids(s)).toEqual([]);
 
   // Asked not to forward, a standby redirects to the active node.
   for (const header of ['X-Vault-No-Request-Forwarding', 'X-Service-No-Request-Forwarding']) {
@@ -238,6 +243,9 @@ it('sys/step-down (sudo) hands the active role to another node', async () => {
     20_000,
   );
   expect(await health(active)).toBe(429);
+  // Stepping down stopped its plugin processes; the new active node runs them.
+  await waitFor('the stepped-down node without plugin processes', () => pluginPids(active).length === 0);
+  await waitFor('kv running on the new active node', () => descendantPids(next.proc.pid!, 'plugins/kv/').length === 1);
   expect((await active.api('GET', 'sys/leader', undefined, { token: null })).body).toMatchObject({ is_self: false, leader_address: next.url });
   expect((await active.api('GET', 'secret/data/forwarded')).body.data.data).toEqual({ via: 'standby' });
 });
