@@ -9,10 +9,11 @@
  * step-down hands over; the database holds no plaintext.
  */
 import { randomBytes } from 'node:crypto';
+import { createServer, connect, type Server, type Socket } from 'node:net';
 import { Client } from 'pg';
 import { dedicatedDatabase, type DedicatedDatabase } from '../helpers/databases';
 import { descendantPids, sleep, waitFor } from '../helpers/processes';
-import { startConfigServer, type RunningServer } from '../helpers/server';
+import { freePort, startConfigServer, type RunningServer } from '../helpers/server';
 
 jest.setTimeout(180_000);
 
@@ -70,23 +71,54 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await Promise.all(nodes.map((n) => n.stop('SIGKILL')));
+  for (const s of proxied) s.destroy();
+  await new Promise((r) => (proxy ? proxy.close(r) : r(undefined)));
   pg?.drop();
 });
 
+/**
+ * A TCP relay to the database on a port of its own that listens only once
+ * started: a database unreachable, then reachable, without stopping the
+ * database itself (restarting a server in place can lose its port on a busy machine).
+ */
+let proxy: Server | null = null;
+const proxied = new Set<Socket>();
+async function relayUrl(): Promise<{ url: string; open(): Promise<void> }> {
+  const target = new URL(pg.url);
+  const port = await freePort();
+  const url = new URL(pg.url);
+  url.port = String(port);
+  return {
+    url: url.toString(),
+    open: () =>
+      new Promise<void>((resolve, reject) => {
+        proxy = createServer((client) => {
+          const upstream = connect(Number(target.port), target.hostname);
+          for (const s of [client, upstream]) {
+            proxied.add(s);
+            s.on('error', () => undefined);
+            s.on('close', () => proxied.delete(s));
+          }
+          client.on('close', () => upstream.destroy());
+          upstream.on('close', () => client.destroy());
+          client.pipe(upstream).pipe(client);
+        });
+        proxy.once('error', reject);
+        proxy.listen(port, '127.0.0.1', () => resolve());
+      }),
+  };
+}
+
 it('a node whose database is unreachable at start keeps running, says why, and comes up once it is reachable', async () => {
-  pg.stop();
-  let n: Node;
-  try {
-    n = await startConfigServer(config(pg.url));
-    nodes.push(n);
-    const status = await n.api('GET', 'sys/seal-status', undefined, { token: null });
-    expect(status.status).toBe(503);
-    expect(status.body.errors[0]).toMatch(/PostgreSQL is not reachable yet/);
-    await waitFor('the retry message in the log', () => /cannot reach PostgreSQL.*retrying/.test(n.output()));
-    expect(n.output()).not.toContain(new URL(pg.url).password);
-  } finally {
-    pg.start();
-  }
+  const relay = await relayUrl();
+  const n = await startConfigServer(config(relay.url));
+  nodes.push(n);
+  const status = await n.api('GET', 'sys/seal-status', undefined, { token: null });
+  expect(status.status).toBe(503);
+  expect(status.body.errors[0]).toMatch(/PostgreSQL is not reachable yet/);
+  await waitFor('the retry message in the log', () => /cannot reach PostgreSQL.*ECONNREFUSED.*retrying/.test(n.output()));
+  expect(n.output()).not.toContain(new URL(pg.url).password);
+  await relay.open();
   const ready = await waitFor('seal status once PostgreSQL is up', async () => {
     const r = await n.api('GET', 'sys/seal-status', undefined, { token: null });
     return r.status === 200 ? r.body : undefined;
