@@ -260,6 +260,35 @@ describe('certificate authority against a real sshd', () => {
     const roles = await ok('LIST', 'ssh/roles');
     expect(roles.body.data.key_info.login).toEqual({ key_type: 'ca', issuer_ref: 'ed' });
   });
+
+  test('sign tells create from update for the ACL: an existing role needs update', async () => {
+    await ok('PUT', 'sys/policies/acl/sign-update', { policy: 'path "ssh/sign/*" { capabilities = ["update"] }' });
+    await ok('PUT', 'sys/policies/acl/sign-create', { policy: 'path "ssh/sign/*" { capabilities = ["create"] }' });
+    const token = async (policy: string) => (await ok('POST', 'auth/token/create', { policies: [policy] })).body.auth.client_token as string;
+    const pub = (await newKey()).pub;
+    expect((await s.api('POST', 'ssh/sign/login', { public_key: pub }, { token: await token('sign-update') })).status).toBe(200);
+    expect((await s.api('POST', 'ssh/sign/login', { public_key: pub }, { token: await token('sign-create') })).status).toBe(403);
+  });
+
+  test('without a default issuer, what needs one is a 400 saying so; DELETE config/ca removes every issuer', async () => {
+    await ok('POST', 'ssh/roles/on-default', { key_type: 'ca', allow_user_certificates: true, allowed_users: '*' });
+    await ok('POST', 'ssh/issuers/import/spare', { key_type: 'ed25519' });
+    await ok('POST', 'ssh/roles/on-spare', { key_type: 'ca', allow_user_certificates: true, allowed_users: '*', issuer_ref: 'spare' });
+    const pub = (await newKey()).pub;
+    expect((await s.api('POST', 'ssh/sign/on-default', { public_key: pub, valid_principals: 'x' })).status).toBe(200);
+    await ok('DELETE', 'ssh/issuer/default');
+    expect((await ok('GET', 'ssh/config/issuers')).body.data.default).toBe('');
+    for (const r of [await s.api('GET', 'ssh/public_key', undefined, { token: null }), await s.api('GET', 'ssh/config/ca'), await s.api('POST', 'ssh/sign/on-default', { public_key: pub, valid_principals: 'x' })]) {
+      expect(r.status).toBe(400);
+      expect(r.body.errors.join(' ')).toMatch(/no default issuer/);
+    }
+    // A role naming its issuer still signs; then config/ca is deleted with every issuer.
+    expect((await s.api('POST', 'ssh/sign/on-spare', { public_key: pub, valid_principals: 'x' })).status).toBe(200);
+    await ok('DELETE', 'ssh/config/ca');
+    expect((await s.api('LIST', 'ssh/issuers')).status).toBe(404);
+    const gone = await s.api('POST', 'ssh/sign/on-spare', { public_key: pub, valid_principals: 'x' });
+    expect([gone.status, gone.body.errors.join(' ')]).toEqual([400, expect.stringContaining('issuer_ref')]);
+  });
 });
 
 describe('one-time passwords', () => {

@@ -53,6 +53,17 @@ export interface PluginSupervisorDeps {
   backoffMaxMs?: number;
   /** SIGTERM -> SIGKILL grace at shutdown; default 2 s. */
   stopGraceMs?: number;
+  /** True once the server is shutting down (set before the supervisor's own shutdown, which comes last). */
+  isStopping?(): boolean;
+  /** Metrics hook: a crashed process is being restarted. */
+  onRestart?(plugin: string, version: string): void;
+}
+
+export interface PluginProcessStat {
+  plugin: string;
+  version: string;
+  type: PluginEntry['type'];
+  state: 'running' | 'starting' | 'backoff' | 'degraded' | 'failed' | 'idle' | 'stopped';
 }
 
 export interface PluginSupervisor {
@@ -66,6 +77,8 @@ export interface PluginSupervisor {
   /** Pid of the process serving a mount (tests, sys/ introspection). */
   pid(mountUuid: string): number | null;
   shutdown(): Promise<void>;
+  /** Each plugin process and its state, for the plugin gauges. */
+  stats(): PluginProcessStat[];
 }
 
 type State = 'idle' | 'starting' | 'running' | 'backoff' | 'degraded' | 'failed' | 'stopped';
@@ -103,12 +116,15 @@ interface Runtime {
   crashes: number[];
   restartTimer: NodeJS.Timeout | null;
   watchers: Set<() => void>;
+  /** The last lines the process wrote to stderr, logged when it fails to start. */
+  stderrTail: string[];
 }
 
 /** Variables passed through from the core's environment; everything else stays out. */
 const PASS_ENV = ['PATH', 'HOME', 'TMPDIR', 'TZ', 'LANG', 'LC_ALL', 'SystemRoot'];
 const MAX_LOG_LINE = 16 * 1024;
 const LEVELS = new Set(['debug', 'info', 'warn', 'error']);
+const STDERR_TAIL_LINES = 10;
 
 export function createPluginSupervisor(deps: PluginSupervisorDeps): PluginSupervisor {
   const callTimeoutMs = deps.callTimeoutMs ?? 30_000;
@@ -122,6 +138,9 @@ export function createPluginSupervisor(deps: PluginSupervisorDeps): PluginSuperv
   const runtimes = new Map<string, Runtime>();
   const mountIndex = new Map<string, Runtime>();
   const failedMounts = new Map<string, Error>();
+  /** Set by shutdown(): processes exiting now are stopping, not crashing. */
+  let shuttingDownFlag = false;
+  const shuttingDown = () => shuttingDownFlag || (deps.isStopping?.() ?? false);
   fs.mkdirSync(deps.runDir, { recursive: true, mode: 0o700 });
 
   // ------------------------------------------------------------------ errors
@@ -197,6 +216,7 @@ export function createPluginSupervisor(deps: PluginSupervisorDeps): PluginSuperv
       crashes: [],
       restartTimer: null,
       watchers: new Set(),
+      stderrTail: [],
     };
     rt.callbackServer = transport.createCallbackServer({
       socketPath: callbackPath,
@@ -231,7 +251,10 @@ export function createPluginSupervisor(deps: PluginSupervisorDeps): PluginSuperv
       [transport.ENV_CALLBACK]: rt.callbackPath,
       [transport.ENV_SECRET]: secret,
     });
-    const child = spawn(spec.command, spec.args, { env, stdio: ['pipe', 'pipe', 'pipe'] });
+    // A process group of its own: SIGTERM or Ctrl-C to the core's group reaches the core only, which then
+    // stops its plugins in order. The plugin still never outlives the core: it exits when its stdin closes.
+    const child = spawn(spec.command, spec.args, { env, stdio: ['pipe', 'pipe', 'pipe'], detached: true });
+    rt.stderrTail = [];
     rt.child = child;
     child.stdin?.on('error', () => undefined);
     pipeLogs(rt, child);
@@ -300,6 +323,8 @@ export function createPluginSupervisor(deps: PluginSupervisorDeps): PluginSuperv
     const lines = readline.createInterface({ input: child.stderr as NodeJS.ReadableStream });
     lines.on('line', (raw) => {
       const line = raw.slice(0, MAX_LOG_LINE);
+      rt.stderrTail.push(line.slice(0, 1024));
+      if (rt.stderrTail.length > STDERR_TAIL_LINES) rt.stderrTail.shift();
       let parsed: Record<string, unknown> | null = null;
       try {
         const v: unknown = JSON.parse(line);
@@ -366,7 +391,8 @@ export function createPluginSupervisor(deps: PluginSupervisorDeps): PluginSuperv
       rt.client?.close();
       rt.client = null;
       if (child && child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-      rt.log.error('plugin failed to start', { error: e.message });
+      // The plugin's own last words usually say why (a missing module, a bad flag): the operator needs them here.
+      rt.log.error('plugin failed to start', { error: e.message, stderr: rt.stderrTail });
       if (rt.everRan) onCrash(rt);
       else setState(rt, 'failed');
     }
@@ -380,8 +406,18 @@ export function createPluginSupervisor(deps: PluginSupervisorDeps): PluginSuperv
     rt.client = null;
     client?.failAll(crashedError(rt, how));
     client?.close();
-    rt.log.error('plugin process exited unexpectedly', { how });
-    if (rt.state === 'stopped') return;
+    if (shuttingDown() || rt.state === 'stopped') {
+      rt.log.info('plugin process stopped', { how });
+      return;
+    }
+    // A SIGTERM to every process of the service (systemd's control group kill) may reach the plugin a moment
+    // before the core's own handler starts the shutdown. The crash is handled now (no call may reach the dead
+    // process); only its log line waits that moment, to say "stopped" rather than "exited unexpectedly".
+    const stderr = rt.stderrTail.slice(-5);
+    setTimeout(() => {
+      if (shuttingDown()) rt.log.info('plugin process stopped', { how });
+      else rt.log.error('plugin process exited unexpectedly', { how, stderr });
+    }, 500).unref();
     rt.lastError = crashedError(rt, how);
     onCrash(rt);
   };
@@ -398,6 +434,7 @@ export function createPluginSupervisor(deps: PluginSupervisorDeps): PluginSuperv
     }
     const delay = Math.min(backoffBaseMs * 2 ** (rt.crashes.length - 1), backoffMaxMs);
     setState(rt, 'backoff');
+    deps.onRestart?.(rt.entry.name, rt.entry.version);
     rt.restartTimer = setTimeout(() => void startProcess(rt), delay);
     rt.restartTimer.unref();
   };
@@ -579,7 +616,12 @@ export function createPluginSupervisor(deps: PluginSupervisorDeps): PluginSuperv
       return mountIndex.get(mountUuid)?.child?.pid ?? null;
     },
 
+    stats() {
+      return [...runtimes.values()].map((rt) => ({ plugin: rt.entry.name, version: rt.entry.version, type: rt.entry.type, state: rt.state }));
+    },
+
     async shutdown() {
+      shuttingDownFlag = true;
       await Promise.all([...runtimes.values()].map((rt) => disposeRuntime(rt)));
       mountIndex.clear();
       failedMounts.clear();

@@ -34,9 +34,8 @@ export async function checkIssuerName(store: SshStore, name: string, selfId: str
   if (name === '') return;
   if (name === 'default') throw badRequest('field "issuer_name": "default" is reserved');
   if (name.length > 128 || !NAME.test(name)) throw badRequest('field "issuer_name": letters, digits, "_", "-", "." and "@" only, at most 128 characters');
-  for (const id of await store.listIssuers()) {
-    if (id === selfId) continue;
-    if ((await store.getIssuer(id))?.name === name) throw badRequest(`field "issuer_name": issuer name "${name}" is already in use`);
+  for (const [id, other] of await store.issuerNames()) {
+    if (id !== selfId && other === name) throw badRequest(`field "issuer_name": issuer name "${name}" is already in use`);
   }
 }
 
@@ -48,12 +47,11 @@ export async function resolveIssuer(store: SshStore, ref: string, field = 'issue
     if (!issuer) throw badRequest(`no default issuer is configured (${field} "default"); submit one at config/ca or set one at config/issuers`);
     return issuer;
   }
-  const byId = await store.getIssuer(ref);
-  if (byId) return byId;
-  for (const id of await store.listIssuers()) {
-    const i = await store.getIssuer(id);
-    if (i && i.name === ref) return i;
-  }
+  const index = await store.issuerNames();
+  let id = index.has(ref) ? ref : '';
+  for (const [k, name] of index) if (!id && name === ref) id = k;
+  const issuer = id ? await store.getIssuer(id) : null;
+  if (issuer) return issuer;
   throw badRequest(`field "${field}": issuer "${ref}" does not exist`);
 }
 

@@ -57,6 +57,8 @@ export interface SshStore {
   putIssuer(issuer: IssuerRecord): Promise<void>;
   deleteIssuer(id: string): Promise<void>;
   listIssuers(): Promise<string[]>;
+  /** Issuer id -> name, kept in memory (sign resolves `issuer_ref` names without a storage round trip). */
+  issuerNames(): Promise<ReadonlyMap<string, string>>;
   newIssuerId(): string;
   defaultIssuerId(): Promise<string>;
   setDefaultIssuer(id: string): Promise<void>;
@@ -86,7 +88,10 @@ export function createSshStore(storage: Storage, mutex: KeyedMutex = createKeyed
   let defaultId: Promise<string> | null = null;
   let salt: Promise<Buffer> | null = null;
   let zero: Promise<string[] | null> | null = null;
+  let names_: Promise<Map<string, string>> | null = null;
   const names = async (prefix: string) => (await storage.list(prefix)).filter((k) => !k.endsWith('/')).sort();
+
+  const getIssuer = (id: string) => issuers.get(id, () => getJSON<IssuerRecord>(storage, ISSUER + id));
 
   const loadSalt = () =>
     mutex.run(OTP_SALT, async () => {
@@ -103,18 +108,34 @@ export function createSshStore(storage: Storage, mutex: KeyedMutex = createKeyed
     deleteRole: (name) => roles.write(name, () => storage.delete(ROLE + name)),
     listRoles: () => names(ROLE),
 
-    getIssuer: (id) => issuers.get(id, () => getJSON<IssuerRecord>(storage, ISSUER + id)),
+    getIssuer,
     putIssuer: (issuer) =>
       issuers.write(issuer.id, async () => {
         signers.delete(issuer.id);
+        names_ = null;
         await putJSON(storage, ISSUER + issuer.id, issuer);
+        names_ = null;
       }),
     deleteIssuer: (id) =>
       issuers.write(id, async () => {
         signers.delete(id);
+        names_ = null;
         await storage.delete(ISSUER + id);
+        names_ = null;
       }),
     listIssuers: () => names(ISSUER),
+    issuerNames() {
+      names_ ??= (async () => {
+        const m = new Map<string, string>();
+        for (const id of await names(ISSUER)) {
+          const i = await getIssuer(id);
+          if (i) m.set(id, i.name);
+        }
+        return m;
+      })();
+      names_.catch(() => (names_ = null));
+      return names_;
+    },
     newIssuerId: () => randomUUID(),
     defaultIssuerId() {
       defaultId ??= getJSON<{ default?: string }>(storage, CONFIG_ISSUERS).then((c) => c?.default ?? '');
@@ -173,6 +194,7 @@ export function createSshStore(storage: Storage, mutex: KeyedMutex = createKeyed
       defaultId = null;
       salt = null;
       zero = null;
+      names_ = null;
     },
   };
 }

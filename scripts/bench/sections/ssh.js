@@ -59,8 +59,8 @@ module.exports = {
     await ctx.must('POST', '/v1/sys/mounts/ssh-bench', { type: 'ssh' });
     const subject = (await generateKey(issueKeySpec('ed25519', 0))).publicKey;
     const lines = [
-      '| CA key | c | HTTP sign/s | p50 ms | p99 ms | in-process sshpk signatures/s | HTTP ÷ sshpk | in-process node:crypto signatures/s | HTTP ÷ node:crypto | non-2xx | errors |',
-      '|---|---|---|---|---|---|---|---|---|---|---|',
+      '| CA key | c | HTTP sign/s | p50 ms | p99 ms | in-process sshpk signatures/s | HTTP ÷ sshpk | in-process node:crypto signatures/s | HTTP ÷ node:crypto | HTTP ÷ raw POST ceiling | non-2xx | errors |',
+      '|---|---|---|---|---|---|---|---|---|---|---|---|',
     ];
     for (const s of SECTIONS) {
       // The CA is submitted, so this process knows its private key for the sshpk loop.
@@ -75,9 +75,9 @@ module.exports = {
       }
       const loop = sshpkLoop(sshpk, ca.privatePkcs8, ctx.quick ? 1000 : ctx.measureMs);
       const native = nodeLoop(ca.privatePkcs8, s.keyType, ctx.quick ? 1000 : ctx.measureMs);
-      const r = await ctx.load({ url: ctx.url(`/v1/ssh-bench/sign/${issuer}`), method: 'POST', body, concurrency: s.concurrency });
+      const r = await ctx.load({ url: ctx.url(`/v1/ssh-bench/sign/${issuer}`), method: 'POST', headers: ctx.auth, body, concurrency: s.concurrency });
       if (r.non2xx || r.errors) ctx.problem(`sign ${s.name}: ${r.non2xx} non-2xx, ${r.errors} errors; first: ${r.firstNon2xx ?? r.firstError}`);
-      lines.push(`| ${s.name} | ${r.concurrency} | ${ctx.fmt.int(r.okRps)} | ${ctx.fmt.ms(r.p50Ms)} | ${ctx.fmt.ms(r.p99Ms)} | ${ctx.fmt.int(loop)} | ${ctx.fmt.pct(r.okRps / loop)} | ${ctx.fmt.int(native)} | ${ctx.fmt.pct(r.okRps / native)} | ${r.non2xx} | ${r.errors} |`);
+      lines.push(`| ${s.name} | ${r.concurrency} | ${ctx.fmt.int(r.okRps)} | ${ctx.fmt.ms(r.p50Ms)} | ${ctx.fmt.ms(r.p99Ms)} | ${ctx.fmt.int(loop)} | ${ctx.fmt.pct(r.okRps / loop)} | ${ctx.fmt.int(native)} | ${ctx.fmt.pct(r.okRps / native)} | ${ctx.fmt.pct(r.okRps / ctx.ceilPost.okRps)} | ${r.non2xx} | ${r.errors} |`);
     }
     return lines;
   },
