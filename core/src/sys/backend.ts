@@ -14,6 +14,7 @@ import { mountPaths } from './mounts.js';
 import { passwordPolicyPaths } from './password-policies.js';
 import { pluginPaths } from './plugins.js';
 import { policyPaths } from './policies.js';
+import { sealPaths } from './seal-paths.js';
 
 /**
  * Every sys/ path that needs `sudo`, in one place: Vault's list of root-protected
@@ -62,6 +63,7 @@ export function createSystemBackend(deps: SysDeps): BackendFactory {
       ...pluginPaths(deps),
       ...auditPaths(deps),
       ...internalPaths(deps),
+      ...sealPaths(),
       ...(deps.extraPaths ?? []),
     ],
     specialPaths: { root: SYS_ROOT_PATHS },
