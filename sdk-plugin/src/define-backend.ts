@@ -288,7 +288,7 @@ function buildBackend(help: string, def: BackendDefinition, env: MountEnv): Back
     for (const key of Object.keys(body)) {
       // Own properties only: a body key such as "__proto__" or "constructor" is never a declared field.
       if (Object.hasOwn(p.fields, key) && key !== '__proto__') {
-        // JSON null means "not set", as in Vault's framework: the field keeps its default, or is missing if required.
+        // JSON null means "not set", as an absent key (hvac sends null for every argument it was not given).
         if (body[key] === null) continue;
         input[key] = body[key];
         provided.add(key);

@@ -19,3 +19,5 @@ export * from './openapi.js';
 export * from './harness.js';
 export * from './kit/index.js';
 export * from './transport/index.js';
+export * from './tool-paths.js';
+export * from './base64.js';

@@ -4,11 +4,9 @@
  * `step-down`, `generate-root -decode`, plugin register/deregister and the
  * `lease` verbs on leases of a real plugin process.
  */
-import { createHash } from 'node:crypto';
-import { chmodSync, readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { cliRunner, type CliResult } from '../helpers/cli';
 import { LEASE_PLUGIN_MAIN } from '../helpers/lease-plugin';
+import { externalPlugin, type ExternalPlugin } from '../helpers/plugins';
 import { scratchDir, startConfigServer, type RunningServer } from '../helpers/server';
 
 jest.setTimeout(300_000);
@@ -16,6 +14,7 @@ jest.setTimeout(300_000);
 let s: RunningServer;
 let cli: ReturnType<typeof cliRunner>;
 let pluginDir: string;
+let lease: ExternalPlugin;
 const run = (...args: string[]) => cli.run(args);
 
 function ok(r: CliResult): CliResult {
@@ -25,9 +24,7 @@ function ok(r: CliResult): CliResult {
 
 beforeAll(async () => {
   pluginDir = scratchDir('sr-cli-plugins-');
-  const file = join(pluginDir, 'lease-test.sh');
-  writeFileSync(file, `#!/bin/sh\nexec "${process.execPath}" "${LEASE_PLUGIN_MAIN}" "$@"\n`);
-  chmodSync(file, 0o755);
+  lease = externalPlugin(pluginDir, 'lease-test', LEASE_PLUGIN_MAIN);
   s = await startConfigServer(`storage "level" { path = "$DIR/data" }
 listener "tcp" {
   address     = "127.0.0.1:$PORT"
@@ -106,9 +103,9 @@ describe('plugins and leases on a plugin process', () => {
   let leaseId = '';
 
   it('plugin register, info, list, deregister', async () => {
-    const sha = createHash('sha256').update(readFileSync(join(pluginDir, 'lease-test.sh'))).digest('hex');
-    expect(ok(await run('plugin', 'register', `-sha256=${sha}`, '-command=lease-test.sh', '-version=v1.0.0', 'secret', 'lease-test')).stdout).toContain('Success! Registered plugin: lease-test');
-    ok(await run('plugin', 'register', `-sha256=${sha}`, '-command=lease-test.sh', '-version=v1.0.1', 'secret', 'lease-test'));
+    const sha = lease.sha256;
+    expect(ok(await run('plugin', 'register', `-sha256=${sha}`, `-command=${lease.command}`, '-version=v1.0.0', 'secret', 'lease-test')).stdout).toContain('Success! Registered plugin: lease-test');
+    ok(await run('plugin', 'register', `-sha256=${sha}`, `-command=${lease.command}`, '-version=v1.0.1', 'secret', 'lease-test'));
     expect(ok(await run('plugin', 'info', '-version=v1.0.0', '-field=sha256', 'secret', 'lease-test')).stdout.trim()).toBe(sha);
     expect(ok(await run('plugin', 'list', 'secret')).stdout).toMatch(/^lease-test$/m);
     expect(ok(await run('plugin', 'list', '-detailed')).stdout).toMatch(/^lease-test\s+secret\s+v1\.0\.1/m);

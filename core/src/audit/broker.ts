@@ -54,6 +54,8 @@ export interface AuditResponse {
   auth: AuditAuth | null;
   warnings: string[] | null;
   status: number;
+  /** A wrapped response: the wrapping token (HMAC'd like every token), never the wrapped data. */
+  wrap_info?: { token: string; accessor: string; ttl: number; creation_time: string; creation_path: string; wrapped_accessor?: string };
 }
 
 export interface AuditEntry {
@@ -87,7 +89,7 @@ export interface AuditBroker {
   readonly enabled: boolean;
 }
 
-export function createAuditBroker(deps: { store: Pick<Physical, 'get' | 'put'>; logger: CoreLogger; timeoutMs?: number }): AuditBroker {
+export function createAuditBroker(deps: { store: Pick<Physical, 'get' | 'put'>; logger: CoreLogger; timeoutMs?: number; onDeviceFailure?: (path: string) => void }): AuditBroker {
   const devices = new Map<string, Device>();
   const timeoutMs = deps.timeoutMs ?? 5000;
 
@@ -99,11 +101,14 @@ export function createAuditBroker(deps: { store: Pick<Physical, 'get' | 'put'>; 
   async function write(kind: 'request' | 'response', e: AuditEntry) {
     if (devices.size === 0) return;
     const time = new Date().toISOString();
-    const results = await Promise.allSettled(
-      [...devices.values()].map((d) => withTimeout(d.write(render(kind, time, e, d.salt)), timeoutMs)),
-    );
+    const list = [...devices.values()];
+    const results = await Promise.allSettled(list.map((d) => withTimeout(d.write(render(kind, time, e, d.salt)), timeoutMs)));
     const failed = results.filter((r) => r.status === 'rejected');
-    for (const r of failed) deps.logger.error('audit device failed', { error: String((r as PromiseRejectedResult).reason) });
+    results.forEach((r, i) => {
+      if (r.status !== 'rejected') return;
+      deps.logger.error('audit device failed', { path: list[i]!.config.path, error: String(r.reason) });
+      deps.onDeviceFailure?.(list[i]!.config.path);
+    });
     if (failed.length === results.length) {
       throw new StrongroomError('internal', 'audit: every enabled audit device failed to log the request');
     }
@@ -186,10 +191,20 @@ function render(kind: 'request' | 'response', time: string, e: AuditEntry, salt:
       ...e.response,
       data: e.response.data ? hashStructure(salt, e.response.data, resKeys) : null,
       auth: e.response.auth ? hashAuth(salt, e.response.auth) : null,
+      ...(e.response.wrap_info ? { wrap_info: hashWrapInfo(salt, e.response.wrap_info) } : {}),
     };
   }
   if (e.error) out.error = e.error;
   return `${JSON.stringify(out)}\n`;
+}
+
+function hashWrapInfo(salt: Buffer, w: NonNullable<AuditResponse['wrap_info']>): NonNullable<AuditResponse['wrap_info']> {
+  return {
+    ...w,
+    token: hmacValue(salt, w.token),
+    accessor: w.accessor ? hmacValue(salt, w.accessor) : '',
+    ...(w.wrapped_accessor ? { wrapped_accessor: hmacValue(salt, w.wrapped_accessor) } : {}),
+  };
 }
 
 function hashAuth(salt: Buffer, a: AuditAuth): AuditAuth {

@@ -42,6 +42,12 @@ export interface MountManager {
   enable(table: MountTableKind, ns: Namespace, path: string, input: EnableInput): Promise<MountEntry>;
   disable(table: MountTableKind, ns: Namespace, path: string): Promise<void>;
   tune(table: MountTableKind, ns: Namespace, path: string, patch: { config?: Partial<MountConfig>; description?: string; options?: Record<string, string>; plugin_version?: string }): Promise<MountEntry>;
+  /**
+   * Moves a mount (`auth/x` paths move auth methods) to a free path in the same
+   * table. Its storage is keyed by its uuid, so its data moves with it; its
+   * leases and login tokens keep working (they name the mount by uuid).
+   */
+  remount(ns: Namespace, from: string, to: string): Promise<MountEntry>;
   get(table: MountTableKind, ns: Namespace, path: string): MountEntry | undefined;
   list(table: MountTableKind, ns: Namespace): MountEntry[];
   runningVersion(uuid: string): string;
@@ -49,6 +55,9 @@ export interface MountManager {
   rebind(filter: (e: MountEntry) => boolean): Promise<void>;
   unloadAll(): Promise<void>;
 }
+
+/** How long a disable waits for the requests in flight on the mount (a plugin call's own deadline is 30 s). */
+const DRAIN_MS = 30_000;
 
 export function createMountManager(deps: {
   store: Pick<Physical, 'get' | 'put' | 'delete' | 'list' | 'scan' | 'batch'>;
@@ -63,15 +72,48 @@ export function createMountManager(deps: {
   const running = new Map<string, string>();
   const backends = new Map<string, Backend>();
 
+  /** Per binding: requests holding it, and whether a disable closed it. */
+  const holds = new WeakMap<MountBinding, { count: number; closed: boolean; idle: (() => void) | null }>();
+
+  /** Closes a binding to new requests and resolves once the ones holding it are done (or after `DRAIN_MS`). */
+  function drain(binding: MountBinding): Promise<void> {
+    const h = holds.get(binding);
+    if (!h) return Promise.resolve();
+    h.closed = true;
+    if (h.count === 0) return Promise.resolve();
+    return new Promise<void>((resolve) => {
+      // A request stuck in a hung plugin must not hold the disable forever: the
+      // plugin call deadline ends it anyway, and the storage is closed below it.
+      const timer = setTimeout(resolve, DRAIN_MS);
+      timer.unref();
+      h.idle = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+    });
+  }
+
   function bind(entry: MountEntry, ns: Namespace): MountBinding {
     let resolveReady!: () => void;
+    const h = { count: 0, closed: false, idle: null as (() => void) | null };
     const binding: MountBinding = {
       backend: null,
       status: 'starting',
       unauthenticated: () => false,
       root: () => false,
       ready: new Promise<void>((r) => (resolveReady = r)),
+      acquire() {
+        if (h.closed) return null;
+        h.count++;
+        let released = false;
+        return () => {
+          if (released) return;
+          released = true;
+          if (--h.count === 0 && h.idle) h.idle();
+        };
+      },
     };
+    holds.set(binding, h);
     deps.router.add(entry, binding);
     deps
       .resolve(entry, ns)
@@ -151,6 +193,9 @@ export function createMountManager(deps: {
       if (found.entry.system) throw badRequest(`cannot disable the system mount "${rp}"`);
       deps.router.remove(ns.id, rp);
       await persist(table, ns);
+      // Requests already inside the mount finish (their leases get registered, so
+      // onDisable revokes them); only then are the leases revoked and the data removed.
+      await drain(found.handle);
       await deps.onDisable(found.entry, ns);
       await cleanupBackend(found.entry.uuid);
     },
@@ -174,6 +219,36 @@ export function createMountManager(deps: {
       if (versionChanged) {
         await cleanupBackend(e.uuid);
         deps.router.remove(ns.id, rp);
+        await bind(e, ns).ready;
+      }
+      return e;
+    },
+    async remount(ns, rawFrom, rawTo) {
+      const side = (p: string) => {
+        const n = normalizeMountPath(p);
+        return n.startsWith('auth/') ? { table: 'auth' as const, path: normalizeMountPath(n.slice('auth/'.length)), rp: n } : { table: 'mounts' as const, path: n, rp: n };
+      };
+      const src = side(rawFrom);
+      const dst = side(rawTo);
+      if (src.table !== dst.table) throw badRequest('to: cannot move a mount between the secrets and auth tables');
+      const found = deps.router.get(ns.id, src.rp);
+      if (!found || found.entry.table !== src.table || routePath(found.entry) !== src.rp) throw badRequest(`from: no mount at "${src.rp}"`);
+      if (found.entry.system) throw badRequest(`from: cannot move the system mount "${src.rp}"`);
+      checkReservedPath(dst.table, dst.path);
+      const conflict = deps.router.conflict(ns.id, dst.rp);
+      if (conflict) throw badRequest(`to: path is already in use at ${conflict}`);
+      const e = found.entry;
+      deps.router.remove(ns.id, src.rp);
+      const oldPath = e.path;
+      e.path = dst.path;
+      try {
+        await persist(src.table, ns);
+      } catch (err) {
+        e.path = oldPath;
+        throw err;
+      } finally {
+        // Bound again under the new path: the engine learns its new mount path.
+        backends.delete(e.uuid);
         await bind(e, ns).ready;
       }
       return e;

@@ -25,7 +25,7 @@ import * as readline from 'node:readline';
 import { StrongroomError, type Backend, type BackendDescription, type Logger, type MountInfo, type SpecialPaths, type Storage, type SystemView } from '@strongroom/sdk-plugin/host';
 import * as transport from '@strongroom/sdk-plugin/host';
 import * as database from '@strongroom/sdk-plugin/database';
-import type { PluginCatalog, PluginEntry } from './catalog.js';
+import { NODE_ENV_ITEM, type PluginCatalog, type PluginEntry } from './catalog.js';
 
 export type PluginStatus = 'running' | 'starting' | 'degraded' | 'failed';
 
@@ -35,6 +35,8 @@ export interface PluginSupervisorDeps {
   callbacks: { storageFor(mountUuid: string): Storage; systemViewFor(mountUuid: string): SystemView };
   /** Directory for the per-process private socket directories. */
   runDir: string;
+  /** Directories every plugin may read besides its own code: the plugin runtime (see sandboxFlags). */
+  runtimeDirs: string[];
   callTimeoutMs?: number;
   /** Spawn to SERVING health; default 30 s. */
   startTimeoutMs?: number;
@@ -44,6 +46,17 @@ export interface PluginSupervisorDeps {
   backoffMaxMs?: number;
   /** SIGTERM -> SIGKILL grace at shutdown; default 2 s. */
   stopGraceMs?: number;
+  /** True once the server is shutting down (set before the supervisor's own shutdown, which comes last). */
+  isStopping?(): boolean;
+  /** Metrics hook: a crashed process is being restarted. */
+  onRestart?(plugin: string, version: string): void;
+}
+
+export interface PluginProcessStat {
+  plugin: string;
+  version: string;
+  type: PluginEntry['type'];
+  state: 'running' | 'starting' | 'backoff' | 'degraded' | 'failed' | 'idle' | 'stopped';
 }
 
 export interface PluginSupervisor {
@@ -57,6 +70,8 @@ export interface PluginSupervisor {
   /** Pid of the process serving a mount (tests, sys/ introspection). */
   pid(mountUuid: string): number | null;
   shutdown(): Promise<void>;
+  /** Each plugin process and its state, for the plugin gauges. */
+  stats(): PluginProcessStat[];
 }
 
 type State = 'idle' | 'starting' | 'running' | 'backoff' | 'degraded' | 'failed' | 'stopped';
@@ -94,12 +109,65 @@ interface Runtime {
   crashes: number[];
   restartTimer: NodeJS.Timeout | null;
   watchers: Set<() => void>;
+  /** The last lines the process wrote to stderr, logged when it fails to start. */
+  stderrTail: string[];
 }
 
-/** Variables passed through from the core's environment; everything else stays out. */
-const PASS_ENV = ['PATH', 'HOME', 'TMPDIR', 'TZ', 'LANG', 'LC_ALL', 'SystemRoot'];
+/**
+ * Variables passed through from the core's environment; everything else stays
+ * out (no PATH: a plugin starts no process; HOME and TMPDIR are its run dir).
+ */
+const PASS_ENV = ['TZ', 'LANG', 'LC_ALL'];
+
+/**
+ * The plugin sandbox (docs/SECURITY.md): Node's permission model, with
+ *  - read access only to the code it loads: its own directory (a built-in's
+ *    package, an external plugin's directory) and the shared plugin runtime
+ *    (SDK, proto files, node_modules). Never the data directory, the config
+ *    file, TLS keys or another plugin's directory;
+ *  - read and write access to its own run directory (0700, its sockets);
+ *  - no child processes, no worker threads, no native addons, no inspector
+ *    (none is granted; the model refuses them by default).
+ * No built-in needs more: the database drivers (pg, mysql2) only open TCP
+ * sockets, which the model does not restrict, and take credentials from the
+ * connection config, never from files.
+ */
+function sandboxFlags(codeDirs: readonly string[], runDir: string, runtimeDirs: readonly string[]): string[] {
+  // Its run dir is readable too: removing a stale socket there lstat()s it first.
+  const read = [...new Set([...codeDirs, ...runtimeDirs, runDir])];
+  return ['--experimental-permission', '--disable-warning=ExperimentalWarning', ...read.map((d) => `--allow-fs-read=${d}`), `--allow-fs-write=${runDir}`];
+}
+
+/** How many descriptor numbers above the highest one open at spawn are also covered (files LevelDB opens meanwhile). */
+const FD_HEADROOM = 64;
+let devNull: number | null = null;
+
+/**
+ * The child's descriptors: its three pipes, and /dev/null over every other
+ * number the core may hold. The core's LevelDB opens its files (LOG, LOCK, the
+ * write-ahead log, MANIFEST) without close-on-exec, so a plain spawn handed
+ * them to the plugin, which could append forged records to the core's log even
+ * inside the sandbox (the permission model checks paths, not descriptors).
+ * libuv dup2()s each stdio entry onto its number in the child before exec,
+ * which closes whatever the core had there; Node's own descriptors are
+ * close-on-exec anyway.
+ */
+function sealedStdio(): Array<'pipe' | number> {
+  let top = 2;
+  try {
+    for (const name of fs.readdirSync('/proc/self/fd')) top = Math.max(top, Number(name) || 0);
+  } catch {
+    // No /proc (not Linux): nothing to enumerate; Node's own descriptors are close-on-exec.
+    return ['pipe', 'pipe', 'pipe'];
+  }
+  devNull ??= fs.openSync('/dev/null', 'r');
+  const stdio: Array<'pipe' | number> = ['pipe', 'pipe', 'pipe'];
+  for (let fd = 3; fd <= top + FD_HEADROOM; fd++) stdio.push(devNull);
+  return stdio;
+}
 const MAX_LOG_LINE = 16 * 1024;
 const LEVELS = new Set(['debug', 'info', 'warn', 'error']);
+const STDERR_TAIL_LINES = 10;
 
 export function createPluginSupervisor(deps: PluginSupervisorDeps): PluginSupervisor {
   const callTimeoutMs = deps.callTimeoutMs ?? 30_000;
@@ -113,6 +181,9 @@ export function createPluginSupervisor(deps: PluginSupervisorDeps): PluginSuperv
   const runtimes = new Map<string, Runtime>();
   const mountIndex = new Map<string, Runtime>();
   const failedMounts = new Map<string, Error>();
+  /** Set by shutdown(): processes exiting now are stopping, not crashing. */
+  let shuttingDownFlag = false;
+  const shuttingDown = () => shuttingDownFlag || (deps.isStopping?.() ?? false);
   fs.mkdirSync(deps.runDir, { recursive: true, mode: 0o700 });
 
   // ------------------------------------------------------------------ errors
@@ -188,6 +259,7 @@ export function createPluginSupervisor(deps: PluginSupervisorDeps): PluginSuperv
       crashes: [],
       restartTimer: null,
       watchers: new Set(),
+      stderrTail: [],
     };
     rt.callbackServer = transport.createCallbackServer({
       socketPath: callbackPath,
@@ -215,14 +287,22 @@ export function createPluginSupervisor(deps: PluginSupervisorDeps): PluginSuperv
       const v = process.env[k];
       if (v !== undefined) env[k] = v;
     }
-    Object.assign(env, spec.env, {
+    // NODE_OPTIONS and friends would widen the sandbox (--allow-child-process): never passed, even from an old entry.
+    for (const [k, v] of Object.entries(spec.env)) if (!NODE_ENV_ITEM.test(k)) env[k] = v;
+    // Its own run directory is the only place it may write: temp files and "home" go there.
+    Object.assign(env, {
+      TMPDIR: rt.dir,
+      HOME: rt.dir,
       [transport.ENV_MAGIC_COOKIE]: transport.MAGIC_COOKIE_VALUE,
       [transport.ENV_PROTOCOL_VERSIONS]: String(transport.APP_PROTOCOL_VERSION),
       [transport.ENV_SOCKET_DIR]: rt.dir,
       [transport.ENV_CALLBACK]: rt.callbackPath,
       [transport.ENV_SECRET]: secret,
     });
-    const child = spawn(spec.command, spec.args, { env, stdio: ['pipe', 'pipe', 'pipe'] });
+    // A process group of its own: SIGTERM or Ctrl-C to the core's group reaches the core only, which then
+    // stops its plugins in order. The plugin still never outlives the core: it exits when its stdin closes.
+    const child = spawn(process.execPath, [...sandboxFlags(spec.codeDirs, rt.dir, deps.runtimeDirs), spec.main, ...spec.args], { env, stdio: sealedStdio(), detached: true });
+    rt.stderrTail = [];
     rt.child = child;
     child.stdin?.on('error', () => undefined);
     pipeLogs(rt, child);
@@ -291,6 +371,8 @@ export function createPluginSupervisor(deps: PluginSupervisorDeps): PluginSuperv
     const lines = readline.createInterface({ input: child.stderr as NodeJS.ReadableStream });
     lines.on('line', (raw) => {
       const line = raw.slice(0, MAX_LOG_LINE);
+      rt.stderrTail.push(line.slice(0, 1024));
+      if (rt.stderrTail.length > STDERR_TAIL_LINES) rt.stderrTail.shift();
       let parsed: Record<string, unknown> | null = null;
       try {
         const v: unknown = JSON.parse(line);
@@ -357,7 +439,8 @@ export function createPluginSupervisor(deps: PluginSupervisorDeps): PluginSuperv
       rt.client?.close();
       rt.client = null;
       if (child && child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-      rt.log.error('plugin failed to start', { error: e.message });
+      // The plugin's own last words usually say why (a missing module, a bad flag): the operator needs them here.
+      rt.log.error('plugin failed to start', { error: e.message, stderr: rt.stderrTail });
       if (rt.everRan) onCrash(rt);
       else setState(rt, 'failed');
     }
@@ -371,8 +454,18 @@ export function createPluginSupervisor(deps: PluginSupervisorDeps): PluginSuperv
     rt.client = null;
     client?.failAll(crashedError(rt, how));
     client?.close();
-    rt.log.error('plugin process exited unexpectedly', { how });
-    if (rt.state === 'stopped') return;
+    if (shuttingDown() || rt.state === 'stopped') {
+      rt.log.info('plugin process stopped', { how });
+      return;
+    }
+    // A SIGTERM to every process of the service (systemd's control group kill) may reach the plugin a moment
+    // before the core's own handler starts the shutdown. The crash is handled now (no call may reach the dead
+    // process); only its log line waits that moment, to say "stopped" rather than "exited unexpectedly".
+    const stderr = rt.stderrTail.slice(-5);
+    setTimeout(() => {
+      if (shuttingDown()) rt.log.info('plugin process stopped', { how });
+      else rt.log.error('plugin process exited unexpectedly', { how, stderr });
+    }, 500).unref();
     rt.lastError = crashedError(rt, how);
     onCrash(rt);
   };
@@ -389,6 +482,7 @@ export function createPluginSupervisor(deps: PluginSupervisorDeps): PluginSuperv
     }
     const delay = Math.min(backoffBaseMs * 2 ** (rt.crashes.length - 1), backoffMaxMs);
     setState(rt, 'backoff');
+    deps.onRestart?.(rt.entry.name, rt.entry.version);
     rt.restartTimer = setTimeout(() => void startProcess(rt), delay);
     rt.restartTimer.unref();
   };
@@ -570,7 +664,12 @@ export function createPluginSupervisor(deps: PluginSupervisorDeps): PluginSuperv
       return mountIndex.get(mountUuid)?.child?.pid ?? null;
     },
 
+    stats() {
+      return [...runtimes.values()].map((rt) => ({ plugin: rt.entry.name, version: rt.entry.version, type: rt.entry.type, state: rt.state }));
+    },
+
     async shutdown() {
+      shuttingDownFlag = true;
       await Promise.all([...runtimes.values()].map((rt) => disposeRuntime(rt)));
       mountIndex.clear();
       failedMounts.clear();

@@ -10,7 +10,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { StrongroomError, badRequest, helpFor, toOpenApi, type Backend, type LogicalRequest, type MountEnv, type Storage, type SystemView } from '@strongroom/sdk-plugin/host';
+import { StrongroomError, badRequest, helpFor, httpStatusFor, toOpenApi, type Backend, type LogicalRequest, type MountEnv, type PathDef, type Storage, type SystemView } from '@strongroom/sdk-plugin/host';
 import { createAuditBroker, type AuditBroker } from '../audit/broker.js';
 import { BarrierIntegrityError, createBarrier } from '../barrier/barrier.js';
 import { FORWARDED_FOR_HEADER, createForwarder, forwardedClient, forwardingKey, redirectReply, wantsRedirect } from '../ha/forward.js';
@@ -20,10 +20,10 @@ import { createExpirationManager, type ExpirationManager, type LeaseEntry } from
 import { createListener, type Listener } from '../http/listener.js';
 import type { ApiReply, ApiRequest } from '../http/types.js';
 import type { CoreLogger } from '../log/logger.js';
-import { createMetrics } from '../metrics/metrics.js';
+import { createMetrics, timed, type Metrics } from '../metrics/metrics.js';
 import { createMountManager, type MountManager } from '../mounts/mount-manager.js';
 import { createRouter, mountInfoOf, routePath, storagePrefixOf, type MountEntry } from '../mounts/mount-table.js';
-import { createNamespaceRegistry, type Namespace } from '../namespace/namespaces.js';
+import { createNamespaceRegistry, tokenScope, type Namespace } from '../namespace/namespaces.js';
 import { createPluginCatalog, isSemver, type PluginCatalog } from '../plugins/catalog.js';
 import { createPluginSupervisor, type PluginSupervisor } from '../plugins/supervisor.js';
 import { createAclCache } from '../policy/acl-cache.js';
@@ -31,17 +31,21 @@ import { createPasswordPolicyStore, type PasswordPolicyStore } from '../password
 import { createPolicyStore, type PolicyStore } from '../policy/policy-store.js';
 import { createPipeline } from '../request/pipeline.js';
 import type { CallerToken, MountBinding } from '../request/ports.js';
-import { createSealManager } from '../seal/seal-manager.js';
 import { createInmemPhysical } from '../storage/inmem.js';
 import { createLevelPhysical } from '../storage/level.js';
 import { createPostgresPhysical, type PostgresPhysical } from '../storage/postgresql.js';
 import type { Physical } from '../storage/physical.js';
-import { createView } from '../storage/view.js';
+import { createClosableView, createView, type ClosableView } from '../storage/view.js';
 import { createSystemBackend } from '../sys/backend.js';
 import { leasePaths } from '../sys/leases.js';
 import { createTokenAuthBackend } from '../token-auth/backend.js';
 import { createTokenStore, type LoginRenewal, type TokenEntry, type TokenStore } from '../token/index.js';
-import { builtinPlugins } from './builtins.js';
+import { wrappingPaths } from '../sys/wrapping.js';
+import { rootRecoveryPaths } from '../sys/root-recovery.js';
+import { createGenerateRoot, createRekey } from '../seal/root-recovery.js';
+import { createSealManager, parseSealConfig } from '../seal/seal-manager.js';
+import { createResponseWrapping, type ResponseWrapping } from '../wrapping/response-wrapping.js';
+import { builtinPlugins, pluginRuntimeDirs } from './builtins.js';
 import type { ServerConfig } from './server-config.js';
 
 export const CORE_VERSION = '0.1.0';
@@ -64,6 +68,7 @@ interface Unsealed {
   mounts: MountManager;
   pipeline: ReturnType<typeof createPipeline>;
   periodic: NodeJS.Timeout;
+  wrapping: ResponseWrapping;
   /** Signs (standby) and checks (active) the client address of forwarded requests. */
   forwardKey: Buffer;
 }
@@ -89,9 +94,10 @@ export interface Core {
 
 export async function createCore(opts: { config: ServerConfig; logger: CoreLogger; haTimings?: Partial<HaTimings> }): Promise<Core> {
   const { config, logger } = opts;
+  const metrics = createMetrics({ disableHostname: config.telemetry.disableHostname });
   const storage = config.storage;
   let pg: PostgresPhysical | null = null;
-  const physical: Physical =
+  const rawPhysical: Physical =
     storage.type === 'inmem'
       ? createInmemPhysical()
       : storage.type === 'postgresql'
@@ -103,9 +109,29 @@ export async function createCore(opts: { config: ServerConfig; logger: CoreLogge
             logger,
           }))
         : await createLevelPhysical({ path: storage.path });
-  const barrier = createBarrier(physical);
-  const seal = createSealManager({ physical, barrier, clusterName: config.clusterName, storageType: config.storage.type, version: CORE_VERSION, log: logger });
-  const metrics = createMetrics();
+  const physical = timedPhysical(rawPhysical, metrics);
+  const barrier = timedBarrier(createBarrier(physical), metrics);
+  const seal = createSealManager({ physical, barrier, clusterName: config.clusterName, storageType: config.storage.type, version: CORE_VERSION, log: logger.named('seal') });
+  const requestLog = logger.named('request');
+  const requestLogLevel = config.logRequestsLevel ?? 'debug';
+  let tokenCounts: { at: number; counts: Array<{ type: string; namespaceId: string; count: number }> } | null = null;
+  metrics.onScrape(async () => {
+    const s = state;
+    metrics.leases.reset();
+    metrics.pluginUp.reset();
+    metrics.pluginDegraded.reset();
+    if (!s) return;
+    for (const [mount, n] of s.expiration.countByMount()) metrics.leases.set({ mount }, n);
+    metrics.irrevocableLeases.set(s.expiration.stats().irrevocable);
+    for (const p of s.supervisor.stats()) {
+      metrics.pluginUp.set({ plugin: p.plugin, version: p.version }, p.state === 'running' ? 1 : 0);
+      metrics.pluginDegraded.set({ plugin: p.plugin, version: p.version }, p.state === 'degraded' ? 1 : 0);
+    }
+    // Counting tokens scans their entries: at most once a minute, as Vault's usage gauges are periodic too.
+    if (!tokenCounts || Date.now() - tokenCounts.at > 60_000) tokenCounts = { at: Date.now(), counts: await s.tokens.countTokens() };
+    metrics.tokens.reset();
+    for (const c of tokenCounts.counts) metrics.tokens.set({ type: c.type, namespace: namespaces.byId(c.namespaceId)?.path || (c.namespaceId === 'root' || c.namespaceId === '' ? 'root' : c.namespaceId) }, c.count);
+  });
   const namespaces = createNamespaceRegistry();
   const router = createRouter<MountBinding>();
   const aclCache = createAclCache();
@@ -117,6 +143,8 @@ export async function createCore(opts: { config: ServerConfig; logger: CoreLogge
   let plugins: { catalog: PluginCatalog; supervisor: PluginSupervisor } | null = null;
   let pendingRootToken: string | null = null;
   let listeners: Listener[] = [];
+  /** Set when shutdown() starts: plugin processes exiting from then on are stopping, not crashing. */
+  let stopping = false;
   const haIdentity = randomUUID();
   const ha: HaManager | null =
     pg && storage.type === 'postgresql' && storage.haEnabled
@@ -135,15 +163,15 @@ export async function createCore(opts: { config: ServerConfig; logger: CoreLogge
             }
           },
           onStandby: preSeal,
-          logger,
+          logger: logger.named('ha'),
           ...(opts.haTimings ? { timings: opts.haTimings } : {}),
         })
       : null;
   const forwarder = ha ? createForwarder() : null;
   metrics.onScrape(() => {
-    metrics.set('core_unsealed', 'Whether this node is unsealed (1) or sealed (0)', barrier.sealed ? 0 : 1);
-    metrics.set('core_active', 'Whether this node serves requests itself (1), or is sealed or an HA standby (0)', barrier.sealed || (ha !== null && ha.state !== 'active') ? 0 : 1);
-    metrics.set('core_ha_enabled', 'Whether this node runs with HA storage', ha ? 1 : 0);
+    metrics.unsealed.set(barrier.sealed ? 0 : 1);
+    metrics.active.set(barrier.sealed || (ha !== null && ha.state !== 'active') ? 0 : 1);
+    metrics.haEnabled.set(ha ? 1 : 0);
   });
   /** A standby's copy of the forwarding key (read from storage once); dropped on seal. */
   let standbyForwardKey: Buffer | null = null;
@@ -165,11 +193,19 @@ export async function createCore(opts: { config: ServerConfig; logger: CoreLogge
     return { defaultTtl, maxTtl };
   }
 
+  /** Each mount's one storage view, closed by its disable (finding 8 of issue 11). */
+  const mountStorage = new Map<string, ClosableView>();
+  const mountGone = () => new StrongroomError('unsupported_path', 'the mount has been disabled');
+
   function storageFor(uuid: string): Storage {
+    const open = mountStorage.get(uuid);
+    if (open) return open;
     const found = router.byUuid(uuid);
     if (!found) throw new StrongroomError('unsupported_path', 'unknown mount');
     const ns = namespaces.byId(found.entry.namespace_id);
-    return createView(barrier, storagePrefixOf(found.entry, ns ? namespaces.storagePrefix(ns) : ''));
+    const view = createClosableView(barrier, storagePrefixOf(found.entry, ns ? namespaces.storagePrefix(ns) : ''), mountGone);
+    mountStorage.set(uuid, view);
+    return view;
   }
 
   function systemViewFor(uuid: string): SystemView {
@@ -266,15 +302,22 @@ export async function createCore(opts: { config: ServerConfig; logger: CoreLogge
     const policies = createPolicyStore({ store: barrier, namespaces });
     await policies.ensureDefault(namespaces.byId('root')!);
     const passwordPolicies = createPasswordPolicyStore({ store: barrier, namespaces });
-    const audit = createAuditBroker({ store: barrier, logger });
+    const audit = createAuditBroker({ store: barrier, logger: logger.named('audit'), onDeviceFailure: (path) => metrics.auditFailures.inc({ device: path }) });
     await audit.load();
     const catalog = createPluginCatalog({ store: barrier, pluginDirectory: config.pluginDirectory, builtins: builtinPlugins() });
-    const supervisor = createPluginSupervisor({ catalog, logger, callbacks: { storageFor, systemViewFor }, runDir });
+    const supervisor = createPluginSupervisor({ catalog, logger: logger.named('plugins'), callbacks: { storageFor, systemViewFor }, runDir, runtimeDirs: pluginRuntimeDirs(), isStopping: () => stopping, onRestart: (plugin, version) => metrics.pluginRestarts.inc({ plugin, version }) });
     plugins = { catalog, supervisor };
     let tokens!: TokenStore;
     const expiration = createExpirationManager({
       store: barrier,
-      logger,
+      logger: logger.named('expiration'),
+      events: {
+        revoked: (mount, expired) => {
+          metrics.leaseRevocations.inc({ mount });
+          if (expired) metrics.leaseExpirations.inc({ mount });
+        },
+        irrevocable: (mount) => metrics.leaseIrrevocable.inc({ mount }),
+      },
       mountTtls: (uuid) => mountTtls(router.byUuid(uuid)?.entry),
       tokenExists: (key) => tokens.isLiveKey(key),
       options: {
@@ -291,7 +334,21 @@ export async function createCore(opts: { config: ServerConfig; logger: CoreLogge
         },
       },
     });
-    tokens = createTokenStore({ store: barrier, hmacKey, batchKey, systemDefaultTtl, systemMaxTtl, leases: { revokeByToken: async (k) => void (await expiration.revokeByToken(k)) }, renewLogin, logger });
+    let wrapping!: ResponseWrapping;
+    tokens = createTokenStore({
+      store: barrier,
+      hmacKey,
+      batchKey,
+      systemDefaultTtl,
+      systemMaxTtl,
+      leases: { revokeByToken: async (k) => void (await expiration.revokeByToken(k)) },
+      onDestroy: async (e) => {
+        if (wrapping.isWrappingToken(e)) await wrapping.forget(e.key);
+      },
+      renewLogin,
+      logger,
+    });
+    wrapping = createResponseWrapping({ store: barrier, tokens, maxTtl: systemMaxTtl });
     await tokens.startExpiry();
 
     const sysDeps = {
@@ -300,14 +357,15 @@ export async function createCore(opts: { config: ServerConfig; logger: CoreLogge
       passwordPolicies,
       audit,
       metrics,
+      prometheusRetentionTime: config.telemetry.prometheusRetentionTime,
+      logger,
       capabilities: {
-        forAccessor: async (accessor: string, ns: Namespace, path: string) => {
-          const e = await tokens.lookupByAccessor(accessor);
-          return e ? (await aclFor(e.policies, ns)).capabilities(path) : ['deny'];
-        },
-        forToken: async (token: string, ns: Namespace, path: string) => {
-          const e = await tokens.lookup(token);
-          return e ? (await aclFor(e.policies, ns)).capabilities(path) : ['deny'];
+        forEntry: async (entry: unknown, ns: Namespace, path: string) => capabilitiesOf(entry as TokenEntry | null, ns, path),
+        forAccessor: async (accessor: string, ns: Namespace, path: string) => capabilitiesOf(await tokens.lookupByAccessor(accessor), ns, path),
+        forToken: async (token: string, ns: Namespace, path: string) => capabilitiesOf(await tokens.lookup(token), ns, path),
+        seesMount: async (entry: unknown, ns: Namespace, mountPath: string) => {
+          const scoped = await scopedAcl(entry as TokenEntry | null, ns, mountPath);
+          return scoped !== null && scoped.acl.anyAccessUnder(scoped.path);
         },
       },
       catalog: {
@@ -338,7 +396,15 @@ export async function createCore(opts: { config: ServerConfig; logger: CoreLogge
       node: { clusterName: config.clusterName, clusterId: () => '', apiAddr: config.apiAddr, version: CORE_VERSION },
       // Answered first, then done: stepping down tears down the pipeline serving this very request.
       stepDown: async () => void (ha ? setImmediate(() => void ha.stepDown().catch((err: unknown) => logger.error('step-down failed', { error: String(err) }))) : undefined),
-      extraPaths: leasePaths({ expiration, namespaces, logger }),
+      extraPaths: [
+        ...leasePaths({ expiration, namespaces, logger, tokens }),
+        ...wrappingPaths({ wrapping }),
+        // Attempts live as long as this unsealed state: sealing ends them.
+        ...rootRecoveryPaths({
+          generateRoot: createGenerateRoot({ seal, createRootToken: async () => (await tokens.createRoot()).id }),
+          rekey: createRekey({ seal, parseConfig: parseSealConfig }),
+        }),
+      ] as PathDef[],
     } as const;
 
     const mounts: MountManager = createMountManager({
@@ -349,6 +415,11 @@ export async function createCore(opts: { config: ServerConfig; logger: CoreLogge
       onDisable: async (entry, ns) => {
         await expiration.revokePrefix(ns.id, routePath(entry), { sync: false, force: false }).catch((err: unknown) => logger.error('revoking leases of a disabled mount failed', { path: routePath(entry), error: String(err) }));
         await supervisor.unmount(entry.uuid).catch(() => undefined);
+        // No write through the mount's view lands after this (a plugin's background task, a straggler):
+        // what the scan below deletes stays deleted.
+        const open = mountStorage.get(entry.uuid);
+        mountStorage.delete(entry.uuid);
+        await open?.close();
         const view = createView(barrier, storagePrefixOf(entry, namespaces.storagePrefix(ns)));
         for await (const e of view.scan('')) await view.delete(e.key);
       },
@@ -378,6 +449,15 @@ export async function createCore(opts: { config: ServerConfig; logger: CoreLogge
     });
 
     const aclFor = async (names: readonly string[], ns: Namespace) => aclCache.get(await policies.resolve(ns, names));
+    /** A token's ACL and the path as its own namespace sees it (the pipeline's rule), or null outside its reach. */
+    const scopedAcl = async (e: TokenEntry | null, ns: Namespace, path: string) => {
+      const scope = e ? tokenScope(namespaces, e.namespaceId, ns, path) : null;
+      return e && scope ? { acl: await aclFor(e.policies, scope.namespace), path: scope.path } : null;
+    };
+    const capabilitiesOf = async (e: TokenEntry | null, ns: Namespace, path: string) => {
+      const scoped = await scopedAcl(e, ns, path);
+      return scoped ? scoped.acl.capabilities(scoped.path) : ['deny'];
+    };
 
     const pipeline = createPipeline({
       namespaces,
@@ -385,6 +465,7 @@ export async function createCore(opts: { config: ServerConfig; logger: CoreLogge
       logger,
       metrics,
       audit,
+      wrapping,
       tokens: {
         lookup: async (id) => {
           const e = await tokens.lookup(id);
@@ -394,7 +475,7 @@ export async function createCore(opts: { config: ServerConfig; logger: CoreLogge
           // The entry looked up at the start of this request: no second lookup.
           const r = await tokens.useToken(t.entry as TokenEntry);
           if (!r) throw new StrongroomError('permission_denied', 'permission denied');
-          return r.lastUse;
+          return { exhausted: r.lastUse, entry: r.entry };
         },
         // revoke(id) would miss it: after its last use the token no longer looks up by id.
         revokeExhausted: (t) => tokens.revokeEntry(t.entry as TokenEntry),
@@ -447,7 +528,7 @@ export async function createCore(opts: { config: ServerConfig; logger: CoreLogge
     }, PERIODIC_MS);
     periodic.unref();
 
-    state = { policies, passwordPolicies, tokens, expiration, audit, catalog, supervisor, mounts, pipeline, periodic, forwardKey: forwardingKey(hmacKey) };
+    state = { policies, passwordPolicies, tokens, expiration, audit, catalog, supervisor, mounts, pipeline, periodic, wrapping, forwardKey: forwardingKey(hmacKey) };
     logger.info('unsealed', { ms: Date.now() - started });
   }
 
@@ -524,9 +605,12 @@ export async function createCore(opts: { config: ServerConfig; logger: CoreLogge
 
   async function handleSealPath(req: ApiRequest): Promise<ApiReply> {
     switch (req.path) {
+      // Read-only endpoints answer reads only (a DELETE of sys/seal-status answered 200).
       case 'sys/health':
+        if (req.operation !== 'read') throw new StrongroomError('unsupported_operation', 'unsupported operation');
         return health(req);
       case 'sys/seal-status':
+        if (req.operation !== 'read') throw new StrongroomError('unsupported_operation', 'unsupported operation');
         return { status: 200, body: await seal.status() };
       case 'sys/init': {
         if (req.operation === 'read') return { status: 200, body: { initialized: await seal.initialized() } };
@@ -583,9 +667,40 @@ export async function createCore(opts: { config: ServerConfig; logger: CoreLogge
     return { status, body };
   }
 
+  /** The mount a request is for (with its namespace path), for metrics; '' when none. */
+  function mountLabel(path: string): { mount: string; namespace: string } {
+    try {
+      const r = namespaces.resolve(path);
+      const m = router.match(r.namespace.id, r.path);
+      return { mount: m ? `${r.namespace.path}${m.mountPath}` : '', namespace: r.namespace.path || 'root' };
+    } catch {
+      return { mount: '', namespace: '' };
+    }
+  }
+
   async function handle(req: ApiRequest): Promise<ApiReply> {
     const started = process.hrtime.bigint();
+    let status = 500;
     try {
+      const reply = await dispatch(req);
+      status = reply.status;
+      return reply;
+    } catch (err) {
+      status = httpStatusFor(err);
+      throw err;
+    } finally {
+      const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+      const bare = req.path.replace(/\/+$/, '');
+      const { mount, namespace } = SEAL_PATHS.has(bare) ? { mount: 'sys/', namespace: 'root' } : mountLabel(req.path);
+      metrics.requests.inc({ operation: req.operation, mount, status: String(status) });
+      metrics.requestDuration.observe({ operation: req.operation, mount }, seconds);
+      // Never the token, the body or the query: method, path (token-looking segments masked), status, time, namespace.
+      if (requestLogLevel !== 'off') requestLog.log(requestLogLevel, 'request', { method: req.method, path: redactPath(req.urlPath), status, duration_ms: Math.round(seconds * 1e5) / 100, namespace });
+    }
+  }
+
+  async function dispatch(req: ApiRequest): Promise<ApiReply> {
+    {
       const bare = req.path.replace(/\/+$/, '');
       if (SEAL_PATHS.has(bare)) return await handleSealPath({ ...req, path: bare });
       if (bare === LEADER_PATH && req.operation === 'read') {
@@ -597,6 +712,7 @@ export async function createCore(opts: { config: ServerConfig; logger: CoreLogge
       if (ha && !barrier.sealed && ha.state !== 'active') return await fromActive(req);
       const s = state;
       if (!s) throw new StrongroomError('unavailable', 'Vault is sealed');
+      const wrapTtl = s.wrapping.parseTtl(headerValue(req.headers['x-service-wrap-ttl']) ?? headerValue(req.headers['x-vault-wrap-ttl']));
       const reply = await s.pipeline.handle({
         id: req.id,
         operation: req.operation,
@@ -608,10 +724,9 @@ export async function createCore(opts: { config: ServerConfig; logger: CoreLogge
         help: req.help,
         headers: {},
         clientToken: req.token,
+        ...(wrapTtl !== null ? { wrapTtl } : {}),
       });
       return reply.raw ? { status: reply.status, body: { raw: reply.raw.body, contentType: reply.raw.contentType } } : { status: reply.status, body: reply.body, ...(reply.headers ? { headers: reply.headers } : {}) };
-    } finally {
-      metrics.observe('request_duration_seconds', 'Request latency in seconds', Number(process.hrtime.bigint() - started) / 1e9, { operation: req.operation });
     }
   }
 
@@ -636,6 +751,7 @@ export async function createCore(opts: { config: ServerConfig; logger: CoreLogge
       await seal.submitUnsealKey(key);
     },
     async shutdown() {
+      stopping = true;
       await Promise.allSettled(listeners.map((l) => l.close()));
       // An HA node releases the lock on the way out, so a standby takes over at once instead of after its TTL.
       if (ha) await ha.stop();
@@ -645,6 +761,11 @@ export async function createCore(opts: { config: ServerConfig; logger: CoreLogge
       rmSync(runDir, { recursive: true, force: true });
     },
   };
+
+  function headerValue(v: string | string[] | undefined): string | undefined {
+    const s = Array.isArray(v) ? v[0] : v;
+    return s === undefined || s === '' ? undefined : s;
+  }
 
   function toCaller(id: string, e: TokenEntry): CallerToken {
     return {
@@ -666,3 +787,40 @@ export async function createCore(opts: { config: ServerConfig; logger: CoreLogge
   }
 }
 
+
+/** Path segments that look like tokens (Strongroom's or Vault's prefixes) are masked in logs. */
+const TOKEN_SEGMENT = /^(?:sr[sbr]|hv[sbr]|[sbr])\.[A-Za-z0-9_.-]{8,}$/;
+export function redactPath(path: string): string {
+  return path
+    .split('/')
+    .map((seg) => (TOKEN_SEGMENT.test(seg) ? '<redacted>' : seg))
+    .join('/');
+}
+
+/** Physical storage with each operation timed into strongroom_storage_duration_seconds. */
+function timedPhysical(p: Physical, metrics: Metrics): Physical {
+  const h = metrics.storageDuration;
+  return {
+    get: (key) => timed(h, { op: 'get' }, () => p.get(key)),
+    put: (key, value) => timed(h, { op: 'put' }, () => p.put(key, value)),
+    delete: (key) => timed(h, { op: 'delete' }, () => p.delete(key)),
+    list: (prefix) => timed(h, { op: 'list' }, () => p.list(prefix)),
+    batch: (ops) => timed(h, { op: 'batch' }, () => p.batch(ops)),
+    scan: (prefix) => p.scan(prefix),
+    close: () => p.close(),
+  };
+}
+
+/** The barrier with get/put/delete/list timed into strongroom_barrier_duration_seconds; everything else as is. */
+function timedBarrier<B extends { get(k: string): Promise<unknown>; put(k: string, v: Uint8Array): Promise<void>; delete(k: string): Promise<void>; list(p: string): Promise<string[]> }>(b: B, metrics: Metrics): B {
+  const h = metrics.barrierDuration;
+  // Object.create keeps the barrier's getters (`sealed`) live; only the four data operations are wrapped.
+  const wrapped = Object.create(b) as B;
+  Object.assign(wrapped, {
+    get: (k: string) => timed(h, { op: 'get' }, () => b.get(k)),
+    put: (k: string, v: Uint8Array) => timed(h, { op: 'put' }, () => b.put(k, v)),
+    delete: (k: string) => timed(h, { op: 'delete' }, () => b.delete(k)),
+    list: (p: string) => timed(h, { op: 'list' }, () => b.list(p)),
+  });
+  return wrapped;
+}

@@ -6,6 +6,7 @@ import type { MountManager } from '../mounts/mount-manager.js';
 import type { NamespaceRegistry, Namespace } from '../namespace/namespaces.js';
 import type { AuditBroker } from '../audit/broker.js';
 import type { Metrics } from '../metrics/metrics.js';
+import type { CoreLogger } from '../log/logger.js';
 import type { OpenApiDocument } from '@strongroom/sdk-plugin/host';
 import type { PasswordPolicyStore } from '../password-policy/store.js';
 import type { PluginEntry, RegisterInput } from '../plugins/catalog.js';
@@ -17,11 +18,19 @@ export interface PolicyStorePort {
   delete(ns: Namespace, name: string): Promise<void>;
 }
 
+/**
+ * A token's capabilities, always evaluated as the pipeline does: with its own
+ * namespace's policies, and none outside its namespace and the ones below.
+ */
 export interface CapabilitiesPort {
+  /** Capabilities of the calling token (its entry as the pipeline handed it over: batch tokens have no accessor to look up). */
+  forEntry(entry: unknown, ns: Namespace, path: string): Promise<string[]>;
   /** Capabilities of the token with this accessor on a namespace-relative path. */
   forAccessor(accessor: string, ns: Namespace, path: string): Promise<string[]>;
   /** Capabilities of a token given by id. */
   forToken(token: string, ns: Namespace, path: string): Promise<string[]>;
+  /** Whether the token has some capability at or below a mount's path (sys/internal/ui/mounts shows only those mounts). */
+  seesMount(entry: unknown, ns: Namespace, mountPath: string): Promise<boolean>;
 }
 
 export interface PluginCatalogPort {
@@ -42,6 +51,10 @@ export interface SysDeps {
   catalog: PluginCatalogPort;
   audit: AuditBroker;
   metrics: Metrics;
+  /** Seconds; 0: the Prometheus format of sys/metrics is off (telemetry.prometheus_retention_time). */
+  prometheusRetentionTime: number;
+  /** The server's root logger: sys/loggers changes its levels. */
+  logger: CoreLogger;
   seal(): Promise<void>;
   /** Makes an HA active node give up the lock (after this request is answered); no effect without HA. */
   stepDown(): Promise<void>;
@@ -51,5 +64,5 @@ export interface SysDeps {
   /** Node-level info for seal-status. */
   node: { clusterName: string; clusterId: () => string; apiAddr: string; version: string };
   /** Lease endpoints (sys/leases/*), mounted when the expiration manager is present. */
-  extraPaths?: import('@strongroom/sdk-plugin/host').PathDef[];
+  extraPaths?: import('@strongroom/sdk-plugin').PathDef[];
 }

@@ -15,6 +15,7 @@
 import type { AuthSpec, Logger } from '@strongroom/sdk-plugin/host';
 import { badRequest, createDueScheduler, createKeyedMutex, permissionDenied, systemClock } from '@strongroom/sdk-plugin/host';
 import type { Physical } from '../storage/physical.js';
+import { RESPONSE_WRAPPING_POLICY_NAME } from '../policy/policy.js';
 import { addressAllowed, buildBlockList, validateCidrs } from './cidr.js';
 import {
   BATCH_PREFIX,
@@ -54,6 +55,8 @@ export interface TokenStoreDeps {
   systemDefaultTtl: number;
   systemMaxTtl: number;
   leases: { revokeByToken(tokenKey: string): Promise<void> };
+  /** Called as a token is destroyed, before its entry goes (response wrapping drops the wrapped response here). */
+  onDestroy?(entry: TokenEntry): Promise<void>;
   /**
    * Asks the auth mount that issued a login token (entry.login) whether it may
    * be renewed; throws to refuse. Without it such tokens renew as any other.
@@ -103,6 +106,11 @@ export interface TokenStore {
   create(parent: TokenEntry | null, req: CreateTokenRequest): Promise<CreatedToken>;
   createRoot(customId?: string): Promise<CreatedToken>;
   createFromLogin(auth: AuthSpec, ctx: LoginContext): Promise<CreatedToken>;
+  /**
+   * A response-wrapping token: orphan, single use, not renewable, policy
+   * `response-wrapping` only, expiring after `ttl` seconds.
+   */
+  createWrapping(opts: { ttl: number; path: string; namespaceId: string }): Promise<CreatedToken>;
   lookup(id: string): Promise<TokenEntry | null>;
   /** Whether the token with this key (HMAC) exists and is live: for lease tidy, which knows only keys. */
   isLiveKey(key: string): Promise<boolean>;
@@ -116,6 +124,14 @@ export interface TokenStore {
   /** Revokes only this token; its children become orphans. */
   revokeOrphan(id: string): Promise<boolean>;
   listAccessors(): Promise<string[]>;
+  /**
+   * Lease ids of expiring service tokens as Vault shows them under
+   * sys/leases/lookup/auth/...: `<creation path>/<token key>` (the key is an
+   * HMAC, never the token). A full scan: for the sudo-only listing endpoint.
+   */
+  tokenLeaseIds(namespaceId: string, prefix: string): Promise<string[]>;
+  /** The live token behind such a lease id, or null. */
+  byTokenLeaseId(leaseId: string): Promise<TokenEntry | null>;
   readRole(name: string): Promise<TokenRole | null>;
   writeRole(name: string, input: Partial<Omit<TokenRole, 'name'>>): Promise<TokenRole>;
   deleteRole(name: string): Promise<void>;
@@ -128,6 +144,8 @@ export interface TokenStore {
   /** Revokes every token whose expiry has passed; returns how many. */
   sweepExpired(): Promise<number>;
   startExpiry(): Promise<void>;
+  /** Stored tokens by type and namespace id (a full scan: callers cache it). */
+  countTokens(): Promise<Array<{ type: string; namespaceId: string; count: number }>>;
   stop(): void;
   /** Drops the in-memory cache (after another node wrote storage, e.g. on becoming active). */
   clearCache(): void;
@@ -265,6 +283,7 @@ export function createTokenStore(deps: TokenStoreDeps): TokenStore {
     return withLock(key, async () => {
       const e = await loadRaw(key);
       if (revokeLeases) await deps.leases.revokeByToken(key);
+      if (e !== null && deps.onDestroy) await deps.onDestroy(e);
       const ops: Parameters<TokenStoreDeps['store']['batch']>[0] = [{ type: 'delete', key: ID + key }];
       if (e !== null) {
         if (e.accessor !== '') ops.push({ type: 'delete', key: ACCESSOR + accessorKey(e.accessor) });
@@ -600,6 +619,32 @@ export function createTokenStore(deps: TokenStoreDeps): TokenStore {
     );
   }
 
+  async function createWrapping(opts: { ttl: number; path: string; namespaceId: string }): Promise<CreatedToken> {
+    const t = clock.now();
+    return issue({
+      parent: '',
+      policies: [RESPONSE_WRAPPING_POLICY_NAME],
+      path: opts.path,
+      meta: {},
+      displayName: '',
+      numUses: 1,
+      creationTime: t,
+      creationTtl: opts.ttl,
+      ttl: opts.ttl,
+      explicitMaxTtl: 0,
+      period: 0,
+      maxTtl: 0,
+      expireTime: t + opts.ttl * 1000,
+      lastRenewalTime: 0,
+      type: 'service',
+      renewable: false,
+      boundCidrs: [],
+      entityId: '',
+      namespaceId: opts.namespaceId,
+      role: '',
+    });
+  }
+
   async function createFromLogin(auth: AuthSpec, ctx: LoginContext): Promise<CreatedToken> {
     const t = clock.now();
     const policies = sanitizePolicies(auth.policies, !auth.noDefaultPolicy);
@@ -764,6 +809,26 @@ export function createTokenStore(deps: TokenStoreDeps): TokenStore {
     return true;
   }
 
+  const tokenLeaseId = (e: TokenEntry) => `${e.path.replace(/\/+$/, '')}/${e.key}`;
+
+  async function tokenLeaseIds(namespaceId: string, prefix: string): Promise<string[]> {
+    const out: string[] = [];
+    for await (const { value } of deps.store.scan(ID)) {
+      const e = decode<TokenEntry>(value);
+      if (e.namespaceId !== namespaceId || e.type !== 'service' || e.expireTime === 0 || !isLive(e)) continue;
+      const id = tokenLeaseId(e);
+      if (id.startsWith(prefix)) out.push(id);
+    }
+    return out;
+  }
+
+  async function byTokenLeaseId(leaseId: string): Promise<TokenEntry | null> {
+    const key = leaseId.slice(leaseId.lastIndexOf('/') + 1);
+    if (!/^[0-9a-f]{64}$/.test(key)) return null;
+    const e = await loadRaw(key);
+    return e !== null && isLive(e) && e.expireTime !== 0 && tokenLeaseId(e) === leaseId ? e : null;
+  }
+
   async function listAccessors(): Promise<string[]> {
     const out: string[] = [];
     for await (const { value } of deps.store.scan(ACCESSOR)) out.push(decode<{ accessor: string }>(value).accessor);
@@ -861,6 +926,18 @@ export function createTokenStore(deps: TokenStoreDeps): TokenStore {
     expiry.start();
   }
 
+  async function countTokens(): Promise<Array<{ type: string; namespaceId: string; count: number }>> {
+    const counts = new Map<string, { type: string; namespaceId: string; count: number }>();
+    for await (const { value } of deps.store.scan(ID)) {
+      const e = decode<TokenEntry>(value);
+      const k = `${e.type}\u0000${e.namespaceId}`;
+      const c = counts.get(k) ?? { type: e.type, namespaceId: e.namespaceId, count: 0 };
+      c.count++;
+      counts.set(k, c);
+    }
+    return [...counts.values()];
+  }
+
   function stop(): void {
     expiry.stop();
   }
@@ -871,6 +948,7 @@ export function createTokenStore(deps: TokenStoreDeps): TokenStore {
     create,
     createRoot,
     createFromLogin,
+    createWrapping,
     lookup,
     isLiveKey: async (key) => {
       const e = await loadRaw(key);
@@ -884,6 +962,8 @@ export function createTokenStore(deps: TokenStoreDeps): TokenStore {
     revokeAccessor,
     revokeOrphan,
     listAccessors,
+    tokenLeaseIds,
+    byTokenLeaseId,
     readRole,
     writeRole,
     deleteRole,
@@ -895,6 +975,7 @@ export function createTokenStore(deps: TokenStoreDeps): TokenStore {
     roleResponse: renderRole,
     sweepExpired,
     startExpiry,
+    countTokens,
     stop,
     clearCache: () => cache.clear(),
   };
