@@ -4,7 +4,6 @@ import { configPaths } from './paths/config.js';
 import { createLibrary, libraryPaths, librarySecret } from './paths/library.js';
 import { dynamicSecret, rolePaths } from './paths/roles.js';
 import { staticRolePaths } from './paths/static-roles.js';
-import { createRotation } from './rotation.js';
 import { createLdapStore } from './store.js';
 
 export interface LdapBackendOptions {
@@ -25,15 +24,15 @@ export function createLdapBackend(opts: LdapBackendOptions = {}): BackendFactory
       const scoped = { run: <T>(key: string, fn: () => Promise<T>) => mutex.run(`${mount.uuid}/${key}`, fn) };
       const store = createLdapStore(storage);
       const engine = createEngine({ store, system, logger, mutex: scoped, now: opts.now ?? Date.now });
-      const rotation = createRotation(engine);
+      const rotation = engine.rotations;
       if (opts.rotationTimer !== false) rotation.start();
       const library = createLibrary(engine);
       const dynamic = dynamicSecret(engine);
       const lent = librarySecret(engine, library);
       return {
-        paths: [...configPaths(engine, rotation), ...staticRolePaths(engine, rotation), ...rolePaths(engine, dynamic), ...libraryPaths(engine, library, lent)],
+        paths: [...configPaths(engine), ...staticRolePaths(engine), ...rolePaths(engine, dynamic), ...libraryPaths(engine, library, lent)],
         secrets: [dynamic, lent],
-        invalidate: (key) => store.invalidate(key),
+        invalidate: (key) => store.records.invalidate(key),
         periodic: () => rotation.tick(),
         async cleanup() {
           rotation.stop();

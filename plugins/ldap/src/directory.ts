@@ -9,7 +9,7 @@
  */
 import type { ConnectionOptions } from 'node:tls';
 import { Attribute, Change, Client, EqualityFilter, InvalidCredentialsError, NoSuchObjectError, ResultCodeError } from 'ldapts';
-import { StrongroomError, badRequest, codedError } from '@strongroom/sdk-plugin';
+import { StrongroomError, badRequest, codedError, scrubSecrets } from '@strongroom/sdk-plugin';
 import type { LdapConfig, Schema } from './store.js';
 
 /** Per schema: the attribute that holds a password and the default search attribute (Vault's openldap plugin). */
@@ -51,18 +51,11 @@ export function tlsOptions(cfg: LdapConfig, host: string): ConnectionOptions {
 /** The DN (or UPN) the engine binds as: `<binddn>@<upndomain>` when a UPN domain is set. */
 export const bindName = (cfg: Pick<LdapConfig, 'binddn' | 'upndomain'>) => (cfg.upndomain ? `${cfg.binddn}@${cfg.upndomain}` : cfg.binddn);
 
-/** Replaces each secret in an upstream message so no password reaches a response or a log. */
-export function scrub(message: string, secrets: readonly string[]): string {
-  let out = message;
-  for (const s of secrets) if (s) out = out.split(s).join('[redacted]');
-  return out;
-}
-
 /** A directory error as the engine reports it: a 502 (a third party said no), scrubbed. */
 export function directoryError(what: string, err: unknown, secrets: readonly string[]): StrongroomError {
   if (err instanceof StrongroomError) return err;
   const detail = err instanceof Error ? err.message : String(err);
-  return codedError(502, scrub(`${what}: ${detail}`, secrets));
+  return codedError(502, scrubSecrets(`${what}: ${detail}`, secrets));
 }
 
 export const isNoSuchObject = (err: unknown) => err instanceof NoSuchObjectError;

@@ -1,5 +1,5 @@
 import { StrongroomError } from '@strongroom/sdk-plugin';
-import { passwordChanges, scrub } from './directory.js';
+import { directoryError, passwordChanges } from './directory.js';
 import { SAMPLE_LDIF_FIELDS, compileLdif, decodeMaybeBase64, parseLdif } from './ldif.js';
 
 const caught = (fn: () => unknown): StrongroomError => {
@@ -122,7 +122,8 @@ describe('password changes per schema', () => {
     expect(flat('racf', 'a longer pass phrase')[0]).toEqual(['replace', 'racfPassPhrase', ['a longer pass phrase']]);
   });
 
-  test('scrub takes every password out of an upstream message', () => {
-    expect(scrub('bad value s3cret near s3cret', ['s3cret', ''])).toBe('bad value [redacted] near [redacted]');
+  test('a directory error is a 502 with every password taken out of the upstream message', () => {
+    const err = directoryError('setting a password failed', new Error('bad value s3cret near s3cret'), ['s3cret', '']);
+    expect([err.status, err.message]).toEqual([502, 'setting a password failed: bad value [redacted] near [redacted]']);
   });
 });

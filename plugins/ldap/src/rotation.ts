@@ -1,147 +1,163 @@
 /**
- * Password rotation of static roles (at creation, every rotation_period, on
- * rotate-role) and of the bind entry (rotate-root).
+ * What one password rotation is, for each kind of entry the engine rotates;
+ * the kit's rotation scheduler runs them (write-ahead entry before the
+ * directory changes, per-name lock, replay or settlement after a crash,
+ * retry with backoff, the due timer):
  *
- * What must stay true across crashes of this process or of the core:
- *  - no lost password: before the directory is changed the new password is
- *    written to a WAL entry (static-wal/<role>, root-wal); a rotation cut
- *    short is settled at the next start: a static role's WAL password is set
- *    again (idempotent) and committed; the bind password is whichever of the
- *    WAL's and the stored one binds (engine.ts, before the first use);
- *  - no missed and no doubled rotation: the next one is due at
- *    last_rotation + rotation_period, both persisted with the role;
- *  - one rotation of a role at a time (the role's lock `static/<name>`).
- * The tick runs in this process once a second: rotation_period may be 5 s
- * and the core's periodic call comes once a minute.
+ *  - static roles (`static-wal/<role>`): at creation, every rotation_period
+ *    and on rotate-role. A rotation cut short is REPLAYED: its password is set
+ *    again (idempotent) and committed, so the engine always ends up holding a
+ *    password the directory has;
+ *  - the bind entry (`root-wal/root`, rotate-root): it cannot be replayed
+ *    blindly (the connection that would set it binds with one of the two
+ *    passwords), so it is SETTLED by binding: the new password if it binds,
+ *    else the stored one; neither: the entry stays and uses fail;
+ *  - library accounts (`account-wal/<account>`): at every check-in and when an
+ *    account joins a set; settled by binding before the account is next lent.
+ *
+ * The timer runs in this process: rotation_period may be 5 s and the core's
+ * periodic call comes once a minute.
  */
-import type { Engine } from './engine.js';
-import { ResultCodeError } from 'ldapts';
-import { directoryError } from './directory.js';
-import type { StaticRole } from './store.js';
+import { createRotationScheduler, type RotationTarget } from '@strongroom/sdk-plugin';
+import { bindName, canBind, directoryError } from './directory.js';
+import type { EngineBase } from './engine.js';
+import type { PasswordWal, StaticRole } from './store.js';
 
-export const TICK_MS = 1_000;
-/** After a failed rotation, try again this soon (or at the period, when shorter). */
-export const RETRY_MS = 10_000;
+type RotationScheduler = ReturnType<typeof createRotationScheduler>;
 
-export interface Rotation {
-  /** Rotates now (creation, rotate-role); throws what the directory said. */
-  rotate(name: string, role?: StaticRole): Promise<StaticRole>;
-  nextDue(name: string): number | null;
-  schedule(role: StaticRole): void;
-  unschedule(name: string): void;
-  /** Runs due rotations once (the timer calls it; tests may call it). */
+export interface StaticRotation extends RotationScheduler {
+  /** The first rotation of a role not stored yet: the role is stored, with its password, only once it succeeded. */
+  create(role: StaticRole): Promise<void>;
+}
+
+export interface Rotations {
+  statics: StaticRotation;
+  /** One name, `root`: the bind entry. Lock `config`, shared with configuration writes. */
+  root: RotationScheduler;
+  accounts: RotationScheduler;
   tick(): Promise<void>;
-  /** Changes the bind password in the directory; only the engine knows the new one. */
-  rotateRoot(): Promise<void>;
   start(): void;
   stop(): void;
 }
 
-export function createRotation(engine: Engine): Rotation {
-  const { store, mutex, logger } = engine;
-  const due = new Map<string, number>();
-  let loaded = false;
-  let ticking: Promise<void> | null = null;
-  let timer: NodeJS.Timeout | null = null;
-  const dueAt = (r: StaticRole) => r.last_rotation + r.rotation_period * 1000;
+export const ROOT = 'root';
 
-  /** Settles rotations cut short and schedules every role; storage may not answer during setup, so this runs at the first tick. */
-  const load = async () => {
-    for (const name of await store.staticWals.list()) {
-      await rotateIf(name, 'replay').catch((err: unknown) => logger.warn('settling an unfinished static rotation failed; will retry', { role: name, error: String(err) }));
-    }
-    for (const name of await store.staticRoles.list()) {
-      if (due.has(name)) continue;
-      const r = await store.staticRoles.get(name);
-      if (r) due.set(name, dueAt(r));
-    }
-    loaded = true;
-  };
-
-  /** `demand` rotates now; `replay` and `due` were decided outside the lock, so they re-check under it. */
-  const rotateIf = (name: string, why: 'demand' | 'replay' | 'due', given?: StaticRole): Promise<StaticRole> =>
-    mutex.run(`static/${name}`, async () => {
-      const role = given ?? (await store.staticRoles.get(name));
-      if (!role) {
-        await store.staticWals.delete(name);
-        due.delete(name);
-        throw new Error(`static role "${name}" does not exist`);
-      }
-      const wal = await store.staticWals.get(name);
-      if (!wal && (why === 'replay' || (why === 'due' && dueAt(role) > engine.now()))) {
-        due.set(name, dueAt(role));
-        return role;
-      }
-      let password = '';
-      try {
-        // A rotation cut short sets its password again: the directory may hold it already.
-        password = wal && wal.dn === role.dn ? wal.password : await engine.newPassword();
-        if (!wal || wal.password !== password) await store.staticWals.put(name, { role: name, dn: role.dn, password, started: engine.now() });
-        await engine.directory.setPassword(role.dn, password).catch((err: unknown) => {
-          throw directoryError(`setting the password of ${role.dn} failed`, err, [password]);
-        });
-        const next: StaticRole = { ...role, last_password: wal && role.password === password ? role.last_password : role.password, password, last_rotation: engine.now() };
-        await store.staticRoles.put(name, next);
-        await store.staticWals.delete(name);
-        due.set(name, dueAt(next));
-        return next;
-      } catch (err) {
-        if (!given) due.set(name, engine.now() + Math.min(RETRY_MS, role.rotation_period * 1000));
-        throw err;
-      }
+export function createRotations(engine: EngineBase): Rotations {
+  const { store } = engine;
+  const setPassword = async (wal: PasswordWal) => {
+    await engine.directory.setPassword(wal.dn, wal.password).catch((err: unknown) => {
+      throw directoryError(`setting the password of ${wal.dn} failed`, err, [wal.password]);
     });
-
-  const runDue = async () => {
-    if (!loaded) await load();
-    const now = engine.now();
-    for (const [name, at] of [...due]) {
-      if (at > now) continue;
-      await rotateIf(name, 'due').catch((err: unknown) => logger.warn('static role rotation failed; will retry', { role: name, error: String(err) }));
-    }
   };
+  /** Which password the directory has for `dn`, told by binding. */
+  const bound = async (dn: string, wal: PasswordWal, old: string): Promise<'applied' | 'not-applied'> => {
+    const cfg = await store.config.get();
+    if (!cfg) return 'not-applied';
+    if (await canBind(cfg, dn, wal.password)) return 'applied';
+    if (old && (await canBind(cfg, dn, old))) return 'not-applied';
+    throw new Error(`neither the new nor the previous password of ${dn} binds`);
+  };
+  const opts = { now: engine.now, logger: engine.logger, mutex: engine.mutex };
 
-  const api: Rotation = {
-    rotate: (name, role) => rotateIf(name, 'demand', role),
-    nextDue: (name) => due.get(name) ?? null,
-    schedule: (role) => void due.set(role.name, dueAt(role)),
-    unschedule: (name) => void due.delete(name),
-    tick() {
-      // Ticks never overlap: a slow directory delays the next one instead of doubling rotations.
-      ticking ??= runDue()
-        .catch((err: unknown) => logger.warn('static rotation tick failed', { error: String(err) }))
-        .finally(() => (ticking = null));
-      return ticking;
+  /** Roles being created: not stored until their first rotation commits. */
+  const creating = new Map<string, StaticRole>();
+  const roleOf = async (name: string) => creating.get(name) ?? (await store.staticRoles.get(name));
+  const staticTarget: RotationTarget<PasswordWal> = {
+    wal: store.staticWals,
+    names: () => store.staticRoles.list(),
+    async nextDue(name) {
+      const r = creating.has(name) ? null : await store.staticRoles.view(name);
+      return r ? r.last_rotation + r.rotation_period * 1000 : null;
     },
-    rotateRoot: () =>
-      mutex.run('config', async () => {
-        await engine.settleRoot();
-        const cfg = await engine.config();
-        const password = await engine.newPassword(cfg);
-        await store.rootWal.put({ password, started: engine.now() });
-        try {
-          // The entry changes its own password over the connection bound with the old one.
-          await engine.directory.setPassword(cfg.binddn, password);
-        } catch (err) {
-          // The server said no: nothing changed. Anything else (a lost reply) may have changed it: settle by binding.
-          if (err instanceof ResultCodeError) await store.rootWal.delete();
-          else await engine.settleRoot().catch(() => undefined);
-          await engine.directory.close();
-          if ((await store.config.get())?.bindpass === password) return;
-          throw directoryError('rotating the bind password failed', err, [password, cfg.bindpass]);
-        }
-        await store.config.put({ ...cfg, bindpass: password, last_bind_password_rotation: engine.now() });
-        await store.rootWal.delete();
-        await engine.directory.close();
-      }),
-    start() {
-      if (timer) return;
-      timer = setInterval(() => void api.tick(), TICK_MS);
-      timer.unref();
+    async prepare(name) {
+      const role = await roleOf(name);
+      if (!role) throw new Error(`static role "${name}" does not exist`);
+      return { dn: role.dn, password: await engine.newPassword(), started: engine.now() };
     },
-    stop() {
-      if (timer) clearInterval(timer);
-      timer = null;
+    // An entry for another DN (the role was recreated) is not replayed.
+    applies: async (name, wal) => (await roleOf(name))?.dn === wal.dn,
+    apply: (_name, wal) => setPassword(wal),
+    async commit(name, wal) {
+      const role = await roleOf(name);
+      if (!role) return [];
+      const last = role.password === wal.password ? role.last_password : role.password;
+      return [store.staticRoles.putOp(name, { ...role, password: wal.password, last_password: last, last_rotation: engine.now() })];
     },
   };
-  return api;
+  const statics = createRotationScheduler(staticTarget, { ...opts, lockKey: (name) => `static/${name}` });
+
+  const rootTarget: RotationTarget<PasswordWal> = {
+    wal: store.rootWals,
+    names: async () => [],
+    nextDue: async () => null,
+    async prepare() {
+      const cfg = await store.config.get();
+      if (!cfg) throw new Error('the directory is not configured');
+      return { dn: cfg.binddn, password: await engine.newPassword(cfg), started: engine.now() };
+    },
+    // The bind entry changes its own password over the connection bound with the old one.
+    apply: (_name, wal) => setPassword(wal),
+    async commit(_name, wal) {
+      const cfg = await store.config.get();
+      if (!cfg || cfg.binddn !== wal.dn) return [];
+      return [store.config.putOp({ ...cfg, bindpass: wal.password, last_bind_password_rotation: wal.started })];
+    },
+    async settle(_name, wal) {
+      const cfg = await store.config.get();
+      if (!cfg || cfg.binddn !== wal.dn) return 'not-applied';
+      return bound(bindName(cfg), wal, cfg.bindpass);
+    },
+  };
+  const root = createRotationScheduler(rootTarget, { ...opts, lockKey: () => 'config' });
+
+  const accountTarget: RotationTarget<PasswordWal> = {
+    wal: store.accountWals,
+    names: async () => [],
+    nextDue: async () => null,
+    async prepare(name) {
+      const a = await store.accounts.get(name);
+      if (!a) throw new Error(`library account "${name}" does not exist`);
+      return { dn: a.dn, password: await engine.newPassword(), started: engine.now() };
+    },
+    applies: async (name, wal) => (await store.accounts.view(name))?.dn === wal.dn,
+    apply: (_name, wal) => setPassword(wal),
+    async commit(name, wal) {
+      const a = await store.accounts.get(name);
+      return a ? [store.accounts.putOp(name, { ...a, password: wal.password })] : [];
+    },
+    async settle(name, wal) {
+      const a = await store.accounts.view(name);
+      if (!a || a.dn !== wal.dn) return 'not-applied';
+      return bound(a.dn, wal, a.password);
+    },
+  };
+  const accounts = createRotationScheduler(accountTarget, { ...opts, lockKey: (name) => `account/${name}` });
+
+  const all = [statics, root, accounts];
+  return {
+    statics: {
+      ...statics,
+      async create(role) {
+        await statics.locked(role.name, async () => {
+          creating.set(role.name, role);
+          try {
+            await statics.rotate(role.name, { held: true });
+          } catch (err) {
+            await store.staticWals.delete(role.name).catch(() => undefined);
+            throw err;
+          } finally {
+            creating.delete(role.name);
+          }
+        });
+        await statics.reschedule(role.name);
+      },
+    },
+    root,
+    accounts,
+    tick: async () => {
+      for (const s of all) await s.tick();
+    },
+    start: () => all.forEach((s) => s.start()),
+    stop: () => all.forEach((s) => s.stop()),
+  };
 }

@@ -8,8 +8,8 @@ import { badRequest, definePath, f, type PathDef } from '@strongroom/sdk-plugin'
 import { SCHEMAS } from '../directory.js';
 import type { Engine } from '../engine.js';
 import { DEFAULT_PASSWORD_LENGTH } from '../engine.js';
-import type { Rotation } from '../rotation.js';
-import type { LdapConfig, Schema } from '../store.js';
+import { ROOT } from '../rotation.js';
+import type { LdapConfig } from '../store.js';
 
 const TLS_VERSIONS = ['tls10', 'tls11', 'tls12', 'tls13'] as const;
 
@@ -82,7 +82,7 @@ function checkPem(field: string, pem: string, kind: 'cert' | 'key') {
   }
 }
 
-export function configPaths(engine: Engine, rotation: Rotation): PathDef[] {
+export function configPaths(engine: Engine): PathDef[] {
   const { store } = engine;
 
   const config = definePath({
@@ -123,7 +123,7 @@ export function configPaths(engine: Engine, rotation: Rotation): PathDef[] {
       update: {
         summary: 'Write the configuration; on an existing one, fields not sent keep their values.',
         handler: async (req) =>
-          engine.mutex.run('config', async () => {
+          engine.rotations.root.locked(ROOT, async () => {
             const d = req.data as Record<string, unknown>;
             const has = (k: string) => req.provided.has(k) && d[k] !== undefined;
             const existing = await store.config.get();
@@ -146,9 +146,9 @@ export function configPaths(engine: Engine, rotation: Rotation): PathDef[] {
             }
             if (next.connection_timeout <= 0) next.connection_timeout = DEFAULTS.connection_timeout;
             if (next.request_timeout <= 0) next.request_timeout = DEFAULTS.request_timeout;
-            next.schema = next.schema as Schema;
-            await store.config.put(next);
-            if (has('bindpass')) await store.rootWal.delete();
+                        await store.config.put(next);
+            // The caller's bind password wins over a rotation cut short.
+            if (has('bindpass')) await store.rootWals.delete(ROOT);
             await engine.directory.close();
             return null;
           }),
@@ -156,9 +156,9 @@ export function configPaths(engine: Engine, rotation: Rotation): PathDef[] {
       delete: {
         summary: 'Delete the configuration.',
         handler: async () =>
-          engine.mutex.run('config', async () => {
+          engine.rotations.root.locked(ROOT, async () => {
             await store.config.delete();
-            await store.rootWal.delete();
+            await store.rootWals.delete(ROOT);
             await engine.directory.close();
             return null;
           }),
@@ -173,7 +173,15 @@ export function configPaths(engine: Engine, rotation: Rotation): PathDef[] {
       update: {
         summary: 'Set a new bind password in the directory and keep it.',
         handler: async () => {
-          await rotation.rotateRoot();
+          const { root } = engine.rotations;
+          await engine.config();
+          await root.locked(ROOT, async () => {
+            // A rotation cut short is settled first, so the new one starts from the password the directory has.
+            await root.settle(ROOT, { held: true });
+            engine.markSettled();
+            await root.rotate(ROOT, { held: true });
+          });
+          await engine.directory.close();
           return null;
         },
       },

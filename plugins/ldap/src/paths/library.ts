@@ -15,7 +15,7 @@
 import { randomUUID } from 'node:crypto';
 import { badRequest, defineSecret, definePath, f, permissionDenied, type HandlerRequest, type PathDef } from '@strongroom/sdk-plugin';
 import { paginate, parseCommaList, type ClientInfo, type SecretTypeDef } from '@strongroom/sdk-plugin/host';
-import { canBind, directoryError } from '../directory.js';
+import { directoryError } from '../directory.js';
 import type { Engine } from '../engine.js';
 import type { LibraryAccount, LibrarySet } from '../store.js';
 
@@ -64,26 +64,15 @@ export function createLibrary(engine: Engine) {
   const { store } = engine;
   const locked = <T>(set: string, fn: () => Promise<T>) => engine.mutex.run(`set/${set}`, fn);
 
-  /** Sets a fresh password on an account: pending first (a crash in between is settled by bind), then committed. */
-  const rotate = async (a: LibraryAccount): Promise<LibraryAccount> => {
-    const password = await engine.newPassword();
-    await store.accounts.put(a.name, { ...a, pending_password: password });
-    await engine.directory.setPassword(a.dn, password).catch(async (err: unknown) => {
-      throw directoryError(`setting the password of ${a.name} failed`, err, [password]);
-    });
-    const next = { ...a, password, pending_password: '' };
-    await store.accounts.put(a.name, next);
-    return next;
+  const { accounts } = engine.rotations;
+  /** Stores the account as given, then sets a fresh password on it (the kit's rotation: write-ahead entry, settled by bind after a crash). */
+  const rotate = async (a: LibraryAccount): Promise<void> => {
+    await store.accounts.put(a.name, a);
+    await accounts.rotate(a.name);
   };
 
-  /** An account whose rotation was cut short: keep whichever password binds. */
-  const settle = async (a: LibraryAccount): Promise<LibraryAccount> => {
-    if (!a.pending_password) return a;
-    const cfg = await engine.config();
-    const next = (await canBind(cfg, a.dn, a.pending_password)) ? { ...a, password: a.pending_password, pending_password: '' } : { ...a, pending_password: '' };
-    await store.accounts.put(a.name, next);
-    return next;
-  };
+  /** An account whose rotation was cut short keeps whichever password binds; answers the account as it now is. */
+  const settle = async (a: LibraryAccount): Promise<LibraryAccount> => ((await accounts.settle(a.name)) === 'none' ? a : ((await store.accounts.get(a.name)) ?? a));
 
   return {
     locked,
@@ -106,9 +95,8 @@ export function createLibrary(engine: Engine) {
           }
           const back = { ...a, checked_out: false, checkout_id: '', borrower_entity_id: '', borrower_client_token: '' };
           // The borrower's password stops working: a new one is set as the account comes back.
-          await rotate(back).catch(async (err: unknown) => {
+          await rotate(back).catch((err: unknown) => {
             // Returned all the same; the old password stays until the next rotation succeeds.
-            await store.accounts.put(a.name, { ...back, pending_password: '' });
             engine.logger.warn('rotating a checked-in library account failed', { account: name, error: String(err) });
           });
           done.push(name);
@@ -169,10 +157,15 @@ export function libraryPaths(engine: Engine, lib: ReturnType<typeof createLibrar
               const dn = await engine.directory.findDn(n).catch((err: unknown) => {
                 throw directoryError(`service_account_names: looking up ${n} failed`, err, []);
               });
-              found.push({ name: n, set: name, dn, password: '', pending_password: '', checked_out: false, checkout_id: '', borrower_entity_id: '', borrower_client_token: '' });
+              found.push({ name: n, set: name, dn, password: '', checked_out: false, checkout_id: '', borrower_entity_id: '', borrower_client_token: '' });
             }
-            // The engine knows every password from the start: each new account gets one now.
-            for (const a of found) await lib.rotate(a);
+            // The engine knows every password from the start: each new account gets one now (all or none join).
+            try {
+              for (const a of found) await lib.rotate(a);
+            } catch (err) {
+              for (const a of found) await store.accounts.delete(a.name).catch(() => undefined);
+              throw err;
+            }
             for (const n of removed) await store.accounts.delete(n);
             await store.sets.put(name, next);
             return null;

@@ -8,7 +8,6 @@ import { badRequest, definePath, f, notFound, type PathDef } from '@strongroom/s
 import { paginate } from '@strongroom/sdk-plugin/host';
 import { directoryError, isNoSuchObject } from '../directory.js';
 import type { Engine } from '../engine.js';
-import type { Rotation } from '../rotation.js';
 import type { StaticRole } from '../store.js';
 
 export const MIN_ROTATION_PERIOD = 5;
@@ -20,8 +19,9 @@ const fields = {
   rotation_period: f.duration().describe('How often the password is rotated; at least 5 s').optional(),
 };
 
-export function staticRolePaths(engine: Engine, rotation: Rotation): PathDef[] {
+export function staticRolePaths(engine: Engine): PathDef[] {
   const { store } = engine;
+  const rotation = engine.rotations.statics;
   const names = async (req: { list: { after: string; limit: number } }) => ({ data: { keys: paginate(await store.staticRoles.list(), req.list.after, req.list.limit) } });
 
   const list = definePath({
@@ -51,10 +51,10 @@ export function staticRolePaths(engine: Engine, rotation: Rotation): PathDef[] {
       delete: {
         summary: 'Delete a static role; the entry stays in the directory.',
         handler: async (req) =>
-          engine.mutex.run(`static/${req.data.role_name}`, async () => {
+          rotation.locked(req.data.role_name, async () => {
             rotation.unschedule(req.data.role_name);
             await store.staticRoles.delete(req.data.role_name);
-            await store.staticWals.delete(req.data.role_name);
+            await rotation.discard(req.data.role_name);
             return null;
           }),
       },
@@ -71,12 +71,11 @@ export function staticRolePaths(engine: Engine, rotation: Rotation): PathDef[] {
     if (period === undefined) throw badRequest('rotation_period: missing required field');
     if (period < MIN_ROTATION_PERIOD) throw badRequest(`rotation_period: must be at least ${MIN_ROTATION_PERIOD} seconds`);
     if (existing) {
-      await engine.mutex.run(`static/${name}`, async () => {
+      await rotation.locked(name, async () => {
         const current = (await store.staticRoles.get(name)) ?? existing;
-        const next = { ...current, rotation_period: period };
-        await store.staticRoles.put(name, next);
-        rotation.schedule(next);
+        await store.staticRoles.put(name, { ...current, rotation_period: period });
       });
+      await rotation.reschedule(name);
       return null;
     }
     const username = has('username') ? String(d.username) : '';
@@ -89,12 +88,7 @@ export function staticRolePaths(engine: Engine, rotation: Rotation): PathDef[] {
     });
     const r: StaticRole = { name, dn, username, rotation_period: period, password: '', last_password: '', last_rotation: 0 };
     // A new role is saved only once its first rotation succeeded: the engine knows its password from the start.
-    try {
-      await rotation.rotate(name, r);
-    } catch (err) {
-      await store.staticWals.delete(name).catch(() => undefined);
-      throw err;
-    }
+    await rotation.create(r);
     return null;
   };
 
