@@ -30,7 +30,9 @@ import type { CoreLogger } from '../log/logger.js';
 import { createMetrics } from '../metrics/metrics.js';
 import { createMountManager, type MountManager } from '../mounts/mount-manager.js';
 import { createRouter, mountInfoOf, routePath, storagePrefixOf, type MountEntry } from '../mounts/mount-table.js';
-import { createNamespaceRegistry, type Namespace } from '../namespace/namespaces.js';
+import { createNamespaceAdmin } from '../namespace/namespace-admin.js';
+import { createNamespaceStore } from '../namespace/namespace-store.js';
+import { createNamespaceRegistry, ROOT_NAMESPACE, type Namespace } from '../namespace/namespaces.js';
 import { createPluginCatalog, isSemver, type PluginCatalog } from '../plugins/catalog.js';
 import { createPluginSupervisor, type PluginSupervisor } from '../plugins/supervisor.js';
 import { createAclCache } from '../policy/acl-cache.js';
@@ -54,6 +56,12 @@ export const CORE_VERSION = '0.1.0';
 const TOKEN_KEYS_PATH = 'core/token-keys';
 const PERIODIC_MS = 60_000;
 
+/** The mounts every namespace starts with: its sys/ and its token auth method. */
+const DEFAULT_MOUNTS = () => [
+  { table: 'mounts' as const, path: 'sys/', input: { type: 'system', description: 'system endpoints used for control, policy and debugging' }, system: true },
+  { table: 'auth' as const, path: 'token/', input: { type: 'token', description: 'token based credentials' }, system: true },
+];
+
 /** Paths that answer while sealed (and before any token exists). */
 const SEAL_PATHS = new Set(['sys/health', 'sys/seal-status', 'sys/init', 'sys/unseal']);
 
@@ -67,6 +75,7 @@ interface Unsealed {
   supervisor: PluginSupervisor;
   mounts: MountManager;
   pipeline: ReturnType<typeof createPipeline>;
+  namespaceAdmin: ReturnType<typeof createNamespaceAdmin>;
   periodic: NodeJS.Timeout;
 }
 
@@ -213,6 +222,8 @@ export async function createCore(opts: { config: ServerConfig; logger: CoreLogge
     const { hmacKey, batchKey } = await tokenKeys();
     const policies = createPolicyStore({ store: barrier, namespaces });
     await policies.ensureDefault(namespaces.byId('root')!);
+    const namespaceStore = createNamespaceStore({ store: barrier, registry: namespaces });
+    await namespaceStore.load();
     const passwordPolicies = createPasswordPolicyStore({ store: barrier, namespaces });
     const audit = createAuditBroker({ store: barrier, logger });
     await audit.load();
@@ -225,6 +236,11 @@ export async function createCore(opts: { config: ServerConfig; logger: CoreLogge
       logger,
       mountTtls: (uuid) => mountTtls(router.byUuid(uuid)?.entry),
       tokenExists: (key) => tokens.isLiveKey(key),
+      isDescendantNamespace: (ancestorId, candidateId) => {
+        const a = namespaces.byId(ancestorId || ROOT_NAMESPACE.id);
+        const c = namespaces.byId(candidateId || ROOT_NAMESPACE.id);
+        return a !== undefined && c !== undefined && c.id !== a.id && c.path.startsWith(a.path);
+      },
       options: {
         ...(config.leaseRevocation.retryBaseMs !== undefined ? { retryBaseMs: config.leaseRevocation.retryBaseMs } : {}),
         ...(config.leaseRevocation.maxAttempts !== undefined ? { maxRevokeAttempts: config.leaseRevocation.maxAttempts } : {}),
@@ -306,7 +322,7 @@ export async function createCore(opts: { config: ServerConfig; logger: CoreLogge
           logger: logger.child({ mount: routePath(entry) }),
         };
         if (entry.type === 'system') {
-          const backend = await createSystemBackend({ ...sysDeps, mounts }).create(env);
+          const backend = await createSystemBackend({ ...sysDeps, mounts, namespaceAdmin }).create(env);
           return { backend, description: backend.describe(), runningVersion: `v${CORE_VERSION}+builtin` };
         }
         if (entry.type === 'token') {
@@ -374,14 +390,27 @@ export async function createCore(opts: { config: ServerConfig; logger: CoreLogge
       help: (binding, mountPath, rel) => (binding.description ? helpFor(binding.description, rel) : { help: '', openapi: {} }) as unknown as Record<string, unknown>,
     });
 
-    await mounts.load((ns) =>
-      ns.id === 'root'
-        ? [
-            { table: 'mounts', path: 'sys/', input: { type: 'system', description: 'system endpoints used for control, policy and debugging' }, system: true },
-            { table: 'auth', path: 'token/', input: { type: 'token', description: 'token based credentials' }, system: true },
-          ]
-        : [],
-    );
+    const namespaceAdmin = createNamespaceAdmin({
+      registry: namespaces,
+      store: namespaceStore,
+      storage: barrier,
+      mounts,
+      defaultMounts: DEFAULT_MOUNTS,
+      policies,
+      leases: {
+        async revokeMountSync(ns, mountPath) {
+          await expiration.revokePrefix(ns.id, mountPath, { sync: true });
+        },
+        // What revocation could not remove (an engine that refused) goes with the namespace.
+        async removeNamespace(ns) {
+          for (const prefix of await expiration.listPrefix(ns.id, '')) await expiration.revokePrefix(ns.id, prefix, { force: true });
+        },
+      },
+      tokens,
+      logger,
+    });
+    await mounts.load(DEFAULT_MOUNTS);
+    namespaceAdmin.resumeDeletions();
 
     // Lease restore runs in the background: requests are served meanwhile.
     void expiration.restore().catch((err: unknown) => logger.error('lease restore failed', { error: String(err) }));
@@ -393,7 +422,7 @@ export async function createCore(opts: { config: ServerConfig; logger: CoreLogge
     }, PERIODIC_MS);
     periodic.unref();
 
-    state = { policies, passwordPolicies, tokens, expiration, audit, catalog, supervisor, mounts, pipeline, periodic };
+    state = { policies, passwordPolicies, tokens, expiration, audit, catalog, supervisor, mounts, pipeline, periodic, namespaceAdmin };
     logger.info('unsealed', { ms: Date.now() - started });
   }
 
@@ -403,12 +432,15 @@ export async function createCore(opts: { config: ServerConfig; logger: CoreLogge
     plugins = null;
     if (!s) return;
     clearInterval(s.periodic);
+    await s.namespaceAdmin.idle();
     s.expiration.stop();
     s.tokens.stop();
     await s.mounts.unloadAll();
     await s.supervisor.shutdown();
     await s.audit.close();
     aclCache.clear();
+    // Namespaces are read again at the next unseal.
+    for (const ns of namespaces.all()) namespaces.remove(ns.id);
   }
 
   seal.onInit(async () => {

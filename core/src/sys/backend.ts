@@ -11,6 +11,7 @@ import { auditPaths } from './audit.js';
 import { capabilityPaths } from './capabilities.js';
 import { internalPaths } from './internal.js';
 import { mountPaths } from './mounts.js';
+import { namespacePaths } from './namespaces.js';
 import { passwordPolicyPaths } from './password-policies.js';
 import { pluginPaths } from './plugins.js';
 import { policyPaths } from './policies.js';
@@ -37,6 +38,7 @@ export function createSystemBackend(deps: SysDeps): BackendFactory {
     paths: [
       ...adminPaths(deps),
       ...mountPaths(deps),
+      ...namespacePaths(deps),
       ...policyPaths(deps),
       ...passwordPolicyPaths(deps),
       ...capabilityPaths(deps),

@@ -206,7 +206,7 @@ export function createTokenAuthBackend(deps: TokenAuthDeps): BackendFactory {
       operations: {
         list: {
           summary: 'Every accessor.',
-          handler: async (req) => ({ data: { keys: paginate((await tokens.listAccessors()).sort(), req.list.after, req.list.limit) } }),
+          handler: async (req) => ({ data: { keys: paginate((await tokens.listAccessors(deps.namespaceIdOf(req.mount.namespace))).sort(), req.list.after, req.list.limit) } }),
         },
       },
     }),

@@ -118,7 +118,10 @@ export interface TokenStore {
   revokeAccessor(accessor: string): Promise<boolean>;
   /** Revokes only this token; its children become orphans. */
   revokeOrphan(id: string): Promise<boolean>;
-  listAccessors(): Promise<string[]>;
+  /** Accessors of the tokens of one namespace (its id is the accessor's suffix). */
+  listAccessors(namespaceId?: string): Promise<string[]>;
+  /** Revokes every token of a namespace being deleted, with their subtrees; returns how many roots were revoked. */
+  revokeNamespace(namespaceId: string): Promise<number>;
   readRole(name: string): Promise<TokenRole | null>;
   writeRole(name: string, input: Partial<Omit<TokenRole, 'name'>>): Promise<TokenRole>;
   deleteRole(name: string): Promise<void>;
@@ -772,10 +775,24 @@ export function createTokenStore(deps: TokenStoreDeps): TokenStore {
     return true;
   }
 
-  async function listAccessors(): Promise<string[]> {
+  /** An accessor carries its token's namespace as a `.<id>` suffix (none for root). */
+  const accessorInNamespace = (accessor: string, namespaceId: string) =>
+    namespaceId === 'root' || namespaceId === '' ? !accessor.includes('.') : accessor.endsWith(`.${namespaceId}`);
+
+  async function listAccessors(namespaceId = 'root'): Promise<string[]> {
     const out: string[] = [];
-    for await (const { value } of deps.store.scan(ACCESSOR)) out.push(decode<{ accessor: string }>(value).accessor);
+    for await (const { value } of deps.store.scan(ACCESSOR)) {
+      const { accessor } = decode<{ accessor: string }>(value);
+      if (accessorInNamespace(accessor, namespaceId)) out.push(accessor);
+    }
     return out.sort();
+  }
+
+  async function revokeNamespace(namespaceId: string): Promise<number> {
+    if (namespaceId === 'root' || namespaceId === '') throw badRequest('the root namespace cannot be emptied');
+    let revoked = 0;
+    for (const accessor of await listAccessors(namespaceId)) if (await revokeAccessor(accessor)) revoked++;
+    return revoked;
   }
 
   // ---- roles ----
@@ -896,6 +913,7 @@ export function createTokenStore(deps: TokenStoreDeps): TokenStore {
     revokeAccessor,
     revokeOrphan,
     listAccessors,
+    revokeNamespace,
     readRole,
     writeRole,
     deleteRole,
