@@ -67,7 +67,7 @@ export function createPipeline(deps: PipelineDeps) {
   const { router, namespaces, tokens, acl, leases, audit, logger } = deps;
 
   async function handle(req: PipelineRequest): Promise<PipelineReply> {
-    const { namespace, path } = namespaces.resolve(req.path);
+    const { namespace, path } = namespaces.resolve(listPath(req));
     const match = router.match(namespace.id, path);
     // Unknown path: authenticate first, so an anonymous caller learns nothing.
     const binding = match?.handle;
@@ -260,6 +260,16 @@ export function createPipeline(deps: PipelineDeps) {
   }
 
   return { handle };
+}
+
+/**
+ * A list names a directory: its path gets its trailing slash here, before
+ * routing, the ACL check and audit see it (as Vault's HTTP layer does), so
+ * `LIST secret/metadata/app` is authorised against `secret/metadata/app/`,
+ * the path it actually lists, never against the slash-less leaf.
+ */
+function listPath(req: PipelineRequest): string {
+  return req.operation === 'list' && req.path !== '' && !req.path.endsWith('/') ? `${req.path}/` : req.path;
 }
 
 function toLogicalOp(op: ApiOperation): Operation {

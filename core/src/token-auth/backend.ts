@@ -21,6 +21,7 @@ import {
   renewAccessorSchema,
   renewSchema,
   renewSelfSchema,
+  roleNameSchema,
   roleSchema,
   toCreateTokenRequest,
   toRoleInput,
@@ -56,7 +57,7 @@ export function createTokenAuthBackend(deps: TokenAuthDeps): BackendFactory {
   const create = (pattern: string, kind: 'create' | 'orphan' | 'role'): PathDef =>
     definePath({
       pattern,
-      fields: { ...createTokenSchema.shape, ...(kind === 'role' ? { role_name: createTokenSchema.shape.role_name.unwrap() } : {}) },
+      fields: { ...createTokenSchema.shape, ...(kind === 'role' ? { role_name: roleNameSchema.describe('Name of the token role.') } : {}) },
       synopsis: kind === 'orphan' ? 'Create an orphan token.' : kind === 'role' ? 'Create a token from a role.' : 'Create a token.',
       operations: {
         update: {
@@ -67,7 +68,7 @@ export function createTokenAuthBackend(deps: TokenAuthDeps): BackendFactory {
               parent,
               toCreateTokenRequest(req.data, {
                 orphanEndpoint: kind === 'orphan',
-                ...(kind === 'role' ? { roleName: req.data.role_name } : {}),
+                ...(kind === 'role' ? { roleName: String(req.data.role_name) } : {}),
                 callerHasSudo: parent.policies.includes('root'),
                 namespaceId: deps.namespaceIdOf(req.mount.namespace),
               }),

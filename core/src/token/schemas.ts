@@ -14,10 +14,13 @@ const emptyToUndefined = (v: unknown): unknown => (v === '' || v === null ? unde
 
 const tokenTypeField = z.preprocess(emptyToUndefined, z.enum(['service', 'batch']).optional());
 
-/** auth/token/create, create-orphan, create/:role_name */
+/**
+ * auth/token/create, create-orphan, create/:role_name. No `role_name` body
+ * field (Vault's plain create paths have none): a role applies only through
+ * the path form, so the ACL decides on the role's own path.
+ */
 export const createTokenSchema = z.object({
   id: f.sensitive(z.string()).optional(),
-  role_name: z.string().optional(),
   policies: f.commaList().optional(),
   meta: f.map(f.string()).optional(),
   no_parent: f.bool().optional(),
@@ -41,8 +44,7 @@ export function toCreateTokenRequest(
 ): CreateTokenRequest {
   const req: CreateTokenRequest = {};
   if (body.id !== undefined && body.id !== '') req.id = body.id;
-  const roleName = ctx.roleName ?? body.role_name;
-  if (roleName !== undefined && roleName !== '') req.roleName = roleName;
+  if (ctx.roleName !== undefined && ctx.roleName !== '') req.roleName = ctx.roleName;
   if (body.policies !== undefined) req.policies = body.policies;
   if (body.meta !== undefined) req.meta = body.meta;
   if (body.no_parent !== undefined) req.noParent = body.no_parent;
@@ -87,7 +89,7 @@ export const renewAccessorSchema = z.object({
   increment: f.duration().optional(),
 });
 
-/** Role names: word characters, with `-` and `.` inside (Vault's pattern); lower-cased by the store. */
+/** Role names: word characters, with `-` and `.` inside (Vault's pattern); case-sensitive, as in Vault, so the ACL sees the name used. */
 export const roleNameSchema = z
   .string()
   .regex(/^\w(?:[\w.-]*\w)?$/, { error: 'role_name: letters, digits, "_", and "-" or "." inside' });

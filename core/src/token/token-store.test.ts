@@ -552,7 +552,7 @@ describe('roles', () => {
     const { ts } = setup();
     const root = await rootToken(ts);
     const parent = await ts.create(root, { policies: ['a'] });
-    await ts.writeRole('Web', {
+    await ts.writeRole('web', {
       allowedPolicies: ['web', 'db'],
       disallowedPolicies: ['admin'],
       pathSuffix: 'v1',
@@ -563,6 +563,8 @@ describe('roles', () => {
     const role = await ts.readRole('web');
     expect(role?.name).toBe('web');
     expect(await ts.listRoles()).toEqual(['web']);
+    // Case-sensitive, as in Vault (an ACL on the lower-case name must cover every way to the role).
+    expect(await ts.readRole('Web')).toBeNull();
 
     const t = await ts.create(parent.entry, { roleName: 'web', numUses: 10 });
     expect(t.entry.policies).toEqual(['db', 'default', 'web']);

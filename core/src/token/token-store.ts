@@ -387,8 +387,11 @@ export function createTokenStore(deps: TokenStoreDeps): TokenStore {
     if (!CUSTOM_ID.test(id)) throw badRequest('id: custom token ids use 1-128 characters of [A-Za-z0-9_-]');
   }
 
+  // Role names are case-sensitive (as in Vault): the name stored is the name in the
+  // request path, so an ACL rule on auth/token/roles/<name> or create/<name> covers
+  // every way to reach that role. (Lower-casing here let `PRIVILEGED` bypass a deny on `privileged`.)
   async function readRole(name: string): Promise<TokenRole | null> {
-    const raw = await deps.store.get(ROLES + name.toLowerCase());
+    const raw = await deps.store.get(ROLES + name);
     return raw === null ? null : decode<TokenRole>(raw);
   }
 
@@ -474,8 +477,10 @@ export function createTokenStore(deps: TokenStoreDeps): TokenStore {
       orphan = true;
     }
     if (!orphan && parent?.type === 'batch') throw badRequest('batch tokens cannot create child tokens');
-    if (!orphan && parent !== null && parent.numUses !== 0) {
-      throw badRequest('a token with a limited use count cannot create child tokens');
+    // Vault's rule: a use-limited token creates no token at all, orphan or not
+    // (create-orphan and a role with orphan=true skipped the check before).
+    if (parent !== null && parent.numUses !== 0) {
+      throw badRequest('a token with a limited use count cannot create tokens');
     }
 
     if (req.id !== undefined) {
@@ -798,15 +803,14 @@ export function createTokenStore(deps: TokenStoreDeps): TokenStore {
   // ---- roles ----
 
   async function writeRole(name: string, input: Partial<Omit<TokenRole, 'name'>>): Promise<TokenRole> {
-    const lower = name.toLowerCase();
-    if (!ROLE_NAME.test(lower)) throw badRequest('role_name: letters, digits, "_", and "-" or "." inside');
-    const role = mergeRole((await readRole(lower)) ?? defaultRole(lower), input);
-    await deps.store.put(ROLES + lower, encode(role));
+    if (!ROLE_NAME.test(name)) throw badRequest('role_name: letters, digits, "_", and "-" or "." inside');
+    const role = mergeRole((await readRole(name)) ?? defaultRole(name), input);
+    await deps.store.put(ROLES + name, encode(role));
     return role;
   }
 
   async function deleteRole(name: string): Promise<void> {
-    await deps.store.delete(ROLES + name.toLowerCase());
+    await deps.store.delete(ROLES + name);
   }
 
   async function listRoles(): Promise<string[]> {
