@@ -72,8 +72,13 @@ export function createNamespaceRegistry(): NamespaceRegistry {
       if (byPath.get(ns.path)?.id === id) byPath.delete(ns.path);
     },
     all: () => [...byId.values()],
-    storagePrefix: (ns) => (ns.id === ROOT_NAMESPACE.id ? '' : `namespaces/${ns.id}/`),
+    storagePrefix: (ns) => namespaceStoragePrefix(ns.id),
   };
+}
+
+/** Where a namespace's own tree is stored: "" for root ('' or 'root'), "namespaces/<id>/" otherwise. */
+export function namespaceStoragePrefix(namespaceId: string): string {
+  return namespaceId === ROOT_NAMESPACE.id || namespaceId === '' ? '' : `namespaces/${namespaceId}/`;
 }
 
 /** "ns1/ns2" or "/ns1/ns2/" -> "ns1/ns2/"; "" stays "". */

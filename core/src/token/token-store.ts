@@ -14,6 +14,7 @@
  */
 import type { AuthSpec, Logger } from '@strongroom/sdk-plugin';
 import { badRequest, permissionDenied } from '@strongroom/sdk-plugin';
+import { namespaceStoragePrefix } from '../namespace/namespaces.js';
 import type { Physical } from '../storage/physical.js';
 import { addressAllowed, buildBlockList, validateCidrs } from './cidr.js';
 import { createExpiryHeap } from './expiry-heap.js';
@@ -36,7 +37,8 @@ export const TOKEN_PREFIX = 'sys/token/';
 const ID = `${TOKEN_PREFIX}id/`;
 const ACCESSOR = `${TOKEN_PREFIX}accessor/`;
 const PARENT = `${TOKEN_PREFIX}parent/`;
-const ROLES = `${TOKEN_PREFIX}roles/`;
+/** Token roles are per namespace, under the namespace's own tree. */
+const rolesFolder = (namespaceId: string) => `${namespaceStoragePrefix(namespaceId)}${TOKEN_PREFIX}roles/`;
 
 /** Longest single wait of the expiry timer; it re-arms after (setTimeout caps near 24.8 days). */
 const MAX_TIMER_MS = 60 * 60 * 1000;
@@ -122,10 +124,11 @@ export interface TokenStore {
   listAccessors(namespaceId?: string): Promise<string[]>;
   /** Revokes every token of a namespace being deleted, with their subtrees; returns how many roots were revoked. */
   revokeNamespace(namespaceId: string): Promise<number>;
-  readRole(name: string): Promise<TokenRole | null>;
-  writeRole(name: string, input: Partial<Omit<TokenRole, 'name'>>): Promise<TokenRole>;
-  deleteRole(name: string): Promise<void>;
-  listRoles(): Promise<string[]>;
+  /** Roles of one namespace (default: root). */
+  readRole(name: string, namespaceId?: string): Promise<TokenRole | null>;
+  writeRole(name: string, input: Partial<Omit<TokenRole, 'name'>>, namespaceId?: string): Promise<TokenRole>;
+  deleteRole(name: string, namespaceId?: string): Promise<void>;
+  listRoles(namespaceId?: string): Promise<string[]>;
   tidy(): Promise<TidyResult>;
   checkCidr(entry: TokenEntry, remoteAddr: string): boolean;
   lookupResponse(entry: TokenEntry, id?: string): Record<string, unknown>;
@@ -390,8 +393,8 @@ export function createTokenStore(deps: TokenStoreDeps): TokenStore {
   // Role names are case-sensitive (as in Vault): the name stored is the name in the
   // request path, so an ACL rule on auth/token/roles/<name> or create/<name> covers
   // every way to reach that role. (Lower-casing here let `PRIVILEGED` bypass a deny on `privileged`.)
-  async function readRole(name: string): Promise<TokenRole | null> {
-    const raw = await deps.store.get(ROLES + name);
+  async function readRole(name: string, namespaceId = 'root'): Promise<TokenRole | null> {
+    const raw = await deps.store.get(rolesFolder(namespaceId) + name);
     return raw === null ? null : decode<TokenRole>(raw);
   }
 
@@ -455,7 +458,7 @@ export function createTokenStore(deps: TokenStoreDeps): TokenStore {
 
     let role: TokenRole | null = null;
     if (req.roleName !== undefined) {
-      role = await readRole(req.roleName);
+      role = await readRole(req.roleName, namespaceId);
       if (role === null) throw badRequest(`role_name: unknown role ${req.roleName}`);
     }
 
@@ -731,7 +734,7 @@ export function createTokenStore(deps: TokenStoreDeps): TokenStore {
       const cur = await loadRaw(entry.key);
       if (cur === null || !isLive(cur)) throw badRequest('token not found');
       if (!cur.renewable || cur.expireTime === 0) throw badRequest('lease is not renewable');
-      const role = cur.role !== '' ? await readRole(cur.role) : null;
+      const role = cur.role !== '' ? await readRole(cur.role, cur.namespaceId) : null;
       const period = login ? login.period : role !== null && role.tokenPeriod > 0 ? role.tokenPeriod : cur.period;
       const t = clock.now();
       const { ttl, warnings } = calculateTtl({
@@ -802,19 +805,19 @@ export function createTokenStore(deps: TokenStoreDeps): TokenStore {
 
   // ---- roles ----
 
-  async function writeRole(name: string, input: Partial<Omit<TokenRole, 'name'>>): Promise<TokenRole> {
+  async function writeRole(name: string, input: Partial<Omit<TokenRole, 'name'>>, namespaceId = 'root'): Promise<TokenRole> {
     if (!ROLE_NAME.test(name)) throw badRequest('role_name: letters, digits, "_", and "-" or "." inside');
-    const role = mergeRole((await readRole(name)) ?? defaultRole(name), input);
-    await deps.store.put(ROLES + name, encode(role));
+    const role = mergeRole((await readRole(name, namespaceId)) ?? defaultRole(name), input);
+    await deps.store.put(rolesFolder(namespaceId) + name, encode(role));
     return role;
   }
 
-  async function deleteRole(name: string): Promise<void> {
-    await deps.store.delete(ROLES + name);
+  async function deleteRole(name: string, namespaceId = 'root'): Promise<void> {
+    await deps.store.delete(rolesFolder(namespaceId) + name);
   }
 
-  async function listRoles(): Promise<string[]> {
-    return (await deps.store.list(ROLES)).filter((k) => !k.endsWith('/'));
+  async function listRoles(namespaceId = 'root'): Promise<string[]> {
+    return (await deps.store.list(rolesFolder(namespaceId))).filter((k) => !k.endsWith('/'));
   }
 
   // ---- tidy ----
