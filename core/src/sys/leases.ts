@@ -3,17 +3,25 @@
  * revoke-prefix, revoke-force, tidy, and the irrevocable-lease reports.
  * Lease ids may be given in the body or as a path suffix; the body wins.
  */
-import { badRequest, definePath, f, paginate, type PathDef } from '@strongroom/sdk-plugin';
+import { badRequest, definePath, f, paginate, type MountInfo, type PathDef } from '@strongroom/sdk-plugin';
 import type { ExpirationManager } from '../expiration/index.js';
+import { namespaceOfLeaseId } from '../expiration/lease-entry.js';
 import type { CoreLogger } from '../log/logger.js';
-import type { NamespaceRegistry } from '../namespace/namespaces.js';
+import { ROOT_NAMESPACE, type NamespaceRegistry } from '../namespace/namespaces.js';
 import { namespaceOf } from './namespace-of.js';
 
 export function leasePaths(deps: { expiration: ExpirationManager; namespaces: NamespaceRegistry; logger: Pick<CoreLogger, 'warn'> }): PathDef[] {
   const { expiration } = deps;
-  const leaseId = (body: string | undefined, suffix: string | undefined) => {
+  /**
+   * The lease id from the body or the path, refused as Vault refuses an unknown
+   * one unless the lease belongs to the request's namespace or one below it: a
+   * namespace never reaches a parent's or a sibling's leases.
+   */
+  const leaseId = (req: { mount: MountInfo }, body: string | undefined, suffix: string | undefined) => {
     const id = body || suffix;
     if (!id) throw badRequest('lease_id: missing required parameter');
+    const own = deps.namespaces.byId(namespaceOfLeaseId(id) || ROOT_NAMESPACE.id);
+    if (!own || !own.path.startsWith(namespaceOf(deps, req.mount).path)) throw badRequest('invalid lease');
     return id;
   };
   const irrevocableFields = {
@@ -32,7 +40,7 @@ export function leasePaths(deps: { expiration: ExpirationManager; namespaces: Na
       operations: {
         update: {
           summary: 'Properties of a lease.',
-          handler: async (req) => ({ data: { ...(await expiration.lookup(leaseId(req.data.lease_id, undefined))) } }),
+          handler: async (req) => ({ data: { ...(await expiration.lookup(leaseId(req, req.data.lease_id, undefined))) } }),
         },
       },
     }),
@@ -63,7 +71,7 @@ export function leasePaths(deps: { expiration: ExpirationManager; namespaces: Na
         update: {
           summary: 'Renew a lease (token leases are renewed through auth/token/renew).',
           handler: async (req) => {
-            const id = leaseId(req.data.lease_id, req.data.url_lease_id);
+            const id = leaseId(req, req.data.lease_id, req.data.url_lease_id);
             if (id.startsWith('auth/')) throw badRequest('lease_id: token leases cannot be renewed here; use auth/token/renew');
             const r = await expiration.renew(id, req.data.increment);
             return { ...(r.data ? { data: r.data } : {}), warnings: r.warnings, renewedLease: { leaseId: r.leaseId, leaseDuration: r.leaseDuration, renewable: r.renewable } };
@@ -83,7 +91,7 @@ export function leasePaths(deps: { expiration: ExpirationManager; namespaces: Na
         update: {
           summary: 'Revoke (queued unless sync).',
           handler: async (req) => {
-            await expiration.revoke(leaseId(req.data.lease_id, req.data.url_lease_id), { sync: req.data.sync });
+            await expiration.revoke(leaseId(req, req.data.lease_id, req.data.url_lease_id), { sync: req.data.sync });
             return null;
           },
         },
