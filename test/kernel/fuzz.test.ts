@@ -21,6 +21,8 @@ import { startDevServer, type RunningServer } from '../helpers/server';
 
 const SEED = Number(process.env.SR_FUZZ_SEED ?? 20260101);
 const CONCURRENCY = 4;
+// Tens of thousands of requests: on a loaded 2-core machine that takes minutes, not the default minute.
+jest.setTimeout(300_000);
 const RANDOM_BODIES_PER_OP = 5;
 
 let s: RunningServer;
@@ -315,6 +317,51 @@ it('answers bad input to every system endpoint below 500, with an errors array, 
   expect((await tooDeep.json()).errors[0]).toMatch(/nested deeper/);
   expect(readFileSync(join(auditDir, 'audit.log'), 'utf8').split('\n').length).toBeGreaterThan(1000);
   rmSync(auditDir, { recursive: true, force: true });
+});
+
+it('answers bad input inside namespaces (by header and by path) below 500, and keeps tenants apart', async () => {
+  expect((await s.api('POST', 'sys/namespaces/fz-ns', {})).status).toBe(200);
+  expect((await s.api('POST', 'sys/namespaces/inner', {}, { headers: { 'X-Service-Namespace': 'fz-ns' } })).status).toBe(200);
+  const spec = await s.api('GET', 'sys/internal/specs/openapi', undefined, { headers: { 'X-Service-Namespace': 'fz-ns' } });
+  expect(spec.status).toBe(200);
+  const endpoints = endpointsFrom(spec.body.data);
+  expect(endpoints.map((e) => e.template)).toEqual(expect.arrayContaining(['sys/namespaces/{path}', 'sys/mounts/{path}', 'auth/token/create']));
+  // A child namespace's sys/ has no server-wide paths: the fuzzer cannot seal the server from there.
+  expect(endpoints.map((e) => e.template)).not.toContain('sys/seal');
+
+  const rnd = prng(SEED + 1);
+  const cases: Case[] = [];
+  let i = 0;
+  for (const ep of endpoints) {
+    for (const c of casesFor(ep, rnd)) {
+      // Every fifth case, alternating the namespace by header, by path, and split across both.
+      if (i++ % 5 !== 0) continue;
+      const rest = c.path.slice('/v1/'.length);
+      const form = i % 3;
+      if (form === 0) cases.push({ ...c, headers: { ...c.headers, 'X-Service-Namespace': 'fz-ns/inner' } });
+      else if (form === 1) cases.push({ ...c, path: `/v1/fz-ns/inner/${rest}` });
+      else cases.push({ ...c, path: `/v1/inner/${rest}`, headers: { ...c.headers, 'X-Service-Namespace': 'fz-ns' } });
+    }
+  }
+  const failures: string[] = [];
+  let next = 0;
+  const worker = async () => {
+    while (next < cases.length) {
+      const c = cases[next++]!;
+      if (caller(c) === 'skip' || s.proc.exitCode !== null) continue;
+      c.token = s.rootToken;
+      const r = await send(c);
+      const why = problem(c, r);
+      if (why) failures.push(`${why}: ${describeCase(c)} -> ${r.text.slice(0, 300)}`);
+    }
+  };
+  await Promise.all(Array.from({ length: CONCURRENCY }, worker));
+  if (s.proc.exitCode !== null || s.proc.signalCode !== null) throw new Error(`the server died (seed ${SEED + 1}):\n${failures.slice(0, 10).join('\n')}\n${s.output().slice(-4000)}`);
+  expect(failures.slice(0, 30)).toEqual([]);
+  expect(cases.length).toBeGreaterThan(800);
+  // Still unsealed, and the root namespace's data untouched by whatever the fuzzer made inside.
+  expect((await s.api('GET', 'sys/seal-status', undefined, { token: null })).body.sealed).toBe(false);
+  expect((await s.api('GET', 'secret/data/after-fuzz')).body.data.data).toEqual({ v: 'still-here' });
 });
 
 it('answers malformed request lines and heads on a raw socket with a JSON 4xx', async () => {

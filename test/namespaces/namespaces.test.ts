@@ -85,6 +85,15 @@ describe('sys/namespaces', () => {
     expect(top.body.data.keys).toEqual(['team-a/']);
   });
 
+  it('keeps the server-wide sys paths (seal, plugins, audit, keys) in the root namespace only', async () => {
+    for (const [method, path] of [['PUT', 'sys/seal'], ['POST', 'sys/rotate'], ['GET', 'sys/key-status'], ['GET', 'sys/plugins/catalog'], ['GET', 'sys/audit']] as const) {
+      const r = await s.api(method, path, method === 'GET' ? undefined : {}, ns('team-a'));
+      expect([400, 404, 405]).toContain(r.status);
+    }
+    expect((await s.api('GET', 'sys/seal-status', undefined, { token: null })).body.sealed).toBe(false);
+    expect((await s.api('GET', 'sys/key-status')).status).toBe(200);
+  });
+
   it('refuses bad names with a 400 naming the path', async () => {
     for (const bad of ['root', 'sys', 'auth', 'cubbyhole', 'identity', 'audit', 'a%20b', 'a@b']) {
       const r = await s.api('POST', `sys/namespaces/${bad}`, {});

@@ -322,7 +322,7 @@ export async function createCore(opts: { config: ServerConfig; logger: CoreLogge
           logger: logger.child({ mount: routePath(entry) }),
         };
         if (entry.type === 'system') {
-          const backend = await createSystemBackend({ ...sysDeps, mounts, namespaceAdmin }).create(env);
+          const backend = await createSystemBackend({ ...sysDeps, mounts, namespaceAdmin }, { rootNamespace: ns.id === ROOT_NAMESPACE.id }).create(env);
           return { backend, description: backend.describe(), runningVersion: `v${CORE_VERSION}+builtin` };
         }
         if (entry.type === 'token') {
