@@ -16,3 +16,4 @@ export * from './harness.js';
 export * as transport from './transport/index.js';
 export * from './serve.js';
 export * as database from './database/index.js';
+export * from './kit/template.js';

@@ -12,6 +12,7 @@ export function builtinPlugins(): BuiltinPlugin[] {
     { type: 'secret', name: 'transit', version: BUILTIN_VERSION, main: main('transit') },
     { type: 'auth', name: 'approle', version: BUILTIN_VERSION, main: main('approle') },
     { type: 'secret', name: 'database', version: BUILTIN_VERSION, main: main('database') },
+    { type: 'secret', name: 'ldap', version: BUILTIN_VERSION, main: main('ldap') },
     { type: 'database', name: 'postgresql-database-plugin', version: BUILTIN_VERSION, main: main('database-postgresql') },
     { type: 'database', name: 'mysql-database-plugin', version: BUILTIN_VERSION, main: main('database-mysql') },
   ];

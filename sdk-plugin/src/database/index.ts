@@ -2,7 +2,6 @@ export * from './types.js';
 export * from './client.js';
 export * from './serve-database.js';
 export * from './test-process.js';
-export * from './username-template.js';
 export * from './statements.js';
 export * from './sql-config.js';
 export * from './sql-instance.js';

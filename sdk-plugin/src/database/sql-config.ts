@@ -7,7 +7,7 @@
 import { z } from 'zod';
 import { validationError } from '../define-backend.js';
 import { f } from '../fields.js';
-import { validateUsernameTemplate } from './username-template.js';
+import { validateTemplate } from '../kit/template.js';
 
 export const sqlConnectionFields = {
   connection_url: f.string().refine((s) => s.trim() !== '', 'must not be empty'),
@@ -32,7 +32,7 @@ export function parseSqlConfig<S extends z.ZodRawShape>(config: Record<string, u
   const out = r.data as SqlConnectionConfig & z.output<z.ZodObject<S>>;
   if (out.max_open_connections === 0) out.max_open_connections = 4;
   if (out.max_idle_connections === 0 || out.max_idle_connections > out.max_open_connections) out.max_idle_connections = out.max_open_connections;
-  if (out.username_template) validateUsernameTemplate(out.username_template);
+  if (out.username_template) validateTemplate(out.username_template, { DisplayName: 'display', RoleName: 'role' }, { field: 'username_template' });
   return out;
 }
 

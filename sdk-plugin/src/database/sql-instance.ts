@@ -22,7 +22,7 @@ import { StrongroomError, badRequest } from '../errors.js';
 import type { SqlConnectionConfig } from './sql-config.js';
 import { assertSqlSafe, formatExpiration, renderStatement, scrubSecrets, splitStatements } from './statements.js';
 import type { DatabaseCredentialType, DatabaseInstance } from './types.js';
-import { renderUsernameTemplate } from './username-template.js';
+import { renderTemplate } from '../kit/template.js';
 
 export interface SqlPool {
   /** Runs the statements, in order, in one transaction. */
@@ -129,10 +129,11 @@ export function createSqlDatabaseInstance<C extends SqlConnectionConfig>(dialect
       if (req.credentialType !== 'password') throw unsupported(req.credentialType);
       const templates = splitStatements(req.statements.commands);
       if (templates.length === 0) throw badRequest('creation statements are required (creation_statements)');
-      const username = renderUsernameTemplate(c.username_template || dialect.defaultUsernameTemplate, {
-        DisplayName: req.usernameConfig.displayName,
-        RoleName: req.usernameConfig.roleName,
-      });
+      const username = renderTemplate(
+        c.username_template || dialect.defaultUsernameTemplate,
+        { DisplayName: req.usernameConfig.displayName, RoleName: req.usernameConfig.roleName },
+        { field: 'username_template' },
+      );
       assertSqlSafe('username', username);
       assertSqlSafe('password', req.password);
       const values = { name: username, password: passwordValue(c, req.password), expiration: formatExpiration(req.expiration) };

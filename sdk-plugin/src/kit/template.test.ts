@@ -1,9 +1,13 @@
 import { StrongroomError } from '../errors.js';
-import { renderUsernameTemplate, validateUsernameTemplate } from './username-template.js';
+import { compileTemplate, renderTemplate, utf16le, validateTemplate } from './template.js';
+
+const opts = { field: 'username_template' };
+const renderUsernameTemplate = (t: string, d: Record<string, unknown>) => renderTemplate(t, d, opts);
+const validateUsernameTemplate = (t: string) => validateTemplate(t, { DisplayName: 'display', RoleName: 'role' }, opts);
 
 const data = { DisplayName: 'token-approle-long', RoleName: 'readonly-role' };
 
-describe('renderUsernameTemplate', () => {
+describe('templates (username)', () => {
   test("Vault's postgresql default: v-<display 8>-<role 8>-<random 20>-<unix_time>, at most 63", () => {
     const t = '{{ printf "v-%s-%s-%s-%s" (.DisplayName | truncate 8) (.RoleName | truncate 8) (random 20) (unix_time) | truncate 63 }}';
     const before = Math.floor(Date.now() / 1000);
@@ -53,5 +57,49 @@ describe('renderUsernameTemplate', () => {
     expect(err).toBeInstanceOf(StrongroomError);
     expect((err as StrongroomError).status).toBe(400);
     expect((err as StrongroomError).message).toBe(`invalid username_template: ${msg}`);
+  });
+});
+
+describe('templates (LDIF and the rest of the language)', () => {
+  const ldifOpts = { field: 'creation_ldif', extraFunctions: { utf16le } };
+  const ldifData = { Username: 'v_tok_role_x', Password: 'Pa55"w', RoleName: 'role', DisplayName: 'tok', IssueTimeSeconds: 1700000000 };
+
+  test("Active Directory's unicodePwd: the quoted password as UTF-16LE bytes, base64", () => {
+    const out = renderTemplate('unicodePwd::{{ printf "%q" .Password | utf16le | base64 }}', ldifData, ldifOpts);
+    const b64 = out.slice('unicodePwd::'.length);
+    expect(Buffer.from(b64, 'base64').toString('utf16le')).toBe(JSON.stringify('Pa55"w'));
+  });
+
+  test('utf16le exists only where a caller adds it (LDIF), not in username templates', () => {
+    expect(() => renderTemplate('{{ .Password | utf16le }}', ldifData, opts)).toThrow('invalid username_template: function "utf16le" not defined');
+  });
+
+  test('fields with spaces and without, numbers, nested fields and the dot', () => {
+    expect(renderTemplate('{{.Username}}|{{   .Username   }}|{{ .IssueTimeSeconds }}', ldifData, ldifOpts)).toBe('v_tok_role_x|v_tok_role_x|1700000000');
+    expect(renderTemplate('{{ .A.B }}', { A: { B: 'deep' } }, opts)).toBe('deep');
+    expect(renderTemplate('{{ printf "%d-%s" .N .S }}', { N: 42, S: 's' }, opts)).toBe('42-s');
+  });
+
+  test('comments, if / else if / else / end with eq, ne, not, and, or, len', () => {
+    const t = compileTemplate('{{/* which */}}{{ if eq .RoleName "a" }}A{{ else if and (ne .RoleName "b") (not .Off) }}C{{ else }}B{{ end }}{{ if or .Off (len .RoleName) }}!{{ end }}', opts);
+    expect(t.render({ RoleName: 'a', Off: false })).toBe('A!');
+    expect(t.render({ RoleName: 'b', Off: false })).toBe('B!');
+    expect(t.render({ RoleName: 'c', Off: false })).toBe('C!');
+    expect(t.render({ RoleName: '', Off: false })).toBe('C');
+  });
+
+  test('a template is compiled once and renders fresh randomness each time', () => {
+    const t = compileTemplate('{{ random 12 }}', opts);
+    expect(t.render({})).toMatch(/^[A-Za-z0-9]{12}$/);
+    expect(t.render({})).not.toBe(t.render({}));
+  });
+
+  test.each([
+    ['{{ if .A }}x', 'missing {{end}}'],
+    ['x{{ end }}', 'unexpected {{end}}'],
+    ['{{ range .A }}{{ end }}', '{{range}} is not supported'],
+    ['{{/* open }}', 'unclosed comment'],
+  ])('%s is a 400 naming the field', (t, msg) => {
+    expect(() => compileTemplate(t, { field: 'deletion_ldif' })).toThrow(`invalid deletion_ldif: ${msg}`);
   });
 });

@@ -1,0 +1,1 @@
+export { createLdapBackend, ldapBackend, type LdapBackendOptions } from './backend.js';
