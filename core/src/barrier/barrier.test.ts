@@ -25,6 +25,26 @@ function filesUnder(dir: string): string[] {
 }
 
 describe('barrier', () => {
+  it('refresh() picks up a keyring rotated by another node on the same storage and drops cached entries', async () => {
+    const { physical, barrier: active, key } = await setup();
+    const standby = createBarrier(physical);
+    await standby.unseal(key);
+    await active.put('k', Buffer.from('v1'));
+    expect(text(await standby.get('k'))).toBe('v1');
+    await active.rotate();
+    await active.put('k', Buffer.from('v2'));
+    await active.put('new', Buffer.from('under term 2'));
+    // The standby still holds its cached copy, and cannot open term 2 yet.
+    expect(text(await standby.get('k'))).toBe('v1');
+    await expect(standby.get('new')).rejects.toBeInstanceOf(BarrierIntegrityError);
+    await standby.refresh();
+    expect(text(await standby.get('k'))).toBe('v2');
+    expect(text(await standby.get('new'))).toBe('under term 2');
+    expect(standby.keyStatus().term).toBe(2);
+    standby.seal();
+    await expect(standby.refresh()).rejects.toBeInstanceOf(BarrierSealedError);
+  });
+
   it('stores values encrypted with the documented envelope', async () => {
     const { physical, barrier } = await setup();
     await barrier.put('sys/token/x', Buffer.from('plain-value'));

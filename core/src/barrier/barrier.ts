@@ -65,6 +65,11 @@ export interface Barrier extends KeyValueStore {
   readonly sealed: boolean;
   rotate(): Promise<{ term: number }>;
   keyStatus(): KeyStatus;
+  /**
+   * Re-reads the keyring (another node may have rotated it) and drops every
+   * cached entry: what a standby does before it becomes active on shared storage.
+   */
+  refresh(): Promise<void>;
 }
 
 export interface BarrierOptions {
@@ -299,6 +304,25 @@ export function createBarrier(physical: KeyValueStore, opts: BarrierOptions = {}
       });
       rotating = run.catch(() => undefined);
       return run;
+    },
+
+    async refresh() {
+      const kr = unsealed();
+      const ringEnv = await physical.get(KEYRING_PATH);
+      const plain = ringEnv !== null && envelopeTerm(ringEnv) === META_TERM ? decrypt(kr.rootKey, KEYRING_PATH, ringEnv) : null;
+      if (plain === null) throw new BarrierIntegrityError(KEYRING_PATH);
+      try {
+        const fresh = decodeKeyring(plain, Buffer.from(kr.rootKey));
+        if (keyring !== kr) {
+          wipeKeyring(fresh);
+          throw new BarrierSealedError();
+        }
+        keyring = fresh;
+        wipeKeyring(kr);
+      } finally {
+        plain.fill(0);
+        clearCache();
+      }
     },
 
     keyStatus() {

@@ -19,6 +19,8 @@ storage "postgresql" {
   connection_url = "postgres://sr@db/sr"
   ha_enabled     = "true"
   table          = "vault_kv_store"
+  ha_table       = "ha.locks"
+  max_parallel   = "8"
 }
 
 listener "tcp" {
@@ -56,7 +58,7 @@ describe('parseConfig', () => {
         },
         { type: 'tcp', address: '[::1]:8201', host: '::1', port: 8201, tlsDisable: true, maxRequestSize: DEFAULT_MAX_REQUEST_SIZE, requireRequestHeader: false },
       ],
-      storage: { type: 'postgresql', connectionUrl: 'postgres://sr@db/sr', haEnabled: true },
+      storage: { type: 'postgresql', connectionUrl: 'postgres://sr@db/sr', haEnabled: true, table: 'vault_kv_store', haTable: 'ha.locks', maxParallel: 8 },
       apiAddr: 'https://sr.example.com:8200',
       clusterName: 'prod',
       pluginDirectory: '/opt/strongroom/plugins',
@@ -66,7 +68,7 @@ describe('parseConfig', () => {
       ui: true,
       disableMlock: true,
       leaseRevocation: {},
-      warnings: ['storage.postgresql.table: not used by this server; ignored', 'telemetry: not used by this server; ignored'],
+      warnings: ['telemetry: not used by this server; ignored'],
     });
   });
 
@@ -125,6 +127,9 @@ describe('parseConfig', () => {
     ['unknown storage type', `${L}\nstorage "consul" {}`, /storage\.consul: unsupported storage type "consul"/],
     ['level without path', `${L}\nstorage "level" {}`, /sr\.hcl: storage\.level\.path: is required/],
     ['postgresql without url', `${L}\nstorage "postgresql" { ha_enabled = true }`, /storage\.postgresql\.connection_url: is required/],
+    ['bad table', `${L}\nstorage "postgresql" { connection_url = "x"\n table = "kv; DROP TABLE x" }`, /storage\.postgresql\.table: must be a SQL identifier/],
+    ['bad ha_table', `${L}\nstorage "postgresql" { connection_url = "x"\n ha_table = "a.b.c" }`, /storage\.postgresql\.ha_table: must be a SQL identifier/],
+    ['bad max_parallel', `${L}\nstorage "postgresql" { connection_url = "x"\n max_parallel = 0 }`, /storage\.postgresql\.max_parallel: must be between 1 and 1000/],
     ['bad ha_enabled', `${L}\nstorage "postgresql" { connection_url = "x"\n ha_enabled = "maybe" }`, /storage\.postgresql\.ha_enabled: must be a boolean/],
     ['unknown listener type', `${S}\nlistener "unix" { address = "/tmp/s" }`, /listener\.unix\[0\]: unsupported listener type/],
     ['TLS without files', `${S}\nlistener "tcp" { address = "0.0.0.0:8200" }`, /listener\.tcp\[0\]: tls_cert_file and tls_key_file are required/],

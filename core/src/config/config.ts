@@ -48,7 +48,7 @@ export type ListenerConfig = TcpListenerConfig;
 export type StorageConfig =
   | { type: 'level'; path: string }
   | { type: 'inmem' }
-  | { type: 'postgresql'; connectionUrl: string; haEnabled: boolean };
+  | { type: 'postgresql'; connectionUrl: string; haEnabled: boolean; table?: string; haTable?: string; maxParallel?: number };
 
 export interface Config {
   listeners: ListenerConfig[];
@@ -126,7 +126,13 @@ const leaseRevocationSchema = z.object({
 const storageSchemas = {
   level: z.object({ path: nonEmpty }),
   inmem: z.object({}),
-  postgresql: z.object({ connection_url: nonEmpty, ha_enabled: lenientBool.optional() }),
+  postgresql: z.object({
+    connection_url: nonEmpty,
+    ha_enabled: lenientBool.optional(),
+    table: z.string({ message: 'must be a string' }).regex(/^([A-Za-z_][A-Za-z0-9_]{0,62}\.)?[A-Za-z_][A-Za-z0-9_]{0,62}$/, 'must be a SQL identifier (letters, digits, _), optionally schema-qualified').optional(),
+    ha_table: z.string({ message: 'must be a string' }).regex(/^([A-Za-z_][A-Za-z0-9_]{0,62}\.)?[A-Za-z_][A-Za-z0-9_]{0,62}$/, 'must be a SQL identifier (letters, digits, _), optionally schema-qualified').optional(),
+    max_parallel: lenientInt.refine((n) => n >= 1 && n <= 1000, 'must be between 1 and 1000').optional(),
+  }),
 } as const;
 
 const topSchema = z.object({
@@ -224,6 +230,9 @@ export function parseConfig(text: string, source = 'config'): Config {
   } else if (storageType === 'postgresql') {
     const v = validate(storageSchemas.postgresql, splitKnown(storageBlock.body, storageSchemas.postgresql.shape, storageWhere, warnings), source, storageWhere);
     storage = { type: 'postgresql', connectionUrl: v.connection_url, haEnabled: v.ha_enabled ?? false };
+    if (v.table !== undefined) storage.table = v.table;
+    if (v.ha_table !== undefined) storage.haTable = v.ha_table;
+    if (v.max_parallel !== undefined) storage.maxParallel = v.max_parallel;
   } else {
     return fail(`${storageWhere}: unsupported storage type "${storageType}" (expected level, inmem or postgresql)`);
   }

@@ -107,6 +107,7 @@ export function parseApiRequest(raw: RawHttpRequest, opts: ParseOptions): ApiReq
     token: extractToken(headers),
     data,
     query,
+    url: raw.url,
     rawBody: raw.rawBody,
     headers,
     remoteAddress: stripMappedPrefix(raw.remoteAddress ?? ''),

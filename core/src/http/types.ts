@@ -42,6 +42,8 @@ export interface ApiRequest {
   data: Record<string, unknown>;
   /** The query string, parsed the same way, for every method; `help` (and `list` on GET) removed. */
   query: Record<string, string | string[]>;
+  /** The request target as received (`/v1/...?query`), for forwarding to the active node unchanged. */
+  url: string;
   /** The request body exactly as received (empty Buffer when none), for forwarding without re-encoding. */
   rawBody: Buffer;
   /** Request headers (lower-case names), e.g. for X-Vault-Wrap-TTL. Includes the token header: never log them whole. */

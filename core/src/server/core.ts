@@ -6,7 +6,7 @@
  * (plugins start in the background, never blocking unseal); on seal all of
  * it is torn down and every key leaves memory.
  */
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -22,7 +22,10 @@ import {
   type SystemView,
 } from '@strongroom/sdk-plugin';
 import { createAuditBroker, type AuditBroker } from '../audit/broker.js';
-import { createBarrier } from '../barrier/barrier.js';
+import { BarrierIntegrityError, createBarrier } from '../barrier/barrier.js';
+import { FORWARDED_FOR_HEADER, createForwarder, forwardedClient, forwardingKey, redirectReply, wantsRedirect } from '../ha/forward.js';
+import { DEFAULT_HA_TIMINGS, createHaManager, type HaManager, type HaTimings } from '../ha/ha-manager.js';
+import { createPostgresLock } from '../ha/postgres-lock.js';
 import { createExpirationManager, type ExpirationManager, type LeaseEntry } from '../expiration/index.js';
 import { createListener, type Listener } from '../http/listener.js';
 import type { ApiReply, ApiRequest } from '../http/types.js';
@@ -43,6 +46,7 @@ import type { CallerToken, MountBinding } from '../request/ports.js';
 import { createSealManager } from '../seal/seal-manager.js';
 import { createInmemPhysical } from '../storage/inmem.js';
 import { createLevelPhysical } from '../storage/level.js';
+import { createPostgresPhysical, type PostgresPhysical } from '../storage/postgresql.js';
 import type { Physical } from '../storage/physical.js';
 import { createView } from '../storage/view.js';
 import { createSystemBackend } from '../sys/backend.js';
@@ -64,6 +68,8 @@ const DEFAULT_MOUNTS = () => [
 
 /** Paths that answer while sealed (and before any token exists). */
 const SEAL_PATHS = new Set(['sys/health', 'sys/seal-status', 'sys/init', 'sys/unseal']);
+/** Answered by every node itself (a standby forwards everything but this and the seal paths). */
+const LEADER_PATH = 'sys/leader';
 
 interface Unsealed {
   policies: PolicyStore;
@@ -77,6 +83,19 @@ interface Unsealed {
   pipeline: ReturnType<typeof createPipeline>;
   namespaceAdmin: ReturnType<typeof createNamespaceAdmin>;
   periodic: NodeJS.Timeout;
+  /** Signs (standby) and checks (active) the client address of forwarded requests. */
+  forwardKey: Buffer;
+}
+
+/** sys/leader's body, as Vault's. */
+export interface LeaderStatus {
+  ha_enabled: boolean;
+  is_self: boolean;
+  active_time: string;
+  leader_address: string;
+  leader_cluster_address: string;
+  performance_standby: boolean;
+  performance_standby_last_remote_wal: number;
 }
 
 export interface Core {
@@ -87,9 +106,22 @@ export interface Core {
   shutdown(): Promise<void>;
 }
 
-export async function createCore(opts: { config: ServerConfig; logger: CoreLogger }): Promise<Core> {
+export async function createCore(opts: { config: ServerConfig; logger: CoreLogger; haTimings?: Partial<HaTimings> }): Promise<Core> {
   const { config, logger } = opts;
-  const physical: Physical = config.storage.type === 'inmem' ? createInmemPhysical() : await createLevelPhysical({ path: config.storage.path });
+  const storage = config.storage;
+  let pg: PostgresPhysical | null = null;
+  const physical: Physical =
+    storage.type === 'inmem'
+      ? createInmemPhysical()
+      : storage.type === 'postgresql'
+        ? (pg = createPostgresPhysical({
+            connectionUrl: storage.connectionUrl,
+            ...(storage.table !== undefined ? { table: storage.table } : {}),
+            ...(storage.haTable !== undefined ? { haTable: storage.haTable } : {}),
+            ...(storage.maxParallel !== undefined ? { maxParallel: storage.maxParallel } : {}),
+            logger,
+          }))
+        : await createLevelPhysical({ path: storage.path });
   const barrier = createBarrier(physical);
   const seal = createSealManager({ physical, barrier, clusterName: config.clusterName, storageType: config.storage.type, version: CORE_VERSION, log: logger });
   const metrics = createMetrics();
@@ -104,6 +136,25 @@ export async function createCore(opts: { config: ServerConfig; logger: CoreLogge
   let plugins: { catalog: PluginCatalog; supervisor: PluginSupervisor } | null = null;
   let pendingRootToken: string | null = null;
   let listeners: Listener[] = [];
+  const haIdentity = randomUUID();
+  const ha: HaManager | null =
+    pg && storage.type === 'postgresql' && storage.haEnabled
+      ? createHaManager({
+          lock: createPostgresLock({ physical: pg, identity: haIdentity, value: config.apiAddr, ttlMs: (opts.haTimings?.ttlMs ?? DEFAULT_HA_TIMINGS.ttlMs) }),
+          selfAddress: config.apiAddr,
+          // Another node may have rotated the keyring and written anything: re-read both before serving.
+          onActive: async () => {
+            await barrier.refresh();
+            await postUnseal();
+          },
+          onStandby: preSeal,
+          logger,
+          ...(opts.haTimings ? { timings: opts.haTimings } : {}),
+        })
+      : null;
+  const forwarder = ha ? createForwarder() : null;
+  /** A standby's copy of the forwarding key (read from storage once); dropped on seal. */
+  let standbyForwardKey: Buffer | null = null;
 
   async function tokenKeys(): Promise<{ hmacKey: Buffer; batchKey: Buffer }> {
     const raw = await barrier.get(TOKEN_KEYS_PATH);
@@ -300,6 +351,8 @@ export async function createCore(opts: { config: ServerConfig; logger: CoreLogge
           { title: 'Strongroom API', version: CORE_VERSION },
         ),
       node: { clusterName: config.clusterName, clusterId: () => '', apiAddr: config.apiAddr, version: CORE_VERSION },
+      // Answered first, then done: stepping down tears down the pipeline serving this very request.
+      stepDown: async () => void (ha ? setImmediate(() => void ha.stepDown().catch((err: unknown) => logger.error('step-down failed', { error: String(err) }))) : undefined),
       extraPaths: leasePaths({ expiration, namespaces, logger }),
     } as const;
 
@@ -422,7 +475,7 @@ export async function createCore(opts: { config: ServerConfig; logger: CoreLogge
     }, PERIODIC_MS);
     periodic.unref();
 
-    state = { policies, passwordPolicies, tokens, expiration, audit, catalog, supervisor, mounts, pipeline, periodic, namespaceAdmin };
+    state = { policies, passwordPolicies, tokens, expiration, audit, catalog, supervisor, mounts, pipeline, periodic, forwardKey: forwardingKey(hmacKey), namespaceAdmin };
     logger.info('unsealed', { ms: Date.now() - started });
   }
 
@@ -451,8 +504,54 @@ export async function createCore(opts: { config: ServerConfig; logger: CoreLogge
     pendingRootToken = root.id;
     tokens.stop();
   });
-  seal.onUnseal(postUnseal);
-  seal.onSeal(preSeal);
+  if (ha && pg) {
+    const fenced = pg;
+    seal.onUnseal(async () => {
+      // From the first unseal on, this node writes only while it holds the lock (init, before it, writes unfenced).
+      fenced.fence(haIdentity);
+      await ha.start();
+    });
+    seal.onSeal(async () => {
+      await ha.stop();
+      standbyForwardKey = null;
+    });
+  } else {
+    seal.onUnseal(postUnseal);
+    seal.onSeal(preSeal);
+  }
+
+  function leaderStatus(): LeaderStatus {
+    const leader = ha?.leader() ?? null;
+    return {
+      ha_enabled: ha !== null,
+      is_self: ha ? leader?.isSelf === true : true,
+      active_time: (ha?.activeSince ?? new Date(0)).toISOString(),
+      leader_address: ha ? (leader?.value ?? '') : config.apiAddr,
+      leader_cluster_address: '',
+      performance_standby: false,
+      performance_standby_last_remote_wal: 0,
+    };
+  }
+
+  /** A standby's reply to anything but health, seal status and leader: the active node's answer, or a 307 to it. */
+  async function fromActive(req: ApiRequest): Promise<ApiReply> {
+    const leader = ha ? (ha.leader() ?? (await ha.refreshLeader())) : null;
+    if (ha?.state === 'activating' || leader?.isSelf) throw new StrongroomError('unavailable', 'this node is becoming the active node; retry shortly');
+    if (!leader || leader.value === '') throw new StrongroomError('unavailable', 'local node not active but active cluster node not found');
+    if (wantsRedirect(req.headers)) return redirectReply(req, leader.value);
+    if (req.headers[FORWARDED_FOR_HEADER] !== undefined) throw new StrongroomError('unavailable', 'the active node changed while forwarding; retry');
+    if (!standbyForwardKey) {
+      // Written under a term this standby may not know yet (the active node rotated): re-read the keyring once.
+      const raw = await barrier.get(TOKEN_KEYS_PATH).catch(async (err: unknown) => {
+        if (!(err instanceof BarrierIntegrityError)) throw err;
+        await barrier.refresh();
+        return barrier.get(TOKEN_KEYS_PATH);
+      });
+      if (!raw) throw new StrongroomError('unavailable', 'the cluster is not set up yet: no active node has served');
+      standbyForwardKey = forwardingKey(Buffer.from(raw).subarray(0, 32));
+    }
+    return forwarder!.forward(req, leader.value, standbyForwardKey);
+  }
 
   async function handleSealPath(req: ApiRequest): Promise<ApiReply> {
     switch (req.path) {
@@ -491,11 +590,19 @@ export async function createCore(opts: { config: ServerConfig; logger: CoreLogge
     };
     const initialized = await seal.initialized();
     const sealed = barrier.sealed;
-    const status = !initialized ? code('uninitcode', 501) : sealed ? code('sealedcode', 503) : code('activecode', 200);
+    const standby = !sealed && ha !== null && ha.state !== 'active';
+    const standbyOk = q.standbyok !== undefined && q.standbyok !== 'false' && q.standbyok !== '0';
+    const status = !initialized
+      ? code('uninitcode', 501)
+      : sealed
+        ? code('sealedcode', 503)
+        : standby && !standbyOk
+          ? code('standbycode', 429)
+          : code('activecode', 200);
     const body = {
       initialized,
       sealed,
-      standby: false,
+      standby,
       performance_standby: false,
       replication_performance_mode: 'disabled',
       replication_dr_mode: 'disabled',
@@ -512,6 +619,13 @@ export async function createCore(opts: { config: ServerConfig; logger: CoreLogge
     try {
       const bare = req.path.replace(/\/+$/, '');
       if (SEAL_PATHS.has(bare)) return await handleSealPath({ ...req, path: bare });
+      if (bare === LEADER_PATH && req.operation === 'read') {
+        // Node-local and unauthenticated, answered flat as Vault does (not in a response envelope).
+        if (barrier.sealed) throw new StrongroomError('unavailable', 'Vault is sealed');
+        if (ha && !ha.leader()) await ha.refreshLeader();
+        return { status: 200, body: leaderStatus() };
+      }
+      if (ha && !barrier.sealed && ha.state !== 'active') return await fromActive(req);
       const s = state;
       if (!s) throw new StrongroomError('unavailable', 'Vault is sealed');
       const reply = await s.pipeline.handle({
@@ -520,7 +634,8 @@ export async function createCore(opts: { config: ServerConfig; logger: CoreLogge
         path: req.path,
         token: req.token ?? null,
         data: req.data,
-        remoteAddress: req.remoteAddress,
+        // A request forwarded by a standby carries its client's address, signed by that node.
+        remoteAddress: (ha && forwardedClient(req, s.forwardKey)) || req.remoteAddress,
         help: req.help,
         headers: {},
         clientToken: req.token,
@@ -553,7 +668,10 @@ export async function createCore(opts: { config: ServerConfig; logger: CoreLogge
     },
     async shutdown() {
       await Promise.allSettled(listeners.map((l) => l.close()));
-      if (state) await preSeal();
+      // An HA node releases the lock on the way out, so a standby takes over at once instead of after its TTL.
+      if (ha) await ha.stop();
+      else if (state) await preSeal();
+      forwarder?.close();
       await physical.close();
       rmSync(runDir, { recursive: true, force: true });
     },

@@ -13,7 +13,10 @@ export interface ListenerConfig {
 
 export interface ServerConfig {
   listeners: ListenerConfig[];
-  storage: { type: 'level'; path: string } | { type: 'inmem' };
+  storage:
+    | { type: 'level'; path: string }
+    | { type: 'inmem' }
+    | { type: 'postgresql'; connectionUrl: string; haEnabled: boolean; table?: string; haTable?: string; maxParallel?: number };
   pluginDirectory: string | null;
   logLevel: LogLevel;
   /** Seconds. */
@@ -33,8 +36,10 @@ export async function loadServerConfig(file: string): Promise<ServerConfig> {
 }
 
 function fromFileConfig(c: import('../config/config.js').Config): ServerConfig {
-  if (c.storage.type === 'postgresql') {
-    throw new Error(`${'storage "postgresql"'}: not supported yet by this build; use storage "level"`);
+  const apiAddr = c.apiAddr ?? '';
+  if (c.storage.type === 'postgresql' && c.storage.haEnabled && apiAddr === '') {
+    // Standbys forward to, and redirect clients to, the active node's api_addr: without it they cannot.
+    throw new Error('api_addr: is required with storage "postgresql" { ha_enabled = true } (the address other nodes and clients reach this node at)');
   }
   return {
     listeners: c.listeners.map((l) => ({
@@ -43,13 +48,13 @@ function fromFileConfig(c: import('../config/config.js').Config): ServerConfig {
       maxRequestSize: l.maxRequestSize,
       requireRequestHeader: l.requireRequestHeader,
     })),
-    storage: c.storage.type === 'inmem' ? { type: 'inmem' } : { type: 'level', path: c.storage.path },
+    storage: c.storage,
     pluginDirectory: c.pluginDirectory ?? null,
     logLevel: c.logLevel,
     defaultLeaseTtl: c.defaultLeaseTtl,
     maxLeaseTtl: c.maxLeaseTtl,
     clusterName: c.clusterName ?? '',
-    apiAddr: c.apiAddr ?? '',
+    apiAddr,
     leaseRevocation: c.leaseRevocation,
   };
 }

@@ -8,6 +8,8 @@ import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { createInmemPhysical } from './inmem.js';
 import { createLevelPhysical } from './level.js';
+import { createPostgresPhysical } from './postgresql.js';
+import { postgresUrl } from '../../../test/helpers/databases.js';
 import { createView } from './view.js';
 import { createFaultyStore } from './faulty.js';
 import { createBarrier } from '../barrier/barrier.js';
@@ -30,6 +32,20 @@ async function level(): Promise<Physical> {
   return createLevelPhysical({ path: dir });
 }
 
+/** A fresh table on the shared test PostgreSQL (scripts/services/services.js), dropped on close. */
+async function postgres(): Promise<{ physical: Physical; close(): Promise<void> }> {
+  const table = `conformance_${randomBytes(6).toString('hex')}`;
+  const p = createPostgresPhysical({ connectionUrl: postgresUrl(), table, haTable: `${table}_ha`, maxParallel: 4 });
+  await p.ready;
+  return {
+    physical: p,
+    close: async () => {
+      await p.db.raw(`DROP TABLE IF EXISTS "${table}", "${table}_ha"`);
+      await p.close();
+    },
+  };
+}
+
 async function unsealedBarrier(physical: Physical, cacheEntries?: number): Promise<KeyValueStore> {
   const b = createBarrier(physical, cacheEntries === undefined ? {} : { cacheEntries });
   const key = randomBytes(32);
@@ -47,6 +63,8 @@ const subjects: Array<[string, () => Promise<Subject>]> = [
   ['barrier(inmem)', async () => { const p = createInmemPhysical(); return { store: await unsealedBarrier(p), close: () => p.close() }; }],
   ['barrier(inmem, no cache)', async () => { const p = createInmemPhysical(); return { store: await unsealedBarrier(p, 0), close: () => p.close() }; }],
   ['barrier(level)', async () => { const p = await level(); return { store: await unsealedBarrier(p), close: () => p.close() }; }],
+  ['postgresql', async () => { const p = await postgres(); return { store: p.physical, close: p.close }; }],
+  ['barrier(postgresql)', async () => { const p = await postgres(); return { store: await unsealedBarrier(p.physical), close: p.close }; }],
   ['view(barrier(level))', async () => { const p = await level(); return { store: createView(await unsealedBarrier(p), 'logical/m/'), close: () => p.close() }; }],
 ];
 

@@ -1,4 +1,4 @@
-/** sys/seal, sys/step-down, sys/rotate, sys/key-status, sys/leader and sys/metrics. */
+/** sys/seal, sys/step-down, sys/rotate, sys/key-status and sys/metrics (sys/leader is node-local: core/src/server/core.ts). */
 import { definePath, f, type PathDef } from '@strongroom/sdk-plugin';
 import type { SysDeps } from './deps.js';
 
@@ -11,8 +11,8 @@ export function adminPaths(deps: SysDeps): PathDef[] {
     }),
     definePath({
       pattern: 'step-down',
-      synopsis: 'Give up the active role (single node: no effect).',
-      operations: { update: { summary: 'Step down.', handler: async () => null } },
+      synopsis: 'Give up the active role: another node of an HA cluster takes over (single node: no effect).',
+      operations: { update: { summary: 'Step down.', handler: async () => (await deps.stepDown(), null) } },
     }),
     definePath({
       pattern: 'rotate',
@@ -23,27 +23,6 @@ export function adminPaths(deps: SysDeps): PathDef[] {
       pattern: 'key-status',
       synopsis: 'The active keyring term.',
       operations: { read: { summary: 'Key status.', handler: async () => ({ data: deps.keyStatus() }) } },
-    }),
-    definePath({
-      pattern: 'leader',
-      synopsis: 'High-availability status of this node.',
-      unauthenticated: true,
-      operations: {
-        read: {
-          summary: 'Leader information.',
-          handler: async () => ({
-            data: {
-              ha_enabled: false,
-              is_self: true,
-              active_time: '0001-01-01T00:00:00Z',
-              leader_address: deps.node.apiAddr,
-              leader_cluster_address: '',
-              performance_standby: false,
-              performance_standby_last_remote_wal: 0,
-            },
-          }),
-        },
-      },
     }),
     definePath({
       pattern: 'metrics',

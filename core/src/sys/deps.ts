@@ -43,10 +43,12 @@ export interface SysDeps {
   audit: AuditBroker;
   metrics: Metrics;
   seal(): Promise<void>;
+  /** Makes an HA active node give up the lock (after this request is answered); no effect without HA. */
+  stepDown(): Promise<void>;
   rotate(): Promise<{ term: number }>;
   keyStatus(): { term: number; install_time: string; encryptions: number };
   openapi(ns: Namespace): Promise<OpenApiDocument>;
-  /** Node-level info for sys/leader and seal-status. */
+  /** Node-level info for seal-status. */
   node: { clusterName: string; clusterId: () => string; apiAddr: string; version: string };
   /** Creates and deletes namespaces (sys/namespaces). */
   namespaceAdmin: import('./namespaces.js').NamespaceAdminPort;

@@ -6,27 +6,15 @@
  * beside the database's own cost: the same CREATE ROLE statement run directly with `pg` at the
  * same concurrency in the same run. The ratio says how much of the time is the service's.
  *
- * PostgreSQL: STRONGROOM_BENCH_POSTGRES_URL (a superuser URL), else a private instance of its
- * own from scripts/services/services.js, stopped at the end. Every role made here is dropped.
+ * PostgreSQL: scripts/bench/postgres.js (a given URL or a private instance stopped at the end).
+ * Every role made here is dropped.
  */
-const { execFileSync } = require('node:child_process');
 const { randomBytes } = require('node:crypto');
-const path = require('node:path');
+const { postgresFor } = require('../postgres.js');
 
 const CONCURRENCY = 8;
 const MOUNT = 'db-bench';
 const CREATE = `CREATE ROLE "{{name}}" WITH LOGIN PASSWORD '{{password}}' VALID UNTIL '{{expiration}}'`;
-
-const DB_SCRIPT = (ctx) => path.join(ctx.root, 'scripts', 'services', 'services.js');
-
-/** A PostgreSQL for this run: a given URL, else a private instance of its own that `release` stops (nothing is left running). */
-function postgresFor(ctx) {
-  const given = process.env.STRONGROOM_BENCH_POSTGRES_URL || process.env.STRONGROOM_TEST_PG_URL;
-  if (given) return { url: given, release() {} };
-  const out = execFileSync(process.execPath, [DB_SCRIPT(ctx), 'dedicated', 'postgres'], { encoding: 'utf8', timeout: 600_000 });
-  const { id, url } = JSON.parse(out.trim().split('\n').pop());
-  return { url, release: () => execFileSync(process.execPath, [DB_SCRIPT(ctx), 'drop', id], { stdio: 'ignore', timeout: 60_000 }) };
-}
 
 /** CREATE ROLE at the given concurrency for `ms`, straight to PostgreSQL; latencies in ms. */
 async function directCreateRoles(pg, url, concurrency, warmupMs, ms) {

@@ -1,0 +1,326 @@
+/**
+ * PostgreSQL Physical (knex + pg), shared by every node of an HA cluster.
+ *
+ * What must stay true:
+ * - Only what the barrier hands down is stored: values are ciphertext, keys
+ *   are paths. The connection URL (it holds a password) never reaches a log
+ *   or an error message: errors are scrubbed of it.
+ * - Keys are ordered by code point everywhere (the columns use the "C"
+ *   collation, byte order of UTF-8 = code-point order), as level does.
+ * - With HA on, once `fence()` is armed every write runs only while this
+ *   node still holds the lock row, checked by the database's own clock in
+ *   the same statement (single writes) or the same transaction (batches),
+ *   and the lock row is share-locked until the write commits: a node that
+ *   lost the lock can never write after another one took it.
+ * - A database that cannot be reached at start is retried in the background
+ *   (the server keeps running and says why in the log and in 503 replies).
+ */
+import { knex, type Knex } from 'knex';
+import { StrongroomError, badRequest } from '@strongroom/sdk-plugin';
+import type { Physical, PhysicalEntry, PhysicalOp } from './physical.js';
+import { assertValidKey, compareKeys, prefixUpperBound } from './keys.js';
+
+export const DEFAULT_TABLE = 'strongroom_kv_store';
+export const DEFAULT_HA_TABLE = 'strongroom_ha_locks';
+export const DEFAULT_MAX_PARALLEL = 16;
+/** The one lock row every node of a cluster competes for. */
+export const HA_LOCK_KEY = 'core/lock';
+
+// How many rows a scan reads per query (keyset pagination).
+const SCAN_CHUNK = 256;
+const CONNECT_TIMEOUT_MS = 5_000;
+const ACQUIRE_TIMEOUT_MS = 10_000;
+const RETRY_MIN_MS = 500;
+const RETRY_MAX_MS = 5_000;
+
+export interface PostgresStorageOptions {
+  connectionUrl: string;
+  table?: string;
+  haTable?: string;
+  /** Connection pool size. */
+  maxParallel?: number;
+  logger?: { warn(msg: string, meta?: Record<string, unknown>): void; info(msg: string, meta?: Record<string, unknown>): void };
+}
+
+/** Thrown when a fenced write finds that this node no longer holds the HA lock. */
+export class FencedWriteError extends StrongroomError {
+  constructor() {
+    super('unavailable', 'this node is no longer the active node: the write was refused');
+  }
+}
+
+export interface PostgresPhysical extends Physical {
+  /** Resolves once the tables exist (after any number of retries); rejects only when closed first. */
+  readonly ready: Promise<void>;
+  /** From now on, every write requires holding the lock row as `identity`. */
+  fence(identity: string): void;
+  /** The data connections (tests use them to look at the tables). */
+  readonly db: Knex;
+  /** The HA lock's own small pool, opened on first use. */
+  lockDb(): Knex;
+  readonly haTable: string;
+  /** Removes the connection URL (and its password) from a message. */
+  scrub(message: string): string;
+}
+
+const IDENT = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/;
+
+/** A table name as configured: a plain identifier, or schema.identifier. Quoted for SQL. */
+export function quoteTable(name: string, field: string): string {
+  const parts = name.split('.');
+  if (parts.length > 2 || !parts.every((p) => IDENT.test(p))) {
+    throw badRequest(`${field}: must be a plain SQL identifier (letters, digits, _), optionally schema-qualified`);
+  }
+  return parts.map((p) => `"${p}"`).join('.');
+}
+
+/** The folder a key lists under: 'a/b/c' -> 'a/b/', 'a' -> ''. */
+export function parentOf(key: string): string {
+  const i = key.lastIndexOf('/');
+  return i === -1 ? '' : key.slice(0, i + 1);
+}
+
+function checkKey(key: string): void {
+  assertValidKey(key);
+  // PostgreSQL text cannot hold NUL.
+  if (key.includes('\u0000')) throw badRequest('invalid storage key: contains NUL');
+}
+
+export function createPostgresPhysical(opts: PostgresStorageOptions): PostgresPhysical {
+  const table = quoteTable(opts.table ?? DEFAULT_TABLE, 'storage.postgresql.table');
+  const haTable = quoteTable(opts.haTable ?? DEFAULT_HA_TABLE, 'storage.postgresql.ha_table');
+  const indexName = `"${(opts.table ?? DEFAULT_TABLE).replace(/^.*\./, '')}_parent_idx"`;
+  let secrets: string[] = [opts.connectionUrl];
+  try {
+    const u = new URL(opts.connectionUrl);
+    if (u.password) secrets = [opts.connectionUrl, u.password, decodeURIComponent(u.password)];
+  } catch {
+    // Not a URL (a libpq keyword string): the whole string is scrubbed.
+  }
+  const scrub = (message: string): string => {
+    let m = message;
+    for (const s of secrets) if (s) m = m.split(s).join('***');
+    return m;
+  };
+  const pool = (max: number): Knex =>
+    knex({
+      client: 'pg',
+      connection: { connectionString: opts.connectionUrl, connectionTimeoutMillis: CONNECT_TIMEOUT_MS },
+      pool: { min: 0, max, idleTimeoutMillis: 30_000 },
+      acquireConnectionTimeout: ACQUIRE_TIMEOUT_MS,
+      // knex would print connection errors on the console; they reach our log scrubbed, through the callers.
+      log: { warn: () => undefined, error: () => undefined, deprecate: () => undefined, debug: () => undefined },
+    });
+  const db = pool(opts.maxParallel ?? DEFAULT_MAX_PARALLEL);
+  // The HA lock's own connections: a renewal never queues behind a burst of data statements.
+  let lockPool: Knex | null = null;
+
+  let closed = false;
+  let isReady = false;
+  let lastError = '';
+  let fenceIdentity: string | null = null;
+
+  const createTables = async (): Promise<void> => {
+    await db.raw(
+      `CREATE TABLE IF NOT EXISTS ${table} (
+         path text COLLATE "C" PRIMARY KEY,
+         parent_path text COLLATE "C" NOT NULL,
+         value bytea NOT NULL)`,
+    );
+    await db.raw(`CREATE INDEX IF NOT EXISTS ${indexName} ON ${table} (parent_path, path)`);
+    await db.raw(
+      `CREATE TABLE IF NOT EXISTS ${haTable} (
+         ha_key text COLLATE "C" PRIMARY KEY,
+         ha_identity text NOT NULL,
+         ha_value text NOT NULL,
+         valid_until timestamptz NOT NULL)`,
+    );
+  };
+
+  const ready: Promise<void> = (async () => {
+    let delay = RETRY_MIN_MS;
+    for (;;) {
+      if (closed) throw new StrongroomError('unavailable', 'storage is closed');
+      try {
+        await createTables();
+        isReady = true;
+        if (lastError) opts.logger?.info('storage: PostgreSQL reachable, tables ready');
+        return;
+      } catch (err) {
+        // Two nodes creating the tables at once: one of them sees a duplicate; the next try succeeds.
+        lastError = scrub(err instanceof Error ? err.message : String(err));
+        opts.logger?.warn(`storage: cannot reach PostgreSQL or create its tables (${lastError}); retrying in ${delay} ms`, {});
+        await new Promise((r) => setTimeout(r, delay));
+        delay = Math.min(delay * 2, RETRY_MAX_MS);
+      }
+    }
+  })();
+  ready.catch(() => undefined);
+
+  const up = (): void => {
+    if (closed) throw new StrongroomError('unavailable', 'storage is closed');
+    if (!isReady) throw new StrongroomError('unavailable', `storage: PostgreSQL is not reachable yet (${lastError || 'connecting'}); retrying`);
+  };
+
+  /** Database errors leave here scrubbed, typed unavailable (connection) or internal. */
+  const run = async <T>(fn: () => Promise<T>): Promise<T> => {
+    up();
+    try {
+      return await fn();
+    } catch (err) {
+      if (err instanceof StrongroomError) throw err;
+      const e = err as { message?: unknown; code?: unknown };
+      const message = scrub(typeof e.message === 'string' ? e.message : String(err));
+      const code = typeof e.code === 'string' ? e.code : '';
+      // No SQLSTATE, or class 08/53/57: the database is unreachable or overloaded.
+      const unavailable = !/^[0-9A-Z]{5}$/.test(code) || ['08', '53', '57'].includes(code.slice(0, 2));
+      throw new StrongroomError(unavailable ? 'unavailable' : 'internal', `storage: PostgreSQL: ${message}`);
+    }
+  };
+
+  const fenceCte = `fence AS (SELECT 1 FROM ${haTable} WHERE ha_key = ? AND ha_identity = ? AND valid_until > now() FOR SHARE)`;
+  const fenceArgs = (): string[] => [HA_LOCK_KEY, fenceIdentity as string];
+
+  const rows = async <R>(sql: string, bindings: readonly unknown[], trx: Knex | Knex.Transaction = db): Promise<R[]> =>
+    ((await trx.raw(sql, bindings as Knex.RawBinding[])) as { rows: R[] }).rows;
+
+  const physical: PostgresPhysical = {
+    ready,
+    db,
+    lockDb: () => (lockPool ??= pool(2)),
+    haTable,
+    scrub,
+    fence(identity) {
+      fenceIdentity = identity;
+    },
+
+    get: (key) =>
+      run(async () => {
+        const r = await rows<{ value: Buffer }>(`SELECT value FROM ${table} WHERE path = ?`, [key]);
+        return r[0] ? r[0].value : null;
+      }),
+
+    put: (key, value) =>
+      run(async () => {
+        checkKey(key);
+        const v = Buffer.from(value);
+        if (fenceIdentity === null) {
+          await db.raw(`INSERT INTO ${table} (path, parent_path, value) VALUES (?, ?, ?) ON CONFLICT (path) DO UPDATE SET value = EXCLUDED.value`, [key, parentOf(key), v]);
+          return;
+        }
+        const r = await rows<{ path: string }>(
+          `WITH ${fenceCte}
+           INSERT INTO ${table} (path, parent_path, value) SELECT ?, ?, ? FROM fence
+           ON CONFLICT (path) DO UPDATE SET value = EXCLUDED.value RETURNING path`,
+          [...fenceArgs(), key, parentOf(key), v],
+        );
+        if (r.length === 0) throw new FencedWriteError();
+      }),
+
+    delete: (key) =>
+      run(async () => {
+        if (fenceIdentity === null) {
+          await db.raw(`DELETE FROM ${table} WHERE path = ?`, [key]);
+          return;
+        }
+        const r = await rows<{ held: number }>(
+          `WITH ${fenceCte}, gone AS (DELETE FROM ${table} WHERE path = ? AND EXISTS (SELECT 1 FROM fence) RETURNING 1)
+           SELECT (SELECT count(*) FROM fence)::int AS held, (SELECT count(*) FROM gone)::int AS deleted`,
+          [...fenceArgs(), key],
+        );
+        if (!r[0] || r[0].held === 0) throw new FencedWriteError();
+      }),
+
+    batch: (ops: PhysicalOp[]) =>
+      run(async () => {
+        if (ops.length === 0) return;
+        // The batch's effect is each key's last op; puts and deletes then touch disjoint keys,
+        // so two statements in one transaction apply it whatever their order.
+        const last = new Map<string, PhysicalOp>();
+        for (const op of ops) {
+          if (op.type === 'put') checkKey(op.key);
+          last.delete(op.key);
+          last.set(op.key, op);
+        }
+        const puts: Array<{ path: string; parent_path: string; value: Buffer }> = [];
+        const deletes: string[] = [];
+        for (const op of last.values()) {
+          if (op.type === 'put') puts.push({ path: op.key, parent_path: parentOf(op.key), value: Buffer.from(op.value) });
+          else deletes.push(op.key);
+        }
+        await db.transaction(async (trx) => {
+          if (fenceIdentity !== null) {
+            const held = await rows(`SELECT 1 FROM ${haTable} WHERE ha_key = ? AND ha_identity = ? AND valid_until > now() FOR SHARE`, fenceArgs(), trx);
+            if (held.length === 0) throw new FencedWriteError();
+          }
+          for (let i = 0; i < deletes.length; i += 1000) {
+            const chunk = deletes.slice(i, i + 1000);
+            await trx.raw(`DELETE FROM ${table} WHERE path IN (${chunk.map(() => '?').join(', ')})`, chunk);
+          }
+          for (let i = 0; i < puts.length; i += 1000) {
+            const chunk = puts.slice(i, i + 1000);
+            const values = chunk.map(() => '(?, ?, ?)').join(', ');
+            await trx.raw(
+              `INSERT INTO ${table} (path, parent_path, value) VALUES ${values} ON CONFLICT (path) DO UPDATE SET value = EXCLUDED.value`,
+              chunk.flatMap((p) => [p.path, p.parent_path, p.value]),
+            );
+          }
+        });
+      }),
+
+    list: (prefix) =>
+      run(async () => {
+        const upper = prefixUpperBound(prefix);
+        if (prefix === '' || prefix.endsWith('/')) {
+          // Direct children by parent_path; sub-folders from the parent paths below (index range).
+          const files = await rows<{ path: string }>(`SELECT path FROM ${table} WHERE parent_path = ?`, [prefix]);
+          const deeper = upper === undefined ? `parent_path > ?` : `parent_path > ? AND parent_path < ?`;
+          const folders = await rows<{ folder: string }>(
+            `SELECT DISTINCT split_part(substr(parent_path, ?), '/', 1) || '/' AS folder FROM ${table} WHERE ${deeper}`,
+            [Array.from(prefix).length + 1, prefix, ...(upper === undefined ? [] : [upper])],
+          );
+          const out = [...files.map((f) => f.path.slice(prefix.length)), ...folders.map((f) => f.folder)];
+          return out.sort(compareKeys);
+        }
+        // A prefix that is not a folder (rare): read the keys of its range and cut them at the next '/'.
+        const keys = await rows<{ path: string }>(
+          upper === undefined ? `SELECT path FROM ${table} WHERE path >= ?` : `SELECT path FROM ${table} WHERE path >= ? AND path < ?`,
+          upper === undefined ? [prefix] : [prefix, upper],
+        );
+        const out = new Set<string>();
+        for (const { path } of keys) {
+          const rest = path.slice(prefix.length);
+          const i = rest.indexOf('/');
+          if (rest !== '') out.add(i === -1 ? rest : rest.slice(0, i + 1));
+        }
+        return [...out].sort(compareKeys);
+      }),
+
+    async *scan(prefix): AsyncIterable<PhysicalEntry> {
+      const upper = prefixUpperBound(prefix);
+      let after: string | null = null;
+      for (;;) {
+        const conds = ['path >= ?'];
+        const args: unknown[] = [prefix];
+        if (upper !== undefined) {
+          conds.push('path < ?');
+          args.push(upper);
+        }
+        if (after !== null) {
+          conds.push('path > ?');
+          args.push(after);
+        }
+        const page = await run(() => rows<{ path: string; value: Buffer }>(`SELECT path, value FROM ${table} WHERE ${conds.join(' AND ')} ORDER BY path LIMIT ${SCAN_CHUNK}`, args));
+        for (const r of page) yield { key: r.path, value: r.value };
+        if (page.length < SCAN_CHUNK) return;
+        after = (page[page.length - 1] as { path: string }).path;
+      }
+    },
+
+    async close() {
+      closed = true;
+      await Promise.all([db.destroy(), lockPool?.destroy()]);
+    },
+  };
+  return physical;
+}

@@ -1,0 +1,259 @@
+/**
+ * High availability end to end: three real `strongroom` nodes on one real
+ * PostgreSQL (a dedicated server of this file alone: the test kills nodes
+ * and stops the database, never the shared server other files use).
+ * Exactly one node is active; standbys answer health with 429, forward
+ * requests to the active node (or redirect with X-*-No-Request-Forwarding);
+ * SIGKILL of the active node under a write load hands over within 20 s with
+ * every acknowledged write readable and leases still expiring on time;
+ * step-down hands over; the database holds no plaintext.
+ */
+import { randomBytes } from 'node:crypto';
+import { Client } from 'pg';
+import { dedicatedDatabase, type DedicatedDatabase } from '../helpers/databases';
+import { sleep, waitFor } from '../helpers/processes';
+import { startConfigServer, type RunningServer } from '../helpers/server';
+
+jest.setTimeout(180_000);
+
+type Node = RunningServer & { configFile: string };
+let pg: DedicatedDatabase;
+const nodes: Node[] = [];
+let unsealKey = '';
+let rootToken = '';
+
+const config = (url: string) => `
+storage "postgresql" {
+  connection_url = "${url}"
+  ha_enabled     = true
+}
+listener "tcp" {
+  address     = "127.0.0.1:$PORT"
+  tls_disable = true
+}
+api_addr = "http://127.0.0.1:$PORT"
+`;
+
+async function query<T = Record<string, unknown>>(sql: string, params: unknown[] = []): Promise<T[]> {
+  const c = new Client({ connectionString: pg.url, connectionTimeoutMillis: 5000 });
+  await c.connect();
+  try {
+    return (await c.query(sql, params)).rows as T[];
+  } finally {
+    await c.end();
+  }
+}
+
+const alive = (n: Node) => n.proc.exitCode === null && n.proc.signalCode === null;
+const health = async (n: Node, qs = '') => (await fetch(`${n.url}/v1/sys/health${qs}`).catch(() => null))?.status ?? 0;
+
+/** The one node answering health 200, once every live node answers 200 or 429 and exactly one answers 200. */
+async function theActive(ms = 25_000): Promise<Node> {
+  return waitFor(
+    'exactly one active node',
+    async () => {
+      const live = nodes.filter(alive);
+      const codes = await Promise.all(live.map((n) => health(n)));
+      if (!codes.every((c) => c === 200 || c === 429)) return undefined;
+      const active = live.filter((_, i) => codes[i] === 200);
+      return active.length === 1 ? active[0] : undefined;
+    },
+    ms,
+  );
+}
+
+beforeAll(async () => {
+  pg = dedicatedDatabase('postgres');
+});
+
+afterAll(async () => {
+  await Promise.all(nodes.map((n) => n.stop('SIGKILL')));
+  pg?.drop();
+});
+
+it('a node whose database is unreachable at start keeps running, says why, and comes up once it is reachable', async () => {
+  pg.stop();
+  let n: Node;
+  try {
+    n = await startConfigServer(config(pg.url));
+    nodes.push(n);
+    const status = await n.api('GET', 'sys/seal-status', undefined, { token: null });
+    expect(status.status).toBe(503);
+    expect(status.body.errors[0]).toMatch(/PostgreSQL is not reachable yet/);
+    await waitFor('the retry message in the log', () => /cannot reach PostgreSQL.*retrying/.test(n.output()));
+    expect(n.output()).not.toContain(new URL(pg.url).password);
+  } finally {
+    pg.start();
+  }
+  const ready = await waitFor('seal status once PostgreSQL is up', async () => {
+    const r = await n.api('GET', 'sys/seal-status', undefined, { token: null });
+    return r.status === 200 ? r.body : undefined;
+  });
+  expect(ready).toMatchObject({ initialized: false, sealed: true, storage_type: 'postgresql' });
+  const tables = await query<{ table_name: string }>(`SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' ORDER BY 1`);
+  expect(tables.map((t) => t.table_name)).toEqual(['strongroom_ha_locks', 'strongroom_kv_store']);
+});
+
+it('three nodes on one database: one active, two standbys that forward, redirect on request, and report the leader', async () => {
+  nodes.push(await startConfigServer(config(pg.url)), await startConfigServer(config(pg.url)));
+  const init = await nodes[1]!.api('PUT', 'sys/init', { secret_shares: 1, secret_threshold: 1 }, { token: null });
+  expect(init.status).toBe(200);
+  unsealKey = init.body.keys_base64[0];
+  rootToken = init.body.root_token;
+  for (const n of nodes) {
+    n.rootToken = rootToken;
+    expect((await n.api('PUT', 'sys/unseal', { key: unsealKey }, { token: null })).body.sealed).toBe(false);
+  }
+  const active = await theActive();
+  const standbys = nodes.filter((n) => n !== active);
+  for (const s of standbys) {
+    expect(await health(s)).toBe(429);
+    expect(await health(s, '?standbyok=true')).toBe(200);
+    expect(await health(s, '?standbycode=472')).toBe(472);
+    const h = await s.api('GET', 'sys/health', undefined, { token: null });
+    expect(h.body).toMatchObject({ initialized: true, sealed: false, standby: true });
+    // Standbys are unsealed: seal-status answers locally.
+    expect((await s.api('GET', 'sys/seal-status', undefined, { token: null })).body).toMatchObject({ sealed: false, storage_type: 'postgresql' });
+  }
+  expect((await active.api('GET', 'sys/health', undefined, { token: null })).body.standby).toBe(false);
+  for (const n of nodes) {
+    const l = await n.api('GET', 'sys/leader', undefined, { token: null });
+    expect(l.status).toBe(200);
+    expect(l.body).toMatchObject({ ha_enabled: true, is_self: n === active, leader_address: active.url });
+  }
+
+  // Everything else sent to a standby is served by the active node.
+  const [s1, s2] = standbys as [Node, Node];
+  expect((await s1.api('POST', 'sys/mounts/secret', { type: 'kv', options: { version: '2' } })).status).toBe(204);
+  const w = await s2.api('PUT', 'secret/data/forwarded', { data: { via: 'standby' } });
+  expect(w.status).toBe(200);
+  expect(w.body.data.version).toBe(1);
+  expect((await active.api('GET', 'secret/data/forwarded')).body.data.data).toEqual({ via: 'standby' });
+  expect((await s1.api('GET', 'secret/data/forwarded')).body.data.data).toEqual({ via: 'standby' });
+  // The raw LIST verb and errors travel too, as the active node answered them.
+  const listed = await fetch(`${s1.url}/v1/secret/metadata/`, { method: 'LIST', headers: { 'X-Vault-Token': rootToken } });
+  expect([listed.status, ((await listed.json()) as { data: { keys: string[] } }).data.keys]).toEqual([200, ['forwarded']]);
+  expect((await s2.api('GET', 'secret/data/forwarded', undefined, { token: 'not-a-token' })).status).toBe(403);
+
+  // Asked not to forward, a standby redirects to the active node.
+  for (const header of ['X-Vault-No-Request-Forwarding', 'X-Service-No-Request-Forwarding']) {
+    const r = await fetch(`${s1.url}/v1/secret/data/forwarded?version=1`, { redirect: 'manual', headers: { 'X-Service-Token': rootToken, [header]: 'true' } });
+    expect(r.status).toBe(307);
+    expect(r.headers.get('location')).toBe(`${active.url}/v1/secret/data/forwarded?version=1`);
+  }
+});
+
+it('SIGKILL of the active node under write load: a standby is active within 20 s, every acknowledged write is readable, leases keep expiring on time', async () => {
+  const before = await theActive();
+  // A lease issued before the failover: a real PostgreSQL role, revoked at expiry by whichever node is active then.
+  const u = new URL(pg.url);
+  expect((await before.api('POST', 'sys/mounts/database', { type: 'database' })).status).toBe(204);
+  const conn = await before.api('POST', 'database/config/pg', {
+    plugin_name: 'postgresql-database-plugin',
+    connection_url: `postgresql://{{username}}:{{password}}@${u.host}${u.pathname}`,
+    username: decodeURIComponent(u.username),
+    password: decodeURIComponent(u.password),
+    allowed_roles: 'app',
+  });
+  expect([conn.status, conn.text]).toEqual([204, '']);
+  const role = await before.api('POST', 'database/roles/app', {
+    db_name: 'pg',
+    creation_statements: [`CREATE ROLE "{{name}}" WITH LOGIN PASSWORD '{{password}}' VALID UNTIL '{{expiration}}'`],
+    revocation_statements: [`DROP ROLE IF EXISTS "{{name}}"`],
+    default_ttl: '30s',
+  });
+  expect(role.status).toBe(204);
+  const creds = await before.api('GET', 'database/creds/app');
+  expect(creds.status).toBe(200);
+  const issuedAt = Date.now();
+  const username = creds.body.data.username as string;
+  const roleExists = async () => (await query(`SELECT 1 FROM pg_roles WHERE rolname = $1`, [username])).length === 1;
+  expect(await roleExists()).toBe(true);
+
+  // Write load through every node (standbys forward), acknowledged writes recorded.
+  const acked = new Map<string, number>();
+  let stop = false;
+  let n = 0;
+  const writer = async (w: number) => {
+    while (!stop) {
+      const live = nodes.filter(alive);
+      const i = n++;
+      const target = live[i % live.length]!;
+      const key = `load/w${w}-${i}`;
+      const r = await target.api('PUT', `secret/data/${key}`, { data: { i } }).catch(() => null);
+      if (r?.status === 200) acked.set(key, i);
+      else await sleep(50);
+    }
+  };
+  const writers = [0, 1, 2, 3].map(writer);
+  await sleep(1500);
+  const ackedBeforeKill = acked.size;
+  const killedAt = Date.now();
+  await before.stop('SIGKILL');
+  const after = await theActive(20_000);
+  const failoverMs = Date.now() - killedAt;
+  expect(after).not.toBe(before);
+  expect(failoverMs).toBeLessThan(20_000);
+  await sleep(1000);
+  stop = true;
+  await Promise.all(writers);
+  expect(ackedBeforeKill).toBeGreaterThan(0);
+  expect(acked.size).toBeGreaterThan(ackedBeforeKill);
+
+  for (const [key, i] of acked) {
+    const r = await after.api('GET', `secret/data/${key}`);
+    expect([key, r.status, r.body?.data?.data?.i]).toEqual([key, 200, i]);
+  }
+  const fresh = await after.api('PUT', 'secret/data/after-failover', { data: { ok: true } });
+  expect(fresh.status).toBe(200);
+
+  // The lease issued before the failover is known to the new active node and expires on time there.
+  const lookup = await after.api('PUT', 'sys/leases/lookup', { lease_id: creds.body.lease_id });
+  expect(lookup.status).toBe(200);
+  expect(await roleExists()).toBe(true);
+  await waitFor('the role dropped at lease expiry', async () => !(await roleExists()), 45_000);
+  const droppedAfterMs = Date.now() - issuedAt;
+  expect(droppedAfterMs).toBeGreaterThanOrEqual(29_000);
+  expect(droppedAfterMs).toBeLessThan(40_000);
+  expect((await after.api('PUT', 'sys/leases/lookup', { lease_id: creds.body.lease_id })).status).toBe(400);
+});
+
+it('sys/step-down (sudo) hands the active role to another node', async () => {
+  const active = await theActive();
+  const token = await active.api('POST', 'auth/token/create', { policies: ['default'] });
+  expect((await active.api('PUT', 'sys/step-down', undefined, { token: token.body.auth.client_token })).status).toBe(403);
+  expect((await active.api('PUT', 'sys/step-down')).status).toBe(204);
+  const next = await waitFor(
+    'another node active',
+    async () => {
+      const a = await theActive(2_000).catch(() => undefined);
+      return a && a !== active ? a : undefined;
+    },
+    20_000,
+  );
+  expect(await health(active)).toBe(429);
+  expect((await active.api('GET', 'sys/leader', undefined, { token: null })).body).toMatchObject({ is_self: false, leader_address: next.url });
+  expect((await active.api('GET', 'secret/data/forwarded')).body.data.data).toEqual({ via: 'standby' });
+});
+
+it('the database holds no plaintext: values are barrier ciphertext and keys are paths', async () => {
+  const active = await theActive();
+  const marker = `plaintext-marker-${randomBytes(8).toString('hex')}`;
+  expect((await active.api('PUT', 'secret/data/marker', { data: { value: marker } })).status).toBe(200);
+  expect((await active.api('GET', 'secret/data/marker')).body.data.data.value).toBe(marker);
+  for (const needle of [marker, rootToken, unsealKey]) {
+    const rows = await query(
+      `SELECT path FROM strongroom_kv_store WHERE position($1::bytea in value) > 0 OR position($2 in path) > 0
+       UNION ALL SELECT ha_key FROM strongroom_ha_locks WHERE position($2 in ha_value) > 0`,
+      [Buffer.from(needle), needle],
+    );
+    expect(rows).toEqual([]);
+  }
+  const count = await query<{ n: number }>(`SELECT count(*)::int AS n FROM strongroom_kv_store WHERE path LIKE 'logical/%'`);
+  expect(count[0]!.n).toBeGreaterThan(0);
+});
+
+it('refuses ha_enabled without api_addr at start (standbys could not forward or redirect)', async () => {
+  const conf = `storage "postgresql" {\n  connection_url = "postgresql://x@127.0.0.1:1/x"\n  ha_enabled = true\n}\nlistener "tcp" {\n  address = "127.0.0.1:$PORT"\n  tls_disable = true\n}\n`;
+  await expect(startConfigServer(conf)).rejects.toThrow(/exited early \(1\)[\s\S]*api_addr: is required/);
+});
