@@ -25,15 +25,16 @@ function pidsOf(tag: string): number[] {
   const out = execFileSync('ps', ['-eo', 'pid=,args='], { encoding: 'utf8' });
   return out
     .split('\n')
-    .filter((l) => l.includes('memory-db-plugin.js') && l.trim().endsWith(` ${tag}`))
+    .filter((l) => l.includes(`memory-${tag}.js`) && l.trim().endsWith(` ${tag}`))
     .map((l) => Number(l.trim().split(/\s+/)[0]));
 }
 
 async function register(version: string): Promise<void> {
-  const file = join(pluginDir, `memory-${version}.sh`);
-  writeFileSync(file, `#!/bin/sh\nexec "${process.execPath}" "${FIXTURE}" ${version}\n`, { mode: 0o755 });
+  // A JavaScript entry that loads the fixture (it lives in the SDK, which every plugin may read); the version is its argument.
+  const file = join(pluginDir, `memory-${version}.js`);
+  writeFileSync(file, `require(${JSON.stringify(FIXTURE)});\n`);
   const sha256 = createHash('sha256').update(readFileSync(file)).digest('hex');
-  const r = await s.api('POST', 'sys/plugins/catalog/database/memory-database-plugin', { command: `memory-${version}.sh`, sha256, version });
+  const r = await s.api('POST', 'sys/plugins/catalog/database/memory-database-plugin', { command: `memory-${version}.js`, args: [version], sha256, version });
   expect(r.status).toBe(204);
 }
 

@@ -8,11 +8,11 @@
  * down during revocation is postgresql-outage.test.ts (a dedicated server).
  */
 import { execFileSync } from 'node:child_process';
-import { createHash, randomBytes } from 'node:crypto';
-import { readFileSync, writeFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { resolve } from 'node:path';
 import { Client } from 'pg';
 import { postgresUrl } from '../helpers/databases';
+import { externalPlugin } from '../helpers/plugins';
 import { scratchDir, startDevServer, type RunningServer } from '../helpers/server';
 
 jest.setTimeout(90_000);
@@ -190,10 +190,8 @@ describe('database engine on PostgreSQL', () => {
 
   it('pins a connection to a second registered version of the plugin while another keeps the built-in; both serve at once', async () => {
     // The "second version": an entry in plugin_directory that runs the built plugin, registered by its sha256.
-    const entry = join(pluginDir, 'postgresql-database-plugin-v2');
-    writeFileSync(entry, `#!/bin/sh\nexec "${process.execPath}" "${PG_PLUGIN_MAIN}" pinned-v2\n`, { mode: 0o755 });
-    const sha256 = createHash('sha256').update(readFileSync(entry)).digest('hex');
-    expect((await s.api('POST', 'sys/plugins/catalog/database/postgresql-database-plugin', { command: 'postgresql-database-plugin-v2', sha256, version: 'v2.0.0' })).status).toBe(204);
+    const { command, sha256 } = externalPlugin(pluginDir, 'postgresql-database-plugin-v2', PG_PLUGIN_MAIN);
+    expect((await s.api('POST', 'sys/plugins/catalog/database/postgresql-database-plugin', { command, args: ['pinned-v2'], sha256, version: 'v2.0.0' })).status).toBe(204);
     const versions = (await s.api('GET', 'sys/plugins/catalog')).body.data.detailed.filter((p: { name: string }) => p.name === 'postgresql-database-plugin').map((p: { version: string }) => p.version);
     expect(versions.sort()).toEqual(['v0.1.0+builtin', 'v2.0.0']);
 
@@ -214,7 +212,7 @@ describe('database engine on PostgreSQL', () => {
     expect(await canLogin(a.body.data.username, a.body.data.password)).toBe(true);
     expect(await canLogin(b.body.data.username, b.body.data.password)).toBe(true);
     // Two plugin processes: the built-in one and the pinned v2 (marked by its argument).
-    const procs = execFileSync('ps', ['-eo', 'pid=,args='], { encoding: 'utf8' }).split('\n').filter((l) => l.includes(PG_PLUGIN_MAIN));
+    const procs = execFileSync('ps', ['-eo', 'pid=,args='], { encoding: 'utf8' }).split('\n').filter((l) => l.includes(PG_PLUGIN_MAIN) || l.includes('postgresql-database-plugin-v2/main.js'));
     expect(procs.filter((l) => l.trim().endsWith('pinned-v2'))).toHaveLength(1);
     expect(procs.filter((l) => !l.trim().endsWith('pinned-v2')).length).toBeGreaterThanOrEqual(1);
     for (const r of [a, b]) expect((await s.api('POST', 'sys/leases/revoke', { lease_id: r.body.lease_id, sync: true })).status).toBe(204);

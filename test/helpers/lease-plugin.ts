@@ -3,23 +3,19 @@
  * plugin directory and mounted, on a production-config server (level
  * storage, init + unseal) so that tests can SIGKILL and restart it.
  */
-import { createHash } from 'node:crypto';
-import { chmodSync, readFileSync, writeFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { resolve } from 'node:path';
+import { externalPlugin } from './plugins';
 import { restartConfigServer, scratchDir, startConfigServer, type RunningServer } from './server';
 
 export const LEASE_PLUGIN_MAIN = resolve(__dirname, '../fixtures/lease-plugin/dist/main.js');
 
 export type LeaseServer = RunningServer & { configFile: string; unsealKeys: string[] };
 
-/** A directory holding `lease-test.sh` (execs the built plugin) and its sha256. */
+/** A plugin directory holding the lease plugin as an external plugin of its own (lease-test/), with its entry and sha256. */
 export function leasePluginDir(): { dir: string; command: string; sha256: string } {
   const dir = scratchDir('sr-lease-plugins-');
-  const command = 'lease-test.sh';
-  const file = join(dir, command);
-  writeFileSync(file, `#!/bin/sh\nexec "${process.execPath}" "${LEASE_PLUGIN_MAIN}" "$@"\n`);
-  chmodSync(file, 0o755);
-  return { dir, command, sha256: createHash('sha256').update(readFileSync(file)).digest('hex') };
+  const { command, sha256 } = externalPlugin(dir, 'lease-test', LEASE_PLUGIN_MAIN);
+  return { dir, command, sha256 };
 }
 
 /**

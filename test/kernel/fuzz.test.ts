@@ -21,7 +21,8 @@ import { startDevServer, type RunningServer } from '../helpers/server';
 
 const SEED = Number(process.env.SR_FUZZ_SEED ?? 20260101);
 const CONCURRENCY = 4;
-// Tens of thousands of requests: on a loaded 2-core machine that takes minutes, not the default minute.
+// Over 10,000 requests: about 30 s on an idle machine, well over jest's default 60 s when the
+// 2 cores are shared by several suites. A limit on time, not a check of correctness.
 jest.setTimeout(300_000);
 const RANDOM_BODIES_PER_OP = 5;
 

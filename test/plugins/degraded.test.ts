@@ -4,13 +4,14 @@
  * mount answer a 503 naming the plugin, while the core and every other mount
  * keep serving; sys/plugins/reload/backend brings it back with its data.
  *
- * The crashing plugin is an external copy of kv behind a script that exits at
- * once while a marker file exists, so after one SIGKILL every restart fails.
+ * The crashing plugin is an external copy of kv behind an entry file that
+ * exits at once while a marker file exists in its directory (the sandbox lets
+ * it read nothing else), so after one SIGKILL every restart fails.
  */
-import { createHash } from 'node:crypto';
-import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { externalPlugin } from '../helpers/plugins';
 import { pidsOf, sleep } from '../helpers/processes';
 import { startDevServer, type RunningServer } from '../helpers/server';
 
@@ -20,7 +21,7 @@ const KV_MAIN = resolve(__dirname, '../../plugins/kv/dist/main.js');
 /** An argument only the flaky copy gets (kv ignores its argv), to tell its process apart in `ps`. */
 const FLAKY_ARG = '--sr-test-flaky';
 
-const flakyPids = () => pidsOf([FLAKY_ARG, 'kv/dist/main.js']);
+const flakyPids = () => pidsOf([FLAKY_ARG, 'kv-flaky/']);
 
 let s: RunningServer;
 let pluginDir: string;
@@ -28,13 +29,12 @@ let marker: string;
 
 beforeAll(async () => {
   pluginDir = mkdtempSync(join(tmpdir(), 'sr-degraded-'));
-  marker = join(pluginDir, 'broken');
-  const script = join(pluginDir, 'kv-flaky.sh');
-  writeFileSync(script, `#!/bin/sh\nif [ -e "${marker}" ]; then echo "flaky: refusing to start" >&2; exit 3; fi\nexec "${process.execPath}" "${KV_MAIN}" "$@"\n`);
-  chmodSync(script, 0o755);
+  const flaky = externalPlugin(pluginDir, 'kv-flaky', KV_MAIN, {
+    prelude: `if (require('node:fs').existsSync(require('node:path').join(__dirname, 'broken'))) { process.stderr.write('flaky: refusing to start\\n'); process.exit(3); }`,
+  });
+  marker = join(flaky.dir, 'broken');
   s = await startDevServer({ extraArgs: [`-dev-plugin-dir=${pluginDir}`] });
-  const sha256 = createHash('sha256').update(readFileSync(script)).digest('hex');
-  const reg = await s.api('POST', 'sys/plugins/catalog/secret/kv', { command: 'kv-flaky.sh', args: [FLAKY_ARG], sha256, version: 'v0.0.1-flaky' });
+  const reg = await s.api('POST', 'sys/plugins/catalog/secret/kv', { command: flaky.command, args: [FLAKY_ARG], sha256: flaky.sha256, version: 'v0.0.1-flaky' });
   expect(reg.status).toBe(204);
 });
 afterAll(async () => {

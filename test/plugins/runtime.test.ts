@@ -4,9 +4,9 @@
  * hang), be restarted, and lose no acknowledged write. External plugins are
  * sha256-checked, versioned, and no plugin process outlives the server.
  */
-import { createHash } from 'node:crypto';
-import { chmodSync, readFileSync, writeFileSync } from 'node:fs';
+import { appendFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import { externalPlugin } from '../helpers/plugins';
 import { alive, descendantPids, pidsOf, sleep, waitFor } from '../helpers/processes';
 import { scratchDir, startDevServer, type RunningServer } from '../helpers/server';
 
@@ -31,11 +31,9 @@ afterAll(async () => {
   await s.stop('SIGKILL');
 });
 
-function writeKvScript(name: string): string {
-  const file = join(pluginDir, name);
-  writeFileSync(file, `#!/bin/sh\nexec "${process.execPath}" "${KV_MAIN}" "$@"\n`);
-  chmodSync(file, 0o755);
-  return createHash('sha256').update(readFileSync(file)).digest('hex');
+/** kv as an external plugin in its own directory `<name>/` of the plugin directory: its command and sha256. */
+function externalKv(name: string): { command: string; sha256: string } {
+  return externalPlugin(pluginDir, name, KV_MAIN);
 }
 
 describe('plugin runtime', () => {
@@ -90,8 +88,8 @@ describe('plugin runtime', () => {
   });
 
   it('serves an external kv v1.2.3 beside the built-in one', async () => {
-    const sha256 = writeKvScript('kv-ext.sh');
-    const reg = await s.api('POST', 'sys/plugins/catalog/secret/kv', { command: 'kv-ext.sh', sha256, version: 'v1.2.3' });
+    const { command, sha256 } = externalKv('kv-ext');
+    const reg = await s.api('POST', 'sys/plugins/catalog/secret/kv', { command, sha256, version: 'v1.2.3' });
     expect(reg.status).toBe(204);
     const m = await s.api('POST', 'sys/mounts/ext', { type: 'kv', plugin_version: 'v1.2.3', options: { version: '1' } });
     expect(m.status).toBe(204);
@@ -103,13 +101,14 @@ describe('plugin runtime', () => {
     expect(both.map((r) => r.status)).toEqual([204, 204]);
     expect((await s.api('GET', 'ext/k')).body.data).toEqual({ who: 'ext' });
     expect((await s.api('GET', 'v1kv/k')).body.data).toEqual({ who: 'builtin' });
-    // The external one is a separate process started through the script.
-    expect(descendantPids(s.proc.pid!, KV_PLUGIN).length).toBeGreaterThanOrEqual(2);
+    // The external one is a separate process, started from its own directory.
+    expect(descendantPids(s.proc.pid!, KV_PLUGIN).length).toBeGreaterThanOrEqual(1);
+    expect(descendantPids(s.proc.pid!, 'kv-ext/main.js')).toHaveLength(1);
   });
 
   it('refuses a plugin whose sha256 does not match with a 400 naming sha256', async () => {
-    writeKvScript('kv-bad.sh');
-    const reg = await s.api('POST', 'sys/plugins/catalog/secret/kv', { command: 'kv-bad.sh', sha256: 'ab'.repeat(32), version: 'v9.9.9' });
+    const { command } = externalKv('kv-bad');
+    const reg = await s.api('POST', 'sys/plugins/catalog/secret/kv', { command, sha256: 'ab'.repeat(32), version: 'v9.9.9' });
     expect(reg.status).toBe(400);
     expect(reg.body.errors.join(' ')).toMatch(/sha256/i);
     const m = await s.api('POST', 'sys/mounts/bad', { type: 'kv', plugin_version: 'v9.9.9' });
@@ -118,9 +117,9 @@ describe('plugin runtime', () => {
   });
 
   it('refuses to mount a plugin whose file changed after registration', async () => {
-    const sha256 = writeKvScript('kv-swap.sh');
-    expect((await s.api('POST', 'sys/plugins/catalog/secret/kv', { command: 'kv-swap.sh', sha256, version: 'v2.0.0' })).status).toBe(204);
-    writeFileSync(join(pluginDir, 'kv-swap.sh'), `#!/bin/sh\necho tampered\nexec "${process.execPath}" "${KV_MAIN}" "$@"\n`);
+    const { command, sha256 } = externalKv('kv-swap');
+    expect((await s.api('POST', 'sys/plugins/catalog/secret/kv', { command, sha256, version: 'v2.0.0' })).status).toBe(204);
+    appendFileSync(join(pluginDir, command), '\nconsole.error("tampered");\n');
     const m = await s.api('POST', 'sys/mounts/swapped', { type: 'kv', plugin_version: 'v2.0.0' });
     expect(m.status).toBe(400);
     expect(m.body.errors.join(' ')).toMatch(/sha256/i);

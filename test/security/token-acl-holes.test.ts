@@ -77,6 +77,20 @@ describe('finding 2: token role names are case-sensitive, so a deny on the name 
   });
 });
 
+describe('finding 2 (policies): policy names stay lower-cased, and the ACL is checked on the name used', () => {
+  it('a deny on sys/policies/acl/admin holds against ADMIN and Admin', async () => {
+    const t = await tokenWith(['path "sys/policies/acl/*" { capabilities = ["create", "read", "update", "delete"] }', 'path "sys/policies/acl/admin" { capabilities = ["deny"] }', 'path "sys/policy/admin" { capabilities = ["deny"] }', 'path "sys/policy/*" { capabilities = ["create", "read", "update", "delete"] }'].join('\n'));
+    const grab = 'path "*" { capabilities = ["read"] }';
+    expect((await s.api('PUT', 'sys/policies/acl/ADMIN', { policy: grab }, { token: t })).status).toBe(403);
+    expect((await s.api('PUT', 'sys/policy/Admin', { policy: grab }, { token: t })).status).toBe(403);
+    expect((await s.api('DELETE', 'sys/policies/acl/Admin', undefined, { token: t })).status).toBe(403);
+    expect((await s.api('GET', 'sys/policies/acl/admin')).body.data.policy).toMatch(/sudo/);
+    // A name the token may write is still accepted in any case, and stored lower-cased.
+    expect((await s.api('PUT', 'sys/policies/acl/Mixed', { policy: grab }, { token: t })).status).toBe(204);
+    expect((await s.api('GET', 'sys/policies/acl/mixed', undefined, { token: t })).body.data.name).toBe('mixed');
+  });
+});
+
 describe('finding 3: a list is authorised against the directory it lists (trailing slash added before routing and ACL)', () => {
   beforeAll(async () => {
     expect((await s.api('POST', 'secret/data/app/db', { data: { password: 'p' } })).status).toBe(200);

@@ -57,6 +57,9 @@ export interface MountManager {
   unloadAll(): Promise<void>;
 }
 
+/** How long a disable waits for the requests in flight on the mount (a plugin call's own deadline is 30 s). */
+const DRAIN_MS = 30_000;
+
 export function createMountManager(deps: {
   store: Pick<Physical, 'get' | 'put' | 'delete' | 'list' | 'scan' | 'batch'>;
   router: Router<MountBinding>;
@@ -70,15 +73,48 @@ export function createMountManager(deps: {
   const running = new Map<string, string>();
   const backends = new Map<string, Backend>();
 
+  /** Per binding: requests holding it, and whether a disable closed it. */
+  const holds = new WeakMap<MountBinding, { count: number; closed: boolean; idle: (() => void) | null }>();
+
+  /** Closes a binding to new requests and resolves once the ones holding it are done (or after `DRAIN_MS`). */
+  function drain(binding: MountBinding): Promise<void> {
+    const h = holds.get(binding);
+    if (!h) return Promise.resolve();
+    h.closed = true;
+    if (h.count === 0) return Promise.resolve();
+    return new Promise<void>((resolve) => {
+      // A request stuck in a hung plugin must not hold the disable forever: the
+      // plugin call deadline ends it anyway, and the storage is closed below it.
+      const timer = setTimeout(resolve, DRAIN_MS);
+      timer.unref();
+      h.idle = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+    });
+  }
+
   function bind(entry: MountEntry, ns: Namespace): MountBinding {
     let resolveReady!: () => void;
+    const h = { count: 0, closed: false, idle: null as (() => void) | null };
     const binding: MountBinding = {
       backend: null,
       status: 'starting',
       unauthenticated: () => false,
       root: () => false,
       ready: new Promise<void>((r) => (resolveReady = r)),
+      acquire() {
+        if (h.closed) return null;
+        h.count++;
+        let released = false;
+        return () => {
+          if (released) return;
+          released = true;
+          if (--h.count === 0 && h.idle) h.idle();
+        };
+      },
     };
+    holds.set(binding, h);
     deps.router.add(entry, binding);
     deps
       .resolve(entry, ns)
@@ -168,6 +204,9 @@ export function createMountManager(deps: {
       if (found.entry.system) throw badRequest(`cannot disable the system mount "${rp}"`);
       deps.router.remove(ns.id, rp);
       await persist(table, ns);
+      // Requests already inside the mount finish (their leases get registered, so
+      // onDisable revokes them); only then are the leases revoked and the data removed.
+      await drain(found.handle);
       await deps.onDisable(found.entry, ns);
       await cleanupBackend(found.entry.uuid);
     },

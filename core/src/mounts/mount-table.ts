@@ -86,6 +86,8 @@ export function normalizeMountPath(p: string): string {
   if (parts.length === 0) throw badRequest('path: a mount path is required');
   for (const s of parts) {
     if (s === '.' || s === '..') throw badRequest(`path: invalid segment "${s}"`);
+    // No whitespace or control characters: `sys/mounts/%20` made a mount named " /" that no client can address sanely.
+    if (/[\s\x00-\x1f\x7f]/.test(s)) throw badRequest(`path: invalid segment ${JSON.stringify(s)}: no whitespace or control characters`);
   }
   return `${parts.join('/')}/`;
 }

@@ -86,3 +86,21 @@ export function normalizeNamespacePath(p: string): string {
   const trimmed = p.split('/').filter((s) => s.length > 0).join('/');
   return trimmed === '' ? '' : `${trimmed}/`;
 }
+
+/**
+ * Where a token may act, and with which policies (Vault's rule): in its own
+ * namespace and the namespaces below it, always with its own namespace's
+ * policies, on the path as seen from its own namespace (`child/secret/x` for a
+ * parent-namespace token acting in `child/`). Null when the request's namespace
+ * is not the token's nor below it, or the token's namespace is gone: refuse.
+ */
+export function tokenScope(
+  registry: Pick<NamespaceRegistry, 'byId'>,
+  tokenNamespaceId: string,
+  requestNamespace: Namespace,
+  path: string,
+): { namespace: Namespace; path: string } | null {
+  const own = registry.byId(tokenNamespaceId);
+  if (!own || !requestNamespace.path.startsWith(own.path)) return null;
+  return { namespace: own, path: requestNamespace.path.slice(own.path.length) + path };
+}

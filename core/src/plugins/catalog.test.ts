@@ -46,22 +46,27 @@ describe('plugin catalog', () => {
   });
 
   test('register persists under core/plugin-catalog/<type>/<name>/<version> with a canonical version', async () => {
-    const sha = write('kv-ext', '#!/bin/sh\n');
+    const sha = write('kv-ext.js', '#!/bin/sh\n');
     const cat = make();
-    const e = await cat.register({ type: 'secret', name: 'kv', version: '1.2.3', command: 'kv-ext', sha256: sha.toUpperCase(), env: ['A=b=c'] });
-    expect(e).toEqual({ type: 'secret', name: 'kv', version: 'v1.2.3', command: 'kv-ext', args: [], env: ['A=b=c'], sha256: sha, builtin: false });
+    const e = await cat.register({ type: 'secret', name: 'kv', version: '1.2.3', command: 'kv-ext.js', sha256: sha.toUpperCase(), env: ['A=b=c'] });
+    expect(e).toEqual({ type: 'secret', name: 'kv', version: 'v1.2.3', command: 'kv-ext.js', args: [], env: ['A=b=c'], sha256: sha, builtin: false });
     expect([...store.dump().keys()]).toEqual(['core/plugin-catalog/secret/kv/v1.2.3']);
     // A fresh catalog over the same store sees it.
     expect(await make().get('secret', 'kv', 'v1.2.3')).toEqual(e);
-    expect(await cat.prepareStart(e)).toEqual({ command: fs.realpathSync(path.join(dir, 'kv-ext')), args: [], env: { A: 'b=c' } });
+    expect(await cat.prepareStart(e)).toEqual({ main: fs.realpathSync(path.join(dir, 'kv-ext.js')), args: [], env: { A: 'b=c' }, codeDirs: [fs.realpathSync(dir)] });
+  });
+
+  test('an external plugin is a JavaScript entry file: anything else is refused (400 naming command), it could not be sandboxed', async () => {
+    const sha = write('plugin.sh', '#!/bin/sh\n');
+    await expect(make().register({ type: 'secret', name: 'sh', version: '1.0.0', command: 'plugin.sh', sha256: sha })).rejects.toMatchObject({ status: 400, message: expect.stringMatching(/^command: .*JavaScript entry file/) });
   });
 
   test('version rules: built-in first without a version, else the highest semver', async () => {
-    const sha = write('x', 'x');
+    const sha = write('x.js', 'x');
     const cat = make();
     for (const v of ['1.0.0', '1.10.0', '1.9.0', '1.10.0-rc.1']) {
-      await cat.register({ type: 'secret', name: 'other', version: v, command: 'x', sha256: sha });
-      await cat.register({ type: 'secret', name: 'kv', version: v, command: 'x', sha256: sha });
+      await cat.register({ type: 'secret', name: 'other', version: v, command: 'x.js', sha256: sha });
+      await cat.register({ type: 'secret', name: 'kv', version: v, command: 'x.js', sha256: sha });
     }
     expect((await cat.get('secret', 'other'))?.version).toBe('v1.10.0');
     expect((await cat.get('secret', 'kv'))?.version).toBe('v0.1.0+builtin');
@@ -85,10 +90,10 @@ describe('plugin catalog', () => {
   });
 
   test('bad input is a 400 naming the field', async () => {
-    const sha = write('ok', 'ok');
+    const sha = write('ok.js', 'ok');
     const cat = make();
     const bad = async (input: Record<string, unknown>, field: string) => {
-      const err = await cat.register({ type: 'secret', name: 'p', version: '1.0.0', command: 'ok', sha256: sha, ...input } as never).catch((e: unknown) => e);
+      const err = await cat.register({ type: 'secret', name: 'p', version: '1.0.0', command: 'ok.js', sha256: sha, ...input } as never).catch((e: unknown) => e);
       expect(err).toBeInstanceOf(StrongroomError);
       expect((err as StrongroomError).status).toBe(400);
       expect((err as StrongroomError).message).toMatch(new RegExp(`^${field}`));
@@ -111,23 +116,23 @@ describe('plugin catalog', () => {
     await expect(make().register({ type: 'secret', name: 'p', version: '1.0.0', command: 'link', sha256: sha })).rejects.toThrow(
       'command: must stay inside plugin_directory',
     );
-    write('ok', 'ok');
-    await expect(make(null).register({ type: 'secret', name: 'p', version: '1.0.0', command: 'ok', sha256: sha })).rejects.toThrow(
+    write('ok.js', 'ok');
+    await expect(make(null).register({ type: 'secret', name: 'p', version: '1.0.0', command: 'ok.js', sha256: sha })).rejects.toThrow(
       /no plugin_directory is configured/,
     );
   });
 
   test('sha256 is checked at registration and before every start', async () => {
-    const sha = write('p', 'v1');
+    const sha = write('p.js', 'v1');
     const cat = make();
     // At registration a wrong sha256 is the caller's bad input: a 400 naming the field.
-    await expect(cat.register({ type: 'secret', name: 'p', version: '1.0.0', command: 'p', sha256: 'a'.repeat(64) })).rejects.toMatchObject({
+    await expect(cat.register({ type: 'secret', name: 'p', version: '1.0.0', command: 'p.js', sha256: 'a'.repeat(64) })).rejects.toMatchObject({
       status: 400,
       message: 'sha256: does not match the command file for p v1.0.0',
     });
-    const e = await cat.register({ type: 'secret', name: 'p', version: '1.0.0', command: 'p', sha256: sha });
+    const e = await cat.register({ type: 'secret', name: 'p', version: '1.0.0', command: 'p.js', sha256: sha });
     await expect(cat.prepareStart(e)).resolves.toMatchObject({ args: [] });
-    write('p', 'v2');
+    write('p.js', 'v2');
     await expect(cat.prepareStart(e)).rejects.toThrow('plugin sha256 mismatch for p v1.0.0');
   });
 

@@ -42,6 +42,8 @@ export interface BuiltinPlugin {
   version: string;
   /** Absolute path of the plugin's compiled main.js. */
   main: string;
+  /** The directory its code loads from (its package): its read grant in the sandbox. Default: main's directory. */
+  codeDir?: string;
   env?: string[];
 }
 
@@ -55,12 +57,21 @@ export interface RegisterInput {
   sha256: string;
 }
 
-/** What the supervisor runs: the sha256-checked absolute command, its args and extra env. */
+/**
+ * What the supervisor runs: a JavaScript entry file (absolute, sha256-checked
+ * for an external plugin) that the server's own node binary runs in the
+ * plugin sandbox, its args, extra env, and the directories its code loads
+ * from (its read grant, besides the shared plugin runtime).
+ */
 export interface StartSpec {
-  command: string;
+  main: string;
   args: string[];
   env: Record<string, string>;
+  codeDirs: string[];
 }
+
+/** An external plugin is a JavaScript entry file: only node code can be held by the sandbox (Node's permission model). */
+const JS_ENTRY = /\.(c|m)?js$/;
 
 export interface CatalogStore {
   get(key: string): Promise<Uint8Array | null>;
@@ -148,7 +159,9 @@ export function sha256File(file: string): Promise<string> {
 export function createPluginCatalog(deps: { store: CatalogStore; pluginDirectory: string | null; builtins: BuiltinPlugin[] }): PluginCatalog {
   const { store } = deps;
   const builtins = new Map<string, PluginEntry>();
+  const builtinCode = new Map<string, string>();
   for (const b of deps.builtins) {
+    builtinCode.set(`${b.type}/${b.name}`, path.resolve(b.codeDir ?? path.dirname(b.main)));
     const version = canonicalVersion(b.version);
     if (!version.endsWith('+builtin')) throw new Error(`built-in ${b.name} version ${version} must end in +builtin`);
     builtins.set(`${b.type}/${b.name}`, {
@@ -213,6 +226,7 @@ export function createPluginCatalog(deps: { store: CatalogStore; pluginDirectory
       const version = canonicalVersion(p.version);
       if (version.includes('+builtin')) throw badRequest('version: the "+builtin" suffix is reserved for built-in plugins', ['version']);
       const file = resolveCommand(p.command);
+      if (!JS_ENTRY.test(file)) throw badRequest(`command: "${p.command}" is not a JavaScript entry file (.js, .cjs, .mjs); plugins run in the server's node sandbox`, ['command']);
       const sha256 = p.sha256.toLowerCase();
       await checkSha(file, sha256, `${p.name} ${version}`, true);
       const entry: PluginEntry = { type: p.type, name: p.name, version, command: p.command, args: p.args, env: p.env, sha256, builtin: false };
@@ -263,10 +277,17 @@ export function createPluginCatalog(deps: { store: CatalogStore; pluginDirectory
         const i = item.indexOf('=');
         if (i > 0) env[item.slice(0, i)] = item.slice(i + 1);
       }
-      if (entry.builtin) return { command: entry.command, args: entry.args, env };
+      if (entry.builtin) {
+        const [main, ...args] = entry.args;
+        return { main: main!, args, env, codeDirs: [builtinCode.get(`${entry.type}/${entry.name}`) ?? path.dirname(main!)] };
+      }
       const file = resolveCommand(entry.command);
+      if (!JS_ENTRY.test(file)) {
+        throw badRequest(`command: plugin ${entry.name} ${entry.version}: "${entry.command}" is not a JavaScript entry file (.js, .cjs, .mjs); plugins run in the server's node sandbox`, ['command']);
+      }
       await checkSha(file, entry.sha256, `${entry.name} ${entry.version}`);
-      return { command: file, args: entry.args, env };
+      // An external plugin may read the directory its entry file is in (keep each plugin in its own).
+      return { main: file, args: entry.args, env, codeDirs: [path.dirname(file)] };
     },
   };
 }

@@ -9,6 +9,7 @@ import { createHash } from 'node:crypto';
 import { createMemoryStorage, StrongroomError, transport, type LogicalRequest, type MountInfo, type Storage, type SystemView } from '@strongroom/sdk-plugin';
 import { createPluginCatalog, type PluginCatalog, type PluginEntry } from './catalog.js';
 import { createPluginSupervisor, type PluginSupervisor, type PluginSupervisorDeps } from './supervisor.js';
+import { pluginRuntimeDirs } from '../server/builtins.js';
 
 const FIXTURE = path.resolve(__dirname, '../../../sdk-plugin/dist/transport/fixtures/echo-plugin.js');
 if (!fs.existsSync(FIXTURE)) {
@@ -96,6 +97,7 @@ describe('plugin supervisor with the echo fixture', () => {
         systemViewFor: () => systemView,
       },
       runDir: path.join(tmp, 'run'),
+      runtimeDirs: pluginRuntimeDirs(),
       callTimeoutMs: 5_000,
       startTimeoutMs: 10_000,
       backoffBaseMs: 20,
@@ -107,8 +109,9 @@ describe('plugin supervisor with the echo fixture', () => {
   };
 
   const registerExternal = async (version: string) => {
-    const script = path.join(pluginDir, `echo-${version}.sh`);
-    fs.writeFileSync(script, `#!/bin/sh\nexec "${process.execPath}" "${FIXTURE}"\n`, { mode: 0o755 });
+    // An external plugin is a JavaScript entry file; the fixture it loads is in the plugin runtime (sdk-plugin).
+    const script = path.join(pluginDir, `echo-${version}.js`);
+    fs.writeFileSync(script, `require(${JSON.stringify(FIXTURE)});\n`);
     const sha256 = createHash('sha256').update(fs.readFileSync(script)).digest('hex');
     return catalog.register({ type: 'secret', name: 'echo', version, command: path.basename(script), sha256 });
   };
@@ -299,7 +302,7 @@ describe('plugin supervisor with the echo fixture', () => {
     const m = mountInfo('m1');
     const backend = await sup.mount(ext, m);
     expect((await backend.handleRequest(request(m, 'echo')))?.data).toMatchObject({ mount: 'm1/' });
-    fs.appendFileSync(path.join(pluginDir, 'echo-1.2.3.sh'), '# tampered\n');
+    fs.appendFileSync(path.join(pluginDir, 'echo-1.2.3.js'), '// tampered\n');
     await expect(sup.reload('secret', 'echo', 'v1.2.3')).rejects.toThrow('plugin sha256 mismatch for echo v1.2.3');
     const other = await rejection(makeSupervisor().mount(ext, mountInfo('m2')));
     expect(other.message).toBe('plugin sha256 mismatch for echo v1.2.3');
@@ -377,6 +380,7 @@ describe('plugin supervisor: database plugins on demand', () => {
         },
       },
       runDir: path.join(tmp, 'run'),
+      runtimeDirs: pluginRuntimeDirs(),
       callTimeoutMs: 5_000,
       startTimeoutMs: 10_000,
       backoffBaseMs: 20,
@@ -399,10 +403,10 @@ describe('plugin supervisor: database plugins on demand', () => {
     expect(alive(pid)).toBe(true);
 
     // A second registered version runs side by side in its own process.
-    const script = path.join(pluginDir, 'fixture-2.sh');
-    fs.writeFileSync(script, `#!/bin/sh\nexec "${process.execPath}" "${DB_FIXTURE}"\n`, { mode: 0o755 });
+    const script = path.join(pluginDir, 'fixture-2.js');
+    fs.writeFileSync(script, `require(${JSON.stringify(DB_FIXTURE)});\n`);
     const sha256 = createHash('sha256').update(fs.readFileSync(script)).digest('hex');
-    const v2 = await catalog.register({ type: 'database', name: 'fixture-database-plugin', version: '2.0.0', command: 'fixture-2.sh', sha256 });
+    const v2 = await catalog.register({ type: 'database', name: 'fixture-database-plugin', version: '2.0.0', command: 'fixture-2.js', sha256 });
     const c = await sup.openDatabase(v2);
     expect(c.version).toBe('v2.0.0');
     const pid2 = await pidAt(c);

@@ -44,6 +44,8 @@ export interface PluginSupervisorDeps {
   callbacks: { storageFor(mountUuid: string): Storage; systemViewFor(mountUuid: string): SystemView };
   /** Directory for the per-process private socket directories. */
   runDir: string;
+  /** Directories every plugin may read besides its own code: the plugin runtime (see sandboxFlags). */
+  runtimeDirs: string[];
   callTimeoutMs?: number;
   /** Spawn to SERVING health; default 30 s. */
   startTimeoutMs?: number;
@@ -105,8 +107,58 @@ interface Runtime {
   watchers: Set<() => void>;
 }
 
-/** Variables passed through from the core's environment; everything else stays out. */
-const PASS_ENV = ['PATH', 'HOME', 'TMPDIR', 'TZ', 'LANG', 'LC_ALL', 'SystemRoot'];
+/**
+ * Variables passed through from the core's environment; everything else stays
+ * out (no PATH: a plugin starts no process; HOME and TMPDIR are its run dir).
+ */
+const PASS_ENV = ['TZ', 'LANG', 'LC_ALL'];
+
+/**
+ * The plugin sandbox (docs/SECURITY.md): Node's permission model, with
+ *  - read access only to the code it loads: its own directory (a built-in's
+ *    package, an external plugin's directory) and the shared plugin runtime
+ *    (SDK, proto files, node_modules). Never the data directory, the config
+ *    file, TLS keys or another plugin's directory;
+ *  - read and write access to its own run directory (0700, its sockets);
+ *  - no child processes, no worker threads, no native addons, no inspector
+ *    (none is granted; the model refuses them by default).
+ * No built-in needs more: the database drivers (pg, mysql2) only open TCP
+ * sockets, which the model does not restrict, and take credentials from the
+ * connection config, never from files.
+ */
+function sandboxFlags(codeDirs: readonly string[], runDir: string, runtimeDirs: readonly string[]): string[] {
+  // Its run dir is readable too: removing a stale socket there lstat()s it first.
+  const read = [...new Set([...codeDirs, ...runtimeDirs, runDir])];
+  return ['--experimental-permission', '--disable-warning=ExperimentalWarning', ...read.map((d) => `--allow-fs-read=${d}`), `--allow-fs-write=${runDir}`];
+}
+
+/** How many descriptor numbers above the highest one open at spawn are also covered (files LevelDB opens meanwhile). */
+const FD_HEADROOM = 64;
+let devNull: number | null = null;
+
+/**
+ * The child's descriptors: its three pipes, and /dev/null over every other
+ * number the core may hold. The core's LevelDB opens its files (LOG, LOCK, the
+ * write-ahead log, MANIFEST) without close-on-exec, so a plain spawn handed
+ * them to the plugin, which could append forged records to the core's log even
+ * inside the sandbox (the permission model checks paths, not descriptors).
+ * libuv dup2()s each stdio entry onto its number in the child before exec,
+ * which closes whatever the core had there; Node's own descriptors are
+ * close-on-exec anyway.
+ */
+function sealedStdio(): Array<'pipe' | number> {
+  let top = 2;
+  try {
+    for (const name of fs.readdirSync('/proc/self/fd')) top = Math.max(top, Number(name) || 0);
+  } catch {
+    // No /proc (not Linux): nothing to enumerate; Node's own descriptors are close-on-exec.
+    return ['pipe', 'pipe', 'pipe'];
+  }
+  devNull ??= fs.openSync('/dev/null', 'r');
+  const stdio: Array<'pipe' | number> = ['pipe', 'pipe', 'pipe'];
+  for (let fd = 3; fd <= top + FD_HEADROOM; fd++) stdio.push(devNull);
+  return stdio;
+}
 const MAX_LOG_LINE = 16 * 1024;
 const LEVELS = new Set(['debug', 'info', 'warn', 'error']);
 
@@ -224,14 +276,17 @@ export function createPluginSupervisor(deps: PluginSupervisorDeps): PluginSuperv
       const v = process.env[k];
       if (v !== undefined) env[k] = v;
     }
+    // Its own run directory is the only place it may write: temp files and "home" go there.
     Object.assign(env, spec.env, {
+      TMPDIR: rt.dir,
+      HOME: rt.dir,
       [transport.ENV_MAGIC_COOKIE]: transport.MAGIC_COOKIE_VALUE,
       [transport.ENV_PROTOCOL_VERSIONS]: String(transport.APP_PROTOCOL_VERSION),
       [transport.ENV_SOCKET_DIR]: rt.dir,
       [transport.ENV_CALLBACK]: rt.callbackPath,
       [transport.ENV_SECRET]: secret,
     });
-    const child = spawn(spec.command, spec.args, { env, stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [...sandboxFlags(spec.codeDirs, rt.dir, deps.runtimeDirs), spec.main, ...spec.args], { env, stdio: sealedStdio() });
     rt.child = child;
     child.stdin?.on('error', () => undefined);
     pipeLogs(rt, child);

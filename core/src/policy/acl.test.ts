@@ -232,3 +232,24 @@ describe('createAclCache', () => {
     expect(cache.get([b])).toBe(aclB);
   });
 });
+
+describe('anyAccessUnder: which mounts sys/internal/ui/mounts shows', () => {
+  const cases: Array<[string, Policy[], string, boolean]> = [
+    ['a rule on a path below the mount', [P('a', ['secret/data/app', ['read']])], 'secret/', true],
+    ['a glob below the mount', [P('a', ['secret/data/*', ['list']])], 'secret/', true],
+    ['a glob covering the mount', [P('a', ['sec*', ['read']])], 'secret/', true],
+    ['a plus rule reaching below', [P('a', ['+/data/app', ['read']])], 'secret/', true],
+    ['a plus rule under the mount', [P('a', ['secret/+/app', ['read']])], 'secret/', true],
+    ['a rule on another mount only', [P('a', ['other/*', ['read']])], 'secret/', false],
+    ['a mount whose name extends another', [P('a', ['secret-two/*', ['read']])], 'secret/', false],
+    ['deny only', [P('a', ['secret/*', ['deny']])], 'secret/', false],
+    ['a deny does not hide another grant', [P('a', ['secret/*', ['deny']], ['secret/data/x', ['read']])], 'secret/', true],
+    ['nothing at all', [P('a', ['auth/token/lookup-self', ['read']])], 'secret/', false],
+  ];
+  it.each(cases)('%s', (_name, policies, prefix, expected) => {
+    expect(createAcl(policies).anyAccessUnder(prefix)).toBe(expected);
+  });
+  it('root sees everything', () => {
+    expect(createAcl([ROOT_POLICY]).anyAccessUnder('anything/')).toBe(true);
+  });
+});

@@ -37,6 +37,12 @@ export interface Acl {
   /** Capabilities on a path as `sys/capabilities-self` reports them: `["root"]`, `["deny"]`, or the granted list. */
   capabilities(path: string): string[];
   check(op: AclOperation, path: string, data?: Record<string, unknown>): AclCheckResult;
+  /**
+   * Whether any rule grants something at or below `prefix` (a mount's path with
+   * its trailing slash): what decides if sys/internal/ui/mounts shows a mount
+   * to the caller, as in Vault. A deny on one rule does not hide what another grants.
+   */
+  anyAccessUnder(prefix: string): boolean;
 }
 
 const BIT: Record<Capability, number> = { deny: 1, create: 2, read: 4, update: 8, patch: 16, delete: 32, list: 64, sudo: 128 };
@@ -272,6 +278,21 @@ export function createAcl(policies: readonly Policy[]): Acl {
 
   const normalize = (path: string) => (path.startsWith('/') ? path.slice(1) : path);
 
+  const grants = (rule: CompiledRule) => rule.caps !== 0 && (rule.caps & BIT.deny) === 0;
+  /** Whether a `+` rule can match some path at or below `prefix`. */
+  const reachesBelow = (rule: CompiledRule, prefix: string): boolean => {
+    const want = prefix.replace(/\/$/, '').split('/');
+    const segs = rule.segments;
+    for (let k = 0; k < want.length; k++) {
+      if (k >= segs.length) return false;
+      const seg = segs[k] as string;
+      const last = k === segs.length - 1;
+      if (last && rule.prefix) return (want[k] as string).startsWith(seg) || seg.startsWith(want[k] as string);
+      if (seg !== '+' && seg !== want[k]) return false;
+    }
+    return true;
+  };
+
   return {
     isRoot,
     policyNames,
@@ -280,6 +301,17 @@ export function createAcl(policies: readonly Policy[]): Acl {
       const rule = findRule(normalize(path), null);
       if (!rule || rule.caps === 0 || rule.caps & BIT.deny) return ['deny'];
       return capabilityNames(rule.caps);
+    },
+    anyAccessUnder(rawPrefix) {
+      if (isRoot) return true;
+      const prefix = normalize(rawPrefix);
+      const own = findRule(prefix, null);
+      if (own && grants(own)) return true;
+      for (const rule of byPattern.values()) {
+        if (!grants(rule)) continue;
+        if (rule.plusCount > 0 ? reachesBelow(rule, prefix) : rule.pattern.startsWith(prefix)) return true;
+      }
+      return false;
     },
     check(op, rawPath, data) {
       if (isRoot) return { allowed: true, sudo: true, matchedPattern: null };

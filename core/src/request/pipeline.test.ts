@@ -51,18 +51,28 @@ function token(over: Partial<CallerToken> = {}): CallerToken {
 
 function setup(opts: { token?: CallerToken | null; allow?: AclOperation[]; answer?: (req: LogicalRequest) => LogicalResponse | null } = {}) {
   const namespaces = createNamespaceRegistry();
+  namespaces.add({ id: 'ns1id', path: 'ns1/', customMetadata: {} });
+  namespaces.add({ id: 'ns2id', path: 'ns1/ns2/', customMetadata: {} });
+  namespaces.add({ id: 'ns3id', path: 'ns3/', customMetadata: {} });
   const router = createRouter<MountBinding>();
   const { backend, calls } = recordingBackend(opts.answer);
+  const holds = { count: 0, closed: false };
   const binding: MountBinding = {
     backend,
     status: 'running',
     unauthenticated: compileSpecialPaths(['login']),
     root: compileSpecialPaths([]),
     ready: Promise.resolve(),
+    acquire: () => {
+      if (holds.closed) return null;
+      holds.count++;
+      return () => void holds.count--;
+    },
   };
   router.add(newMountEntry('auth', 'approle/', { type: 'approle' }, 'root'), binding);
-  router.add(newMountEntry('mounts', 'engine/', { type: 'transit' }, 'root'), binding);
+  for (const ns of ['root', 'ns1id', 'ns2id', 'ns3id']) router.add(newMountEntry('mounts', 'engine/', { type: 'transit' }, ns), binding);
   const aclChecks: AclOperation[] = [];
+  const aclSeen: string[] = [];
   const used: string[] = [];
   const revoked: string[] = [];
   const audited: AuditEntry[] = [];
@@ -74,7 +84,7 @@ function setup(opts: { token?: CallerToken | null; allow?: AclOperation[]; answe
       lookup: async (id) => (found && id === found.id ? found : null),
       use: async (t) => {
         used.push(t.accessor);
-        return t.numUses === 1;
+        return { exhausted: t.numUses === 1, entry: t.entry };
       },
       revokeExhausted: async (t) => {
         revoked.push(t.accessor);
@@ -83,8 +93,9 @@ function setup(opts: { token?: CallerToken | null; allow?: AclOperation[]; answe
       createFromAuth: async (auth) => ({ client_token: 'new', policies: auth.policies }),
     },
     acl: {
-      check: async (_t, _ns, op) => {
+      check: async (_t, ns, op, path) => {
         aclChecks.push(op);
+        aclSeen.push(`${ns.id}:${path}`);
         const allowed = (opts.allow ?? ['create', 'read', 'update', 'patch', 'delete', 'list']).includes(op);
         return { allowed, sudo: false };
       },
@@ -103,7 +114,7 @@ function setup(opts: { token?: CallerToken | null; allow?: AclOperation[]; answe
   });
   const request = (over: Partial<PipelineRequest>): Promise<{ status: number; body?: unknown }> =>
     pipeline.handle({ id: 'r1', operation: 'read', path: 'engine/x', token: 'tok', data: {}, remoteAddress: '127.0.0.1', help: false, headers: {}, ...over });
-  return { request, calls, aclChecks, used, revoked, audited };
+  return { request, calls, aclChecks, aclSeen, used, revoked, audited, holds };
 }
 
 describe('request pipeline', () => {
@@ -154,6 +165,49 @@ describe('request pipeline', () => {
     expect((await empty.request({ operation: 'list', path: 'engine/keys/' })).status).toBe(404);
     const silent = setup({ answer: () => null });
     expect((await silent.request({ operation: 'write', path: 'engine/keys/present' })).status).toBe(204);
+  });
+
+  it('authorises a list against its directory: the trailing slash is added before routing and the ACL', async () => {
+    const t = setup({ answer: () => ({ data: { keys: ['a'] } }) });
+    expect((await t.request({ operation: 'list', path: 'engine/keys' })).status).toBe(200);
+    expect(t.aclSeen).toEqual(['root:engine/keys/']);
+    expect(t.calls).toEqual([{ kind: 'handle', op: 'list', path: 'keys/' }]);
+  });
+
+  // Finding 10 of issue 11. Namespaces cannot be created through the API yet
+  // (issue 16), so this rule is proven here, over the pipeline's fakes.
+  describe("a token acts only in its own namespace and below, with its own namespace's policies", () => {
+    it('a token of ns1 is refused in the root namespace and in a sibling, before any backend', async () => {
+      const t = setup({ token: token({ namespaceId: 'ns1id' }) });
+      await expect(t.request({ path: 'engine/x' })).rejects.toMatchObject({ code: 'permission_denied' });
+      await expect(t.request({ path: 'ns3/engine/x' })).rejects.toMatchObject({ code: 'permission_denied' });
+      expect(t.aclSeen).toEqual([]);
+      expect(t.calls).toEqual([]);
+    });
+
+    it('below its namespace, the policies of its own namespace decide on the path as its namespace sees it', async () => {
+      const t = setup({ token: token({ namespaceId: 'ns1id' }) });
+      expect((await t.request({ path: 'ns1/engine/x' })).status).toBe(200);
+      expect((await t.request({ path: 'ns1/ns2/engine/x' })).status).toBe(200);
+      const root = setup();
+      expect((await root.request({ path: 'ns1/ns2/engine/x' })).status).toBe(200);
+      expect(t.aclSeen).toEqual(['ns1id:engine/x', 'ns1id:ns2/engine/x']);
+      expect(root.aclSeen).toEqual(['root:ns1/ns2/engine/x']);
+    });
+
+    it('a token whose namespace is gone is refused', async () => {
+      const t = setup({ token: token({ namespaceId: 'deleted' }) });
+      await expect(t.request({ path: 'engine/x' })).rejects.toMatchObject({ code: 'permission_denied' });
+    });
+  });
+
+  it('holds the mount for the whole request, and a mount being disabled takes no new request', async () => {
+    const t = setup();
+    expect((await t.request({ path: 'engine/x' })).status).toBe(200);
+    expect(t.holds.count).toBe(0);
+    t.holds.closed = true;
+    await expect(t.request({ path: 'engine/x' })).rejects.toMatchObject({ code: 'unsupported_path' });
+    expect(t.calls.filter((c) => c.kind === 'handle')).toHaveLength(1);
   });
 
   it('audits the request before the backend runs', async () => {

@@ -18,8 +18,8 @@ import {
 } from '@strongroom/sdk-plugin';
 import type { CoreLogger } from '../log/logger.js';
 import type { Metrics } from '../metrics/metrics.js';
-import { mountInfoOf, routePath, type Router } from '../mounts/mount-table.js';
-import type { NamespaceRegistry } from '../namespace/namespaces.js';
+import { mountInfoOf, routePath, type RouteMatch, type Router } from '../mounts/mount-table.js';
+import { tokenScope, type Namespace, type NamespaceRegistry } from '../namespace/namespaces.js';
 import type { AuditEntry } from '../audit/broker.js';
 import type { AclOperation, AclPort, AuditPort, CallerToken, InProcessRequest, LeasePort, MountBinding, TokenPort } from './ports.js';
 
@@ -68,7 +68,19 @@ export function createPipeline(deps: PipelineDeps) {
 
   async function handle(req: PipelineRequest): Promise<PipelineReply> {
     const { namespace, path } = namespaces.resolve(listPath(req));
-    const match = router.match(namespace.id, path);
+    const found = router.match(namespace.id, path);
+    // The request holds its mount until its reply (lease included) is made, so a
+    // disable waits for it before cleaning up; a mount being disabled takes no new
+    // request: for this one it is already gone.
+    const release = found ? found.handle.acquire() : null;
+    try {
+      return await serve(req, namespace, path, release ? found : null);
+    } finally {
+      release?.();
+    }
+  }
+
+  async function serve(req: PipelineRequest, namespace: Namespace, path: string, match: RouteMatch<MountBinding> | null | undefined): Promise<PipelineReply> {
     // Unknown path: authenticate first, so an anonymous caller learns nothing.
     const binding = match?.handle;
     const relativePath = match?.relativePath ?? '';
@@ -162,7 +174,12 @@ export function createPipeline(deps: PipelineDeps) {
     if (auditEntry) await audit.logRequest(auditEntry);
 
     let exhausted = false;
-    if (token && token.numUses > 0) exhausted = await tokens.use(token);
+    if (token && token.numUses > 0) {
+      const used = await tokens.use(token);
+      exhausted = used.exhausted;
+      // The core's own backends see the token as this request left it (lookup-self shows the uses left).
+      if ((logical as InProcessRequest).callerEntry !== undefined) (logical as InProcessRequest).callerEntry = used.entry;
+    }
 
     let resp: LogicalResponse | null;
     try {
@@ -192,14 +209,17 @@ export function createPipeline(deps: PipelineDeps) {
     return reply;
   }
 
-  async function authorize(token: CallerToken, op: AclOperation, path: string, data: Record<string, unknown>, namespace: import('../namespace/namespaces.js').Namespace, anyCapability: boolean) {
-    const decision = await acl.check(token, namespace, op, path, data);
+  async function authorize(token: CallerToken, op: AclOperation, path: string, data: Record<string, unknown>, namespace: Namespace, anyCapability: boolean) {
+    // A token acts only in its own namespace or below it, with its own namespace's policies.
+    const scope = tokenScope(namespaces, token.namespaceId, namespace, path);
+    if (!scope) throw permissionDenied('permission denied');
+    const decision = await acl.check(token, scope.namespace, op, scope.path, data);
     if (!decision.allowed && !anyCapability) throw permissionDenied('permission denied');
     if (!decision.allowed && anyCapability) {
       // help and unknown routes: any non-deny capability on the path is enough.
       for (const alt of ['read', 'list', 'update', 'create', 'delete', 'patch'] as AclOperation[]) {
         if (alt === op) continue;
-        if ((await acl.check(token, namespace, alt, path, data)).allowed) return decision;
+        if ((await acl.check(token, scope.namespace, alt, scope.path, data)).allowed) return decision;
       }
       throw permissionDenied('permission denied');
     }

@@ -32,15 +32,16 @@ export interface CallerToken {
 
 /**
  * A logical request as the core's in-process backends (sys/, auth/token/) see
- * it: with the caller's token entry as it was before this request consumed a
- * use, so a token on its last use can still look itself up.
+ * it: with the caller's token entry as this request's use left it (on its last
+ * use the entry is already marked for revocation, yet the request still gets
+ * it, so a token on its last use can look itself up).
  */
 export type InProcessRequest = LogicalRequest & { callerEntry?: unknown };
 
 export interface TokenPort {
   lookup(id: string): Promise<CallerToken | null>;
-  /** Consume one use; resolves to true when the token is now exhausted (revoke after the request). */
-  use(t: CallerToken): Promise<boolean>;
+  /** Consume one use; `exhausted` when that was the last (revoke after the request); `entry` is the token entry after the use. */
+  use(t: CallerToken): Promise<{ exhausted: boolean; entry: unknown }>;
   revokeExhausted(t: CallerToken): Promise<void>;
   cidrAllowed(t: CallerToken, remoteAddress: string): boolean;
   /** Turns a login's auth block into a token; returns the envelope's `auth`. */
@@ -88,6 +89,12 @@ export interface MountBinding {
   description?: BackendDescription;
   /** Resolves when the backend finished starting (or failed). */
   ready: Promise<void>;
+  /**
+   * Holds the mount for one request: returns its release, or null once the mount
+   * is being disabled (the request then sees no mount). A disable waits for every
+   * holder to release before it revokes and deletes the mount's data.
+   */
+  acquire(): (() => void) | null;
 }
 
 export type { LogicalRequest };

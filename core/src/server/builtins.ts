@@ -1,19 +1,33 @@
 /** The built-in plugins: catalog entries run as child processes like any other plugin. */
+import { realpathSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { BuiltinPlugin } from '../plugins/catalog.js';
 
-const PLUGINS_DIR = resolve(__dirname, '../../../plugins');
+const ROOT = resolve(__dirname, '../../..');
+const PLUGINS_DIR = resolve(ROOT, 'plugins');
 const BUILTIN_VERSION = 'v0.1.0+builtin';
 
 export function builtinPlugins(): BuiltinPlugin[] {
-  const main = (pkg: string) => resolve(PLUGINS_DIR, pkg, 'dist/main.js');
+  // Each built-in may read its own package (dist/ and package.json), nothing of the others.
+  const pkg = (name: string) => ({ main: resolve(PLUGINS_DIR, name, 'dist/main.js'), codeDir: resolve(PLUGINS_DIR, name) });
   return [
-    { type: 'secret', name: 'kv', version: BUILTIN_VERSION, main: main('kv') },
-    { type: 'secret', name: 'transit', version: BUILTIN_VERSION, main: main('transit') },
-    { type: 'auth', name: 'approle', version: BUILTIN_VERSION, main: main('approle') },
-    { type: 'secret', name: 'database', version: BUILTIN_VERSION, main: main('database') },
-    { type: 'secret', name: 'ldap', version: BUILTIN_VERSION, main: main('ldap') },
-    { type: 'database', name: 'postgresql-database-plugin', version: BUILTIN_VERSION, main: main('database-postgresql') },
-    { type: 'database', name: 'mysql-database-plugin', version: BUILTIN_VERSION, main: main('database-mysql') },
+    { type: 'secret', name: 'kv', version: BUILTIN_VERSION, ...pkg('kv') },
+    { type: 'secret', name: 'transit', version: BUILTIN_VERSION, ...pkg('transit') },
+    { type: 'auth', name: 'approle', version: BUILTIN_VERSION, ...pkg('approle') },
+    { type: 'secret', name: 'database', version: BUILTIN_VERSION, ...pkg('database') },
+    { type: 'secret', name: 'ldap', version: BUILTIN_VERSION, ...pkg('ldap') },
+    { type: 'database', name: 'postgresql-database-plugin', version: BUILTIN_VERSION, ...pkg('database-postgresql') },
+    { type: 'database', name: 'mysql-database-plugin', version: BUILTIN_VERSION, ...pkg('database-mysql') },
   ];
+}
+
+/**
+ * The plugin runtime every plugin process may read, and nothing else of the
+ * install: the SDK (sdk-plugin), the proto files it loads at start, and the
+ * shared dependencies (node_modules: grpc-js, zod, the database drivers). All
+ * public code; the install's config, TLS keys and data directory are elsewhere
+ * and stay out of every plugin's read grant.
+ */
+export function pluginRuntimeDirs(): string[] {
+  return ['node_modules', 'sdk-plugin', 'proto'].map((d) => realpathSync(resolve(ROOT, d)));
 }

@@ -35,7 +35,7 @@ import { createMountManager, type MountManager } from '../mounts/mount-manager.j
 import { createRouter, mountInfoOf, routePath, storagePrefixOf, type MountEntry } from '../mounts/mount-table.js';
 import { createNamespaceAdmin } from '../namespace/namespace-admin.js';
 import { createNamespaceStore } from '../namespace/namespace-store.js';
-import { createNamespaceRegistry, ROOT_NAMESPACE, type Namespace } from '../namespace/namespaces.js';
+import { createNamespaceRegistry, ROOT_NAMESPACE, tokenScope, type Namespace } from '../namespace/namespaces.js';
 import { createPluginCatalog, isSemver, type PluginCatalog } from '../plugins/catalog.js';
 import { createPluginSupervisor, type PluginSupervisor } from '../plugins/supervisor.js';
 import { createAclCache } from '../policy/acl-cache.js';
@@ -48,12 +48,12 @@ import { createInmemPhysical } from '../storage/inmem.js';
 import { createLevelPhysical } from '../storage/level.js';
 import { createPostgresPhysical, type PostgresPhysical } from '../storage/postgresql.js';
 import type { Physical } from '../storage/physical.js';
-import { createView } from '../storage/view.js';
+import { createClosableView, createView, type ClosableView } from '../storage/view.js';
 import { createSystemBackend } from '../sys/backend.js';
 import { leasePaths } from '../sys/leases.js';
 import { createTokenAuthBackend } from '../token-auth/backend.js';
 import { createTokenStore, type LoginRenewal, type TokenEntry, type TokenStore } from '../token/index.js';
-import { builtinPlugins } from './builtins.js';
+import { builtinPlugins, pluginRuntimeDirs } from './builtins.js';
 import type { ServerConfig } from './server-config.js';
 
 export const CORE_VERSION = '0.1.0';
@@ -173,11 +173,19 @@ export async function createCore(opts: { config: ServerConfig; logger: CoreLogge
     return { defaultTtl, maxTtl };
   }
 
+  /** Each mount's one storage view, closed by its disable (finding 8 of issue 11). */
+  const mountStorage = new Map<string, ClosableView>();
+  const mountGone = () => new StrongroomError('unsupported_path', 'the mount has been disabled');
+
   function storageFor(uuid: string): Storage {
+    const open = mountStorage.get(uuid);
+    if (open) return open;
     const found = router.byUuid(uuid);
     if (!found) throw new StrongroomError('unsupported_path', 'unknown mount');
     const ns = namespaces.byId(found.entry.namespace_id);
-    return createView(barrier, storagePrefixOf(found.entry, ns ? namespaces.storagePrefix(ns) : ''));
+    const view = createClosableView(barrier, storagePrefixOf(found.entry, ns ? namespaces.storagePrefix(ns) : ''), mountGone);
+    mountStorage.set(uuid, view);
+    return view;
   }
 
   function systemViewFor(uuid: string): SystemView {
@@ -279,7 +287,7 @@ export async function createCore(opts: { config: ServerConfig; logger: CoreLogge
     const audit = createAuditBroker({ store: barrier, logger });
     await audit.load();
     const catalog = createPluginCatalog({ store: barrier, pluginDirectory: config.pluginDirectory, builtins: builtinPlugins() });
-    const supervisor = createPluginSupervisor({ catalog, logger, callbacks: { storageFor, systemViewFor }, runDir });
+    const supervisor = createPluginSupervisor({ catalog, logger, callbacks: { storageFor, systemViewFor }, runDir, runtimeDirs: pluginRuntimeDirs() });
     plugins = { catalog, supervisor };
     let tokens!: TokenStore;
     const expiration = createExpirationManager({
@@ -316,13 +324,12 @@ export async function createCore(opts: { config: ServerConfig; logger: CoreLogge
       audit,
       metrics,
       capabilities: {
-        forAccessor: async (accessor: string, ns: Namespace, path: string) => {
-          const e = await tokens.lookupByAccessor(accessor);
-          return e ? (await aclFor(e.policies, ns)).capabilities(path) : ['deny'];
-        },
-        forToken: async (token: string, ns: Namespace, path: string) => {
-          const e = await tokens.lookup(token);
-          return e ? (await aclFor(e.policies, ns)).capabilities(path) : ['deny'];
+        forEntry: async (entry: unknown, ns: Namespace, path: string) => capabilitiesOf(entry as TokenEntry | null, ns, path),
+        forAccessor: async (accessor: string, ns: Namespace, path: string) => capabilitiesOf(await tokens.lookupByAccessor(accessor), ns, path),
+        forToken: async (token: string, ns: Namespace, path: string) => capabilitiesOf(await tokens.lookup(token), ns, path),
+        seesMount: async (entry: unknown, ns: Namespace, mountPath: string) => {
+          const scoped = await scopedAcl(entry as TokenEntry | null, ns, mountPath);
+          return scoped !== null && scoped.acl.anyAccessUnder(scoped.path);
         },
       },
       catalog: {
@@ -364,6 +371,11 @@ export async function createCore(opts: { config: ServerConfig; logger: CoreLogge
       onDisable: async (entry, ns) => {
         await expiration.revokePrefix(ns.id, routePath(entry), { sync: false, force: false }).catch((err: unknown) => logger.error('revoking leases of a disabled mount failed', { path: routePath(entry), error: String(err) }));
         await supervisor.unmount(entry.uuid).catch(() => undefined);
+        // No write through the mount's view lands after this (a plugin's background task, a straggler):
+        // what the scan below deletes stays deleted.
+        const open = mountStorage.get(entry.uuid);
+        mountStorage.delete(entry.uuid);
+        await open?.close();
         const view = createView(barrier, storagePrefixOf(entry, namespaces.storagePrefix(ns)));
         for await (const e of view.scan('')) await view.delete(e.key);
       },
@@ -393,6 +405,15 @@ export async function createCore(opts: { config: ServerConfig; logger: CoreLogge
     });
 
     const aclFor = async (names: readonly string[], ns: Namespace) => aclCache.get(await policies.resolve(ns, names));
+    /** A token's ACL and the path as its own namespace sees it (the pipeline's rule), or null outside its reach. */
+    const scopedAcl = async (e: TokenEntry | null, ns: Namespace, path: string) => {
+      const scope = e ? tokenScope(namespaces, e.namespaceId, ns, path) : null;
+      return e && scope ? { acl: await aclFor(e.policies, scope.namespace), path: scope.path } : null;
+    };
+    const capabilitiesOf = async (e: TokenEntry | null, ns: Namespace, path: string) => {
+      const scoped = await scopedAcl(e, ns, path);
+      return scoped ? scoped.acl.capabilities(scoped.path) : ['deny'];
+    };
 
     const pipeline = createPipeline({
       namespaces,
@@ -409,7 +430,7 @@ export async function createCore(opts: { config: ServerConfig; logger: CoreLogge
           // The entry looked up at the start of this request: no second lookup.
           const r = await tokens.useToken(t.entry as TokenEntry);
           if (!r) throw new StrongroomError('permission_denied', 'permission denied');
-          return r.lastUse;
+          return { exhausted: r.lastUse, entry: r.entry };
         },
         // revoke(id) would miss it: after its last use the token no longer looks up by id.
         revokeExhausted: (t) => tokens.revokeEntry(t.entry as TokenEntry),
@@ -555,9 +576,12 @@ export async function createCore(opts: { config: ServerConfig; logger: CoreLogge
 
   async function handleSealPath(req: ApiRequest): Promise<ApiReply> {
     switch (req.path) {
+      // Read-only endpoints answer reads only (a DELETE of sys/seal-status answered 200).
       case 'sys/health':
+        if (req.operation !== 'read') throw new StrongroomError('unsupported_operation', 'unsupported operation');
         return health(req);
       case 'sys/seal-status':
+        if (req.operation !== 'read') throw new StrongroomError('unsupported_operation', 'unsupported operation');
         return { status: 200, body: await seal.status() };
       case 'sys/init': {
         if (req.operation === 'read') return { status: 200, body: { initialized: await seal.initialized() } };

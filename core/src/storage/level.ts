@@ -6,6 +6,8 @@
  * behind one each. Each caller's ops stay contiguous and in call order, so a
  * caller's batch is still all-or-nothing.
  */
+import { chmodSync, mkdirSync, readdirSync, statSync } from 'node:fs';
+import { join } from 'node:path';
 import { Level } from 'level';
 import type { Physical, PhysicalEntry, PhysicalOp } from './physical.js';
 import { assertValidKey, pastFolder, prefixUpperBound } from './keys.js';
@@ -30,7 +32,25 @@ interface PendingWrite {
 // How many keys a list or scan reads per native call.
 const ITERATOR_CHUNK = 256;
 
+/**
+ * The data directory and every file in it are owner-only (0700 / 0600), as
+ * Vault's file storage makes them. LevelDB creates its files (logs, tables,
+ * MANIFEST, LOCK) from its own threads with the process umask and no mode of
+ * ours, so the umask is the only lever: a process holding file storage runs
+ * with umask 077. Files left by an older, laxer version are tightened at open.
+ */
+function ownerOnly(dir: string): void {
+  process.umask(0o077);
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  chmodSync(dir, 0o700);
+  for (const name of readdirSync(dir)) {
+    const file = join(dir, name);
+    chmodSync(file, statSync(file).isDirectory() ? 0o700 : 0o600);
+  }
+}
+
 export async function createLevelPhysical(opts: LevelPhysicalOptions): Promise<LevelPhysical> {
+  ownerOnly(opts.path);
   const db = new Level<string, Buffer>(opts.path, { keyEncoding: 'utf8', valueEncoding: 'buffer' });
   await db.open();
 

@@ -30,3 +30,54 @@ export function createView(store: KeyValueStore, prefix: string): StorageView {
     },
   };
 }
+
+export interface ClosableView extends StorageView {
+  /**
+   * Refuses every later call, then resolves once the writes already under way
+   * have landed: after it, nothing more can appear under the prefix through
+   * this view, so deleting the prefix leaves it empty for good.
+   */
+  close(): Promise<void>;
+}
+
+/**
+ * A mount's storage: the one view its backend (and plugin callbacks) write
+ * through, closed when the mount is disabled. A write that arrived after the
+ * disable's cleanup (a late request, a plugin's background task) left data
+ * under a removed mount's prefix for good.
+ */
+export function createClosableView(store: KeyValueStore, prefix: string, gone: () => Error): ClosableView {
+  const inner = createView(store, prefix);
+  let closed = false;
+  let writing = 0;
+  let settled: (() => void) | null = null;
+  const write = async <T>(op: () => Promise<T>): Promise<T> => {
+    if (closed) throw gone();
+    writing++;
+    try {
+      return await op();
+    } finally {
+      if (--writing === 0 && settled) settled();
+    }
+  };
+  const open = () => {
+    if (closed) throw gone();
+  };
+  return {
+    prefix,
+    get: async (key) => (open(), inner.get(key)),
+    list: async (sub) => (open(), inner.list(sub)),
+    put: (key, value) => write(() => inner.put(key, value)),
+    delete: (key) => write(() => inner.delete(key)),
+    batch: (ops) => write(() => inner.batch(ops)),
+    async *scan(sub) {
+      open();
+      yield* inner.scan(sub);
+    },
+    close() {
+      closed = true;
+      if (writing === 0) return Promise.resolve();
+      return new Promise<void>((resolve) => (settled = resolve));
+    },
+  };
+}

@@ -1,5 +1,6 @@
 /** sys/capabilities-self, sys/capabilities and sys/capabilities-accessor (Vault's documented API). */
 import { badRequest, definePath, f, type PathDef } from '@strongroom/sdk-plugin';
+import type { InProcessRequest } from '../request/ports.js';
 import type { SysDeps } from './deps.js';
 import { namespaceOf } from './namespace-of.js';
 
@@ -26,7 +27,8 @@ export function capabilityPaths(deps: SysDeps): PathDef[] {
             const data: Record<string, string[]> = {};
             for (const p of paths) {
               const clean = p.replace(/^\/+/, '');
-              if (who === 'self') data[p] = await deps.capabilities.forAccessor(req.client.tokenAccessor, ns, clean);
+              // The caller's own entry, not a lookup by accessor: a batch token has no accessor index.
+              if (who === 'self') data[p] = await deps.capabilities.forEntry((req.raw as InProcessRequest).callerEntry ?? null, ns, clean);
               else if (who === 'accessor') {
                 if (!req.data.accessor) throw badRequest('accessor: required');
                 data[p] = await deps.capabilities.forAccessor(req.data.accessor, ns, clean);

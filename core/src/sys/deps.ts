@@ -17,11 +17,19 @@ export interface PolicyStorePort {
   delete(ns: Namespace, name: string): Promise<void>;
 }
 
+/**
+ * A token's capabilities, always evaluated as the pipeline does: with its own
+ * namespace's policies, and none outside its namespace and the ones below.
+ */
 export interface CapabilitiesPort {
+  /** Capabilities of the calling token (its entry as the pipeline handed it over: batch tokens have no accessor to look up). */
+  forEntry(entry: unknown, ns: Namespace, path: string): Promise<string[]>;
   /** Capabilities of the token with this accessor on a namespace-relative path. */
   forAccessor(accessor: string, ns: Namespace, path: string): Promise<string[]>;
   /** Capabilities of a token given by id. */
   forToken(token: string, ns: Namespace, path: string): Promise<string[]>;
+  /** Whether the token has some capability at or below a mount's path (sys/internal/ui/mounts shows only those mounts). */
+  seesMount(entry: unknown, ns: Namespace, mountPath: string): Promise<boolean>;
 }
 
 export interface PluginCatalogPort {

@@ -3,14 +3,24 @@
  * sys/internal/specs/openapi, the whole API's OpenAPI document.
  */
 import { definePath, f, notFound, permissionDenied, type PathDef } from '@strongroom/sdk-plugin';
-import { routePath } from '../mounts/mount-table.js';
+import { routePath, type MountEntry } from '../mounts/mount-table.js';
+import type { Namespace } from '../namespace/namespaces.js';
+import type { InProcessRequest } from '../request/ports.js';
 import type { SysDeps } from './deps.js';
 import { mountView } from './mounts.js';
 import { namespaceOf } from './namespace-of.js';
 
 export function internalPaths(deps: SysDeps): PathDef[] {
-  const requireToken = (accessor: string) => {
-    if (!accessor) throw permissionDenied();
+  /** The caller's token entry: these paths are unauthenticated for routing, but answer only a valid token. */
+  const callerOf = (req: { raw: unknown }) => {
+    const entry = (req.raw as InProcessRequest).callerEntry;
+    if (!entry) throw permissionDenied();
+    return entry;
+  };
+  /** Only mounts under which the caller has some capability are shown (Vault filters this list by the ACL too). */
+  const visible = async (entry: unknown, ns: Namespace, mounts: MountEntry[]) => {
+    const seen = await Promise.all(mounts.map((e) => deps.capabilities.seesMount(entry, ns, routePath(e))));
+    return mounts.filter((_, i) => seen[i]);
   };
   return [
     definePath({
@@ -21,12 +31,12 @@ export function internalPaths(deps: SysDeps): PathDef[] {
         read: {
           summary: 'Secret and auth mounts.',
           handler: async (req) => {
-            requireToken(req.client.tokenAccessor);
+            const caller = callerOf(req);
             const ns = namespaceOf(deps, req.mount);
             const secret: Record<string, unknown> = {};
             const auth: Record<string, unknown> = {};
-            for (const e of deps.mounts.list('mounts', ns)) secret[e.path] = mountView(e, deps.mounts.runningVersion(e.uuid));
-            for (const e of deps.mounts.list('auth', ns)) auth[e.path] = mountView(e, deps.mounts.runningVersion(e.uuid));
+            for (const e of await visible(caller, ns, deps.mounts.list('mounts', ns))) secret[e.path] = mountView(e, deps.mounts.runningVersion(e.uuid));
+            for (const e of await visible(caller, ns, deps.mounts.list('auth', ns))) auth[e.path] = mountView(e, deps.mounts.runningVersion(e.uuid));
             return { data: { secret, auth } };
           },
         },
@@ -41,7 +51,7 @@ export function internalPaths(deps: SysDeps): PathDef[] {
         read: {
           summary: 'Mount of a path.',
           handler: async (req) => {
-            requireToken(req.client.tokenAccessor);
+            const caller = callerOf(req);
             const ns = namespaceOf(deps, req.mount);
             const wanted = req.data.path.replace(/^\/+/, '');
             const all = [...deps.mounts.list('mounts', ns), ...deps.mounts.list('auth', ns)];
@@ -50,6 +60,7 @@ export function internalPaths(deps: SysDeps): PathDef[] {
               .filter(({ rp }) => `${wanted}/`.startsWith(rp))
               .sort((a, b) => b.rp.length - a.rp.length)[0];
             if (!match) throw notFound(`no mount serves "${wanted}"`);
+            if (!(await deps.capabilities.seesMount(caller, ns, match.rp))) throw permissionDenied();
             return { data: { ...mountView(match.e, deps.mounts.runningVersion(match.e.uuid)), path: match.rp } };
           },
         },

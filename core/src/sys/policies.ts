@@ -1,10 +1,25 @@
 /** sys/policies/acl(/:name) and the legacy sys/policy(/:name) (Vault's documented API). */
-import { badRequest, definePath, f, notFound, paginate, type PathDef } from '@strongroom/sdk-plugin';
+import { badRequest, definePath, f, notFound, paginate, permissionDenied, type HandlerRequest, type PathDef } from '@strongroom/sdk-plugin';
+import type { InProcessRequest } from '../request/ports.js';
 import { decodeBase64Document } from '../hcl/base64-document.js';
 import type { SysDeps } from './deps.js';
 import { namespaceOf } from './namespace-of.js';
 
 export function policyPaths(deps: SysDeps): PathDef[] {
+  /**
+   * The policy name a request acts on: lower-cased, as in Vault. The pipeline
+   * authorised the path as spelled, so a name spelled otherwise (`ADMIN`) is
+   * authorised again on the name actually used: a deny on sys/policies/acl/admin
+   * cannot be bypassed by case (finding 2 of issue 11).
+   */
+  const policyName = async (req: HandlerRequest<{ name: string }>, legacy: boolean): Promise<string> => {
+    const name = req.data.name.toLowerCase();
+    if (name === req.data.name) return name;
+    const path = `${req.mount.path}${legacy ? 'policy' : 'policies/acl'}/${name}`;
+    const caps = await deps.capabilities.forEntry((req.raw as InProcessRequest).callerEntry ?? null, namespaceOf(deps, req.mount), path);
+    if (!caps.includes('root') && !caps.includes(req.raw.operation)) throw permissionDenied();
+    return name;
+  };
   const list = (legacy: boolean) =>
     definePath({
       pattern: legacy ? 'policy' : 'policies/acl',
@@ -33,7 +48,7 @@ export function policyPaths(deps: SysDeps): PathDef[] {
         read: {
           summary: 'Read the policy.',
           handler: async (req) => {
-            const name = req.data.name.toLowerCase();
+            const name = await policyName(req, legacy);
             const text = await deps.policies.get(namespaceOf(deps, req.mount), name);
             if (text === null) throw notFound(`policy "${name}" not found`);
             return { data: legacy ? { name, rules: text } : { name, policy: text } };
@@ -44,14 +59,14 @@ export function policyPaths(deps: SysDeps): PathDef[] {
           handler: async (req) => {
             const text = req.data.policy ?? req.data.rules;
             if (text === undefined || text === '') throw badRequest("policy: 'policy' parameter not supplied or empty");
-            await deps.policies.put(namespaceOf(deps, req.mount), req.data.name.toLowerCase(), decodeBase64Document(text));
+            await deps.policies.put(namespaceOf(deps, req.mount), await policyName(req, legacy), decodeBase64Document(text));
             return null;
           },
         },
         delete: {
           summary: 'Delete the policy.',
           handler: async (req) => {
-            await deps.policies.delete(namespaceOf(deps, req.mount), req.data.name.toLowerCase());
+            await deps.policies.delete(namespaceOf(deps, req.mount), await policyName(req, legacy));
             return null;
           },
         },

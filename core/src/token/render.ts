@@ -25,7 +25,8 @@ export function renderLookup(entry: TokenEntry, now: number, id?: string): Recor
     explicit_max_ttl: entry.explicitMaxTtl,
     id: id ?? '',
     meta: Object.keys(entry.meta).length ? { ...entry.meta } : null,
-    num_uses: entry.numUses,
+    // -1 marks a token whose last use this request is spending: none are left.
+    num_uses: Math.max(entry.numUses, 0),
     orphan: entry.parent === '',
     path: entry.path,
     policies: [...entry.policies],

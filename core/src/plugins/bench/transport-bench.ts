@@ -14,6 +14,7 @@ import { createMemoryStorage, type Backend, type LogicalRequest, type MountInfo,
 import { createEchoFactory } from '@strongroom/sdk-plugin/dist/transport/fixtures/echo-backend.js';
 import { createPluginCatalog } from '../catalog.js';
 import { createPluginSupervisor } from '../supervisor.js';
+import { pluginRuntimeDirs } from '../../server/builtins.js';
 
 const FIXTURE = path.resolve(__dirname, '../../../../sdk-plugin/dist/transport/fixtures/echo-plugin.js');
 
@@ -54,7 +55,7 @@ export async function measureTransport(calls: number): Promise<TransportResult> 
     generatePasswordFromPolicy: async () => '',
     coreVersion: async () => 'bench',
   };
-  const sup = createPluginSupervisor({ catalog, logger: { child: () => quiet }, callbacks: { storageFor, systemViewFor: () => system }, runDir: path.join(tmp, 'run') });
+  const sup = createPluginSupervisor({ catalog, logger: { child: () => quiet }, callbacks: { storageFor, systemViewFor: () => system }, runDir: path.join(tmp, 'run'), runtimeDirs: pluginRuntimeDirs() });
   const entry = await catalog.get('secret', 'echo');
   if (!entry) throw new Error('no entry');
   const mount: MountInfo = { path: 'echo/', type: 'echo', uuid: 'bench', accessor: 'echo_b', namespace: '', options: {}, isAuth: false };

@@ -1,0 +1,114 @@
+/**
+ * The plugin sandbox and finding 4 of issue 11, through the real binary and
+ * real plugin processes: a plugin (the external probe, and the built-in kv,
+ * started the same way) can read neither the core's data directory nor
+ * anything outside its own code, cannot start a process or a worker, gets a
+ * minimal environment, and holds no descriptor of the core's storage.
+ */
+import { readdirSync, readFileSync, readlinkSync, realpathSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { descendantPids, waitFor } from '../helpers/processes';
+import { externalPlugin } from '../helpers/plugins';
+import { scratchDir, startConfigServer, type RunningServer } from '../helpers/server';
+
+jest.setTimeout(120_000);
+
+const PROBE_MAIN = resolve(__dirname, '../fixtures/probe-plugin/main.js');
+
+let s: RunningServer;
+let dataDir: string;
+let configDir: string;
+let pluginDir: string;
+beforeAll(async () => {
+  pluginDir = scratchDir('sr-sandbox-plugins-');
+  const probe = externalPlugin(pluginDir, 'probe', PROBE_MAIN);
+  s = await startConfigServer(`storage "level" { path = "$DIR/data" }
+listener "tcp" {
+  address     = "127.0.0.1:$PORT"
+  tls_disable = true
+}
+plugin_directory = "${pluginDir}"
+`);
+  configDir = dirname((s as RunningServer & { configFile: string }).configFile);
+  dataDir = join(configDir, 'data');
+  const init = await s.api('POST', 'sys/init', { secret_shares: 1, secret_threshold: 1 }, { token: null });
+  expect(init.status).toBe(200);
+  s.rootToken = init.body.root_token;
+  expect((await s.api('POST', 'sys/unseal', { key: init.body.keys_base64[0] }, { token: null })).body.sealed).toBe(false);
+  expect((await s.api('POST', 'sys/plugins/catalog/secret/probe', { command: probe.command, sha256: probe.sha256, version: 'v1.0.0' })).status).toBe(204);
+  expect((await s.api('POST', 'sys/mounts/probe', { type: 'probe' })).status).toBe(204);
+  expect((await s.api('POST', 'sys/mounts/kv', { type: 'kv', options: { version: '2' } })).status).toBe(204);
+  // Data in the core's LevelDB, so its files (log, MANIFEST, LOCK) are open.
+  expect((await s.api('POST', 'kv/data/x', { data: { v: '1' } })).status).toBe(200);
+});
+afterAll(async () => {
+  await s.stop('SIGKILL');
+});
+
+const plugins = () => descendantPids(s.proc.pid!, '--experimental-permission');
+const cmdline = (pid: number) => readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').filter(Boolean);
+const pluginPid = (needle: string) => plugins().find((pid) => cmdline(pid).some((a) => a.includes(needle)));
+
+describe('an external plugin in the sandbox', () => {
+  it("cannot read, list or write the core's data directory, nor the config's directory", async () => {
+    for (const target of [dataDir, configDir, '/etc', dirname(pluginDir)]) {
+      const r = await s.api('POST', 'probe/probe', { target });
+      expect(r.status).toBe(200);
+      expect({ target, ...r.body.data, env: undefined }).toEqual({ target, list: 'ERR_ACCESS_DENIED', read: 'ERR_ACCESS_DENIED', write: 'ERR_ACCESS_DENIED', spawn: 'ERR_ACCESS_DENIED', worker: 'ERR_ACCESS_DENIED', env: undefined });
+    }
+    // What it may read is its own code: listing its own directory works (the probe is not refused everything).
+    expect((await s.api('POST', 'probe/probe', { target: realpathSync(join(pluginDir, 'probe')) })).body.data.list).toBe('allowed');
+  });
+
+  it('gets a minimal environment: no PATH, none of the core’s variables', async () => {
+    const env: string[] = (await s.api('POST', 'probe/probe', { target: dataDir })).body.data.env;
+    expect(env).not.toContain('PATH');
+    // The handshake's five, its run dir as HOME and TMPDIR, and locale/time zone when the core has them.
+    for (const name of env) expect(name).toMatch(/^(HOME|TMPDIR|TZ|LANG|LC_ALL|STRONGROOM_PLUGIN_(MAGIC_COOKIE|PROTOCOL_VERSIONS|SOCKET_DIR|CALLBACK|SECRET))$/);
+    expect(env).toEqual(expect.arrayContaining(['HOME', 'TMPDIR', 'STRONGROOM_PLUGIN_CALLBACK']));
+  });
+});
+
+describe('every plugin process, built-in or external', () => {
+  it('runs under the permission model with read grants on its code only, no child processes, no workers', async () => {
+    const pids = await waitFor('the kv and probe plugin processes', () => {
+      const p = plugins();
+      return p.length >= 2 ? p : undefined;
+    });
+    const kv = pluginPid('plugins/kv/dist/main.js');
+    expect(kv).toBeDefined();
+    for (const pid of pids) {
+      const args = cmdline(pid);
+      expect(args).toContain('--experimental-permission');
+      expect(args.some((a) => a.startsWith('--allow-child-process') || a.startsWith('--allow-worker') || a.startsWith('--allow-addons'))).toBe(false);
+      const reads = args.filter((a) => a.startsWith('--allow-fs-read=')).map((a) => a.slice('--allow-fs-read='.length));
+      const writes = args.filter((a) => a.startsWith('--allow-fs-write=')).map((a) => a.slice('--allow-fs-write='.length));
+      expect(reads.length).toBeGreaterThan(0);
+      // Nothing granted covers the data directory or the config file's directory (a grant on a parent would).
+      for (const grant of [...reads, ...writes]) {
+        expect(grant).not.toBe('*');
+        for (const secret of [dataDir, configDir]) expect(`${secret}/`.startsWith(`${grant.replace(/\/$/, '')}/`)).toBe(false);
+      }
+      expect(writes).toHaveLength(1);
+    }
+  });
+
+  it("holds no descriptor of the core's storage (finding 4): only its pipes, sockets, and /dev/null", async () => {
+    // The core itself does hold them (the check would pass vacuously otherwise).
+    const coreTargets = readdirSync(`/proc/${s.proc.pid}/fd`).map((fd) => safeReadlink(`/proc/${s.proc.pid}/fd/${fd}`));
+    expect(coreTargets.some((t) => t.startsWith(dataDir))).toBe(true);
+    for (const pid of plugins()) {
+      const targets = readdirSync(`/proc/${pid}/fd`).map((fd) => safeReadlink(`/proc/${pid}/fd/${fd}`));
+      const unexpected = targets.filter((t) => !/^(pipe|socket|anon_inode):/.test(t) && t !== '/dev/null' && t !== '');
+      expect({ pid, unexpected }).toEqual({ pid, unexpected: [] });
+    }
+  });
+});
+
+function safeReadlink(p: string): string {
+  try {
+    return readlinkSync(p);
+  } catch {
+    return ''; // closed between the listing and the readlink
+  }
+}
