@@ -116,6 +116,9 @@ it('three nodes on one database: one active, two standbys that forward, redirect
     expect((await s.api('GET', 'sys/seal-status', undefined, { token: null })).body).toMatchObject({ sealed: false, storage_type: 'postgresql' });
   }
   expect((await active.api('GET', 'sys/health', undefined, { token: null })).body.standby).toBe(false);
+  const metrics = (await active.api('GET', 'sys/metrics?format=prometheus')).text;
+  expect(metrics).toMatch(/^strongroom_core_active 1$/m);
+  expect(metrics).toMatch(/^strongroom_core_ha_enabled 1$/m);
   for (const n of nodes) {
     const l = await n.api('GET', 'sys/leader', undefined, { token: null });
     expect(l.status).toBe(200);
@@ -192,6 +195,9 @@ it('SIGKILL of the active node under write load: a standby is active within 20 s
   await before.stop('SIGKILL');
   const after = await theActive(20_000);
   const failoverMs = Date.now() - killedAt;
+  // Leases were loaded before the node answered as active.
+  const irrevocable = await after.api('GET', 'sys/leases?type=irrevocable');
+  expect([irrevocable.status, irrevocable.body.warnings]).toEqual([200, null]);
   expect(after).not.toBe(before);
   expect(failoverMs).toBeLessThan(20_000);
   await sleep(1000);

@@ -10,6 +10,10 @@ import { dedicatedService, sharedService, type DedicatedService } from './servic
 
 export interface Slapd {
   url: string;
+  /** The same server over ldaps:// (a throwaway CA signed its certificate). */
+  ldapsUrl: string;
+  /** ca.pem, client.pem / client-key.pem (signed by the CA), rogue.pem / rogue-key.pem (self-signed). */
+  tlsDir: string;
   base: string;
   adminDn: string;
   adminPassword: string;
@@ -29,6 +33,8 @@ function fromVars(vars: Record<string, string | undefined>, url: string): Slapd 
   };
   const s: Slapd = {
     url,
+    ldapsUrl: v('STRONGROOM_TEST_LDAPS_URL'),
+    tlsDir: v('STRONGROOM_TEST_LDAP_TLS_DIR'),
     base: v('STRONGROOM_TEST_LDAP_BASE'),
     adminDn: v('STRONGROOM_TEST_LDAP_ADMIN_DN'),
     adminPassword: v('STRONGROOM_TEST_LDAP_ADMIN_PASSWORD'),

@@ -9,6 +9,7 @@
  * its password touches no other test file.
  */
 import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { createServer, type AddressInfo, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { addPerson, binds, entriesWithCnPrefix, exists, ldapPassword, removeEntries, sharedSlapd, tag, type Slapd } from '../helpers/ldap';
 import { sleep, waitFor } from '../helpers/processes';
@@ -237,6 +238,18 @@ describe('dynamic roles', () => {
     expect(await binds(ld, distinguished_names[0]!, password).catch(() => false)).toBe(false);
   });
 
+  it('the default username template: v_<display name>_<role>_<10 random>_<unix time>', async () => {
+    expect((await s.api('POST', 'ldap/role/plain', { creation_ldif: CREATE(dynamic), deletion_ldif: DELETE(dynamic) })).status).toBe(204);
+    const before = Math.floor(Date.now() / 1000);
+    const r = await s.api('GET', 'ldap/creds/plain');
+    expect(r.status).toBe(200);
+    const m = /^v_([^_]+)_plain_([A-Za-z0-9]{10})_(\d+)$/.exec(r.body.data.username);
+    expect(m).not.toBeNull();
+    expect(Number(m![3])).toBeGreaterThanOrEqual(before);
+    expect((await s.api('POST', 'sys/leases/revoke', { lease_id: r.body.lease_id, sync: true })).status).toBe(204);
+    expect(await exists(ld, r.body.data.distinguished_names[0])).toBe(false);
+  });
+
   it('updates only the keys sent; an empty value removes one; LIST role', async () => {
     expect((await s.api('POST', 'ldap/role/dyn', { default_ttl: 120, rollback_ldif: '' })).status).toBe(204);
     const role = (await s.api('GET', 'ldap/role/dyn')).body.data;
@@ -328,6 +341,17 @@ describe('library sets', () => {
     expect(await binds(ld, dnOf('lib1'), next.body.data.password)).toBe(false);
   });
 
+  it('a check-out is a renewable lease, capped by the ttl and max_ttl of the set', async () => {
+    const out = await s.api('POST', 'ldap/library/team/check-out', { ttl: '1m' });
+    expect([out.status, out.body.lease_duration]).toEqual([200, 60]);
+    const renewed = await s.api('POST', 'sys/leases/renew', { lease_id: out.body.lease_id, increment: '3h' });
+    expect([renewed.status, renewed.body.lease_duration]).toEqual([200, 600]);
+    await s.api('POST', 'ldap/library/manage/team/check-in', { service_account_names: out.body.data.service_account_name });
+    // Checked in by hand: the lease no longer holds the account.
+    expect((await s.api('POST', 'sys/leases/renew', { lease_id: out.body.lease_id })).status).toBe(400);
+    expect((await s.api('POST', 'sys/leases/revoke', { lease_id: out.body.lease_id, sync: true })).status).toBe(204);
+  });
+
   it('an account is checked in when its lease is revoked', async () => {
     const out = await s.api('POST', 'ldap/library/team/check-out', {});
     const name = out.body.data.service_account_name as string;
@@ -356,6 +380,67 @@ describe('library sets', () => {
     expect(dup.status).toBe(400);
     expect(dup.body.errors[0]).toContain('already belongs to set team');
     expect((await s.api('POST', 'ldap/library/x/check-out', {})).status).toBe(400);
+  });
+});
+
+describe('TLS and connections', () => {
+  const pem = (name: string) => readFileSync(join(ld.tlsDir, name), 'utf8');
+  /** Writes the TLS mount's config and issues (then revokes) one credential through it: the status of creds. */
+  async function issueOver(cfg: Record<string, unknown>): Promise<{ status: number; error: string }> {
+    const w = await s.api('POST', 'ldap-tls/config', { binddn: ld.managerDn, bindpass: ld.managerPassword, connection_timeout: 5, request_timeout: 10, certificate: '', insecure_tls: false, starttls: false, client_tls_cert: '', client_tls_key: '', ...cfg });
+    expect([w.status, w.text]).toEqual([204, '']);
+    const r = await s.api('GET', 'ldap-tls/creds/dyn');
+    if (r.status === 200) {
+      expect(await binds(ld, r.body.data.distinguished_names[0], r.body.data.password)).toBe(true);
+      expect((await s.api('POST', 'sys/leases/revoke', { lease_id: r.body.lease_id, sync: true })).status).toBe(204);
+    }
+    return { status: r.status, error: String(r.body?.errors?.[0] ?? '') };
+  }
+
+  beforeAll(async () => {
+    expect((await s.api('POST', 'sys/mounts/ldap-tls', { type: 'ldap' })).status).toBe(204);
+    await s.api('POST', 'ldap-tls/config', { binddn: ld.managerDn, bindpass: ld.managerPassword, url: ld.ldapsUrl });
+    const role = await s.api('POST', 'ldap-tls/role/dyn', { creation_ldif: CREATE(dynamic), deletion_ldif: DELETE(dynamic), username_template: `v_tls_${t}_{{random 8}}` });
+    expect(role.status).toBe(204);
+  });
+
+  it('ldaps:// verifies the server against `certificate`; without it the connection is refused, insecure_tls skips the check', async () => {
+    expect(await issueOver({ url: ld.ldapsUrl, certificate: pem('ca.pem') })).toEqual({ status: 200, error: '' });
+    const refused = await issueOver({ url: ld.ldapsUrl });
+    expect(refused.status).toBe(502);
+    expect(refused.error).toMatch(/certificate/);
+    expect(await issueOver({ url: ld.ldapsUrl, insecure_tls: true })).toEqual({ status: 200, error: '' });
+  });
+
+  it('starttls upgrades an ldap:// connection, checked against the same CA', async () => {
+    expect(await issueOver({ url: ld.url, starttls: true, certificate: pem('ca.pem') })).toEqual({ status: 200, error: '' });
+    expect((await issueOver({ url: ld.url, starttls: true })).status).toBe(502);
+  });
+
+  it('client_tls_cert and client_tls_key are presented: one the server cannot verify ends the session', async () => {
+    expect(await issueOver({ url: ld.ldapsUrl, certificate: pem('ca.pem'), client_tls_cert: pem('client.pem'), client_tls_key: pem('client-key.pem') })).toEqual({ status: 200, error: '' });
+    expect((await issueOver({ url: ld.ldapsUrl, certificate: pem('ca.pem'), client_tls_cert: pem('rogue.pem'), client_tls_key: pem('rogue-key.pem') })).status).toBe(502);
+  });
+
+  it('a server that accepts but never answers is passed over after connection_timeout', async () => {
+    const sockets = new Set<Socket>();
+    const silent = createServer((sock) => void sockets.add(sock));
+    await new Promise<void>((r) => silent.listen(0, '127.0.0.1', () => r()));
+    try {
+      const port = (silent.address() as AddressInfo).port;
+      const t0 = Date.now();
+      expect(await issueOver({ url: `ldap://127.0.0.1:${port},${ld.url}`, connection_timeout: 1 })).toEqual({ status: 200, error: '' });
+      expect(sockets.size).toBeGreaterThan(0);
+      // Well before request_timeout (10 s here), which is what a bind to it would otherwise wait.
+      expect(Date.now() - t0).toBeLessThan(8_000);
+    } finally {
+      for (const sock of sockets) sock.destroy();
+      await new Promise((r) => silent.close(r));
+    }
+  });
+
+  it('tls_min_version and tls_max_version bound the protocol', async () => {
+    expect(await issueOver({ url: ld.ldapsUrl, certificate: pem('ca.pem'), tls_min_version: 'tls13', tls_max_version: 'tls13' })).toEqual({ status: 200, error: '' });
   });
 });
 

@@ -67,6 +67,15 @@ describe('an external plugin in the sandbox', () => {
     for (const name of env) expect(name).toMatch(/^(HOME|TMPDIR|TZ|LANG|LC_ALL|STRONGROOM_PLUGIN_(MAGIC_COOKIE|PROTOCOL_VERSIONS|SOCKET_DIR|CALLBACK|SECRET))$/);
     expect(env).toEqual(expect.arrayContaining(['HOME', 'TMPDIR', 'STRONGROOM_PLUGIN_CALLBACK']));
   });
+
+  it('cannot be registered with NODE_OPTIONS or another NODE_* variable (they would widen the sandbox)', async () => {
+    const probe = externalPlugin(pluginDir, 'probe', PROBE_MAIN);
+    for (const item of ['NODE_OPTIONS=--allow-child-process', 'node_options=--allow-fs-read=*', 'NODE_PATH=/']) {
+      const r = await s.api('POST', 'sys/plugins/catalog/secret/probe-env', { command: probe.command, sha256: probe.sha256, version: 'v1.0.1', env: [item] });
+      expect(r.status).toBe(400);
+      expect(r.body.errors.join(' ')).toMatch(/env/);
+    }
+  });
 });
 
 describe('every plugin process, built-in or external', () => {

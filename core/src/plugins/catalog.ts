@@ -97,6 +97,8 @@ export interface PluginCatalog {
 const SEMVER = /^v?(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(?:-([0-9A-Za-z-]+(?:\.[0-9A-Za-z-]+)*))?(?:\+([0-9A-Za-z-]+(?:\.[0-9A-Za-z-]+)*))?$/;
 const NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
 const ENV_ITEM = /^[A-Za-z_][A-Za-z0-9_]*=/;
+/** Node reads these itself (NODE_OPTIONS can grant --allow-child-process): never set by a catalog entry. */
+export const NODE_ENV_ITEM = /^NODE_/i;
 
 const registerSchema = z.object({
   type: z.enum(PLUGIN_TYPES),
@@ -104,7 +106,9 @@ const registerSchema = z.object({
   version: z.string().regex(SEMVER, 'must be a semantic version (v1.2.3)'),
   command: z.string().min(1, 'is required'),
   args: z.array(z.string()).default([]),
-  env: z.array(z.string().regex(ENV_ITEM, 'must be KEY=VALUE')).default([]),
+  env: z
+    .array(z.string().regex(ENV_ITEM, 'must be KEY=VALUE').refine((e) => !NODE_ENV_ITEM.test(e), 'NODE_* variables are not allowed: they would change the plugin sandbox'))
+    .default([]),
   sha256: z.string().regex(/^[0-9a-fA-F]{64}$/, 'must be 64 hex characters'),
 });
 

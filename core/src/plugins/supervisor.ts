@@ -34,7 +34,7 @@ import {
   type SystemView,
   type database,
 } from '@strongroom/sdk-plugin';
-import type { PluginCatalog, PluginEntry } from './catalog.js';
+import { NODE_ENV_ITEM, type PluginCatalog, type PluginEntry } from './catalog.js';
 
 export type PluginStatus = 'running' | 'starting' | 'degraded' | 'failed';
 
@@ -276,8 +276,10 @@ export function createPluginSupervisor(deps: PluginSupervisorDeps): PluginSuperv
       const v = process.env[k];
       if (v !== undefined) env[k] = v;
     }
+    // NODE_OPTIONS and friends would widen the sandbox (--allow-child-process): never passed, even from an old entry.
+    for (const [k, v] of Object.entries(spec.env)) if (!NODE_ENV_ITEM.test(k)) env[k] = v;
     // Its own run directory is the only place it may write: temp files and "home" go there.
-    Object.assign(env, spec.env, {
+    Object.assign(env, {
       TMPDIR: rt.dir,
       HOME: rt.dir,
       [transport.ENV_MAGIC_COOKIE]: transport.MAGIC_COOKIE_VALUE,

@@ -145,7 +145,13 @@ export async function createCore(opts: { config: ServerConfig; logger: CoreLogge
           // Another node may have rotated the keyring and written anything: re-read both before serving.
           onActive: async () => {
             await barrier.refresh();
-            await postUnseal();
+            await postUnseal({ restoreLeasesInBackground: false });
+            // A node taking over has leases due (or overdue) from the old active node: load them all before serving.
+            const restored = await state!.expiration.restore();
+            if (restored.failed) {
+              logger.warn('lease restore stopped by a storage error during takeover; resuming in the background', { loaded: restored.loaded });
+              void state!.expiration.restore().catch((err: unknown) => logger.error('lease restore failed', { error: String(err) }));
+            }
           },
           onStandby: preSeal,
           logger,
@@ -153,6 +159,11 @@ export async function createCore(opts: { config: ServerConfig; logger: CoreLogge
         })
       : null;
   const forwarder = ha ? createForwarder() : null;
+  metrics.onScrape(() => {
+    metrics.set('core_unsealed', 'Whether this node is unsealed (1) or sealed (0)', barrier.sealed ? 0 : 1);
+    metrics.set('core_active', 'Whether this node serves requests itself (1), or is sealed or an HA standby (0)', barrier.sealed || (ha !== null && ha.state !== 'active') ? 0 : 1);
+    metrics.set('core_ha_enabled', 'Whether this node runs with HA storage', ha ? 1 : 0);
+  });
   /** A standby's copy of the forwarding key (read from storage once); dropped on seal. */
   let standbyForwardKey: Buffer | null = null;
 
@@ -276,7 +287,7 @@ export async function createCore(opts: { config: ServerConfig; logger: CoreLogge
     return { ttl: resp.auth.ttl, maxTtl: resp.auth.maxTtl, period: resp.auth.period, policies: resp.auth.policies };
   }
 
-  async function postUnseal(): Promise<void> {
+  async function postUnseal(opts: { restoreLeasesInBackground: boolean } = { restoreLeasesInBackground: true }): Promise<void> {
     const started = Date.now();
     const { hmacKey, batchKey } = await tokenKeys();
     const policies = createPolicyStore({ store: barrier, namespaces });
@@ -486,8 +497,8 @@ export async function createCore(opts: { config: ServerConfig; logger: CoreLogge
     await mounts.load(DEFAULT_MOUNTS);
     namespaceAdmin.resumeDeletions();
 
-    // Lease restore runs in the background: requests are served meanwhile.
-    void expiration.restore().catch((err: unknown) => logger.error('lease restore failed', { error: String(err) }));
+    // Lease restore runs in the background after an unseal: requests are served meanwhile (an HA takeover awaits it).
+    if (opts.restoreLeasesInBackground) void expiration.restore().catch((err: unknown) => logger.error('lease restore failed', { error: String(err) }));
     const periodic = setInterval(() => {
       for (const e of router.entries()) {
         const b = router.byUuid(e.uuid)?.handle.backend;
@@ -537,7 +548,7 @@ export async function createCore(opts: { config: ServerConfig; logger: CoreLogge
       standbyForwardKey = null;
     });
   } else {
-    seal.onUnseal(postUnseal);
+    seal.onUnseal(() => postUnseal());
     seal.onSeal(preSeal);
   }
 

@@ -87,8 +87,20 @@ export async function connect(cfg: LdapConfig, dn: string, password: string): Pr
     const secure = url.startsWith('ldaps://');
     const client = new Client({ url, connectTimeout: cfg.connection_timeout * 1000, timeout: cfg.request_timeout * 1000, strictDN: false, ...(secure ? { tlsOptions: tls } : {}) });
     try {
-      if (cfg.starttls && !secure) await client.startTLS(tls);
-      await client.bind(dn, password);
+      // connection_timeout bounds the whole opening (TCP, TLS, bind): a server that accepts and then
+      // says nothing is passed over like one that refuses, instead of holding the caller request_timeout long.
+      let timer: NodeJS.Timeout | undefined;
+      const opening = (async () => {
+        if (cfg.starttls && !secure) await client.startTLS(tls);
+        await client.bind(dn, password);
+      })();
+      opening.catch(() => undefined);
+      await Promise.race([
+        opening,
+        new Promise<never>((_, reject) => {
+          timer = setTimeout(() => reject(new Error(`no answer from ${url} within connection_timeout (${cfg.connection_timeout} s)`)), cfg.connection_timeout * 1000);
+        }),
+      ]).finally(() => clearTimeout(timer));
       return client;
     } catch (err) {
       await client.unbind().catch(() => undefined);
@@ -134,7 +146,10 @@ export function createDirectory(current: () => Promise<LdapConfig>): Directory {
     const key = JSON.stringify(cfg);
     if (open && openFor !== key) await drop();
     if (!open) {
-      const mine = connect(cfg, bindName(cfg), cfg.bindpass);
+      // A failure to connect or bind is the directory's answer (502), scrubbed of the bind password.
+      const mine = connect(cfg, bindName(cfg), cfg.bindpass).catch((err: unknown) => {
+        throw directoryError('connecting to the directory failed', err, [cfg.bindpass]);
+      });
       open = mine;
       openFor = key;
       mine.catch(() => {
