@@ -8,6 +8,7 @@ export * from './fields.js';
 export * from './pattern.js';
 export * from './paginate.js';
 export * from './keyed-mutex.js';
+export * from './cidr.js';
 export * from './read-cache.js';
 export * from './define-backend.js';
 export * from './password-policy/index.js';

@@ -19,6 +19,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startDevServer, type RunningServer } from '../helpers/server';
 
+// Hundreds of requests in one test: its run time follows the machine's load (81 s seen with 8 suites sharing 2 cores).
+jest.setTimeout(240_000);
+
 const SEED = Number(process.env.SR_FUZZ_SEED ?? 20260101);
 const CONCURRENCY = 4;
 // Over 10,000 requests: about 30 s on an idle machine, well over jest's default 60 s when the

@@ -23,12 +23,14 @@ export interface ApiResult {
   text: string;
 }
 
+export class ConnectionError extends Error {}
+
 export const TOKEN_FILE = () => join(homedir(), '.strongroom-token');
 
 const envOf = (name: string): string | undefined => process.env[`STRONGROOM_${name}`] ?? process.env[`VAULT_${name}`];
 
 export function clientOptionsFromEnv(flags: Map<string, string>): ClientOptions {
-  let token = flags.get('token') ?? envOf('TOKEN');
+  let token = envOf('TOKEN');
   if (!token) {
     try {
       token = readFileSync(TOKEN_FILE(), 'utf8').trim() || undefined;
@@ -58,15 +60,16 @@ export function createClient(opts: ClientOptions) {
     : { keepAlive: true };
   const agent = isTls ? new https.Agent(agentOpts) : new http.Agent(agentOpts);
 
-  function request(method: string, path: string, body?: unknown, query?: Record<string, string>): Promise<ApiResult> {
+  function request(method: string, path: string, body?: unknown, query?: Record<string, string>, extra: { contentType?: string; token?: string } = {}): Promise<ApiResult> {
     const url = new URL(`/v1/${path.replace(/^\/+/, '')}`, base);
     for (const [k, v] of Object.entries(query ?? {})) url.searchParams.set(k, v);
     const payload = body === undefined ? undefined : Buffer.from(JSON.stringify(body));
     const headers: Record<string, string> = { 'X-Service-Request': 'true' };
-    if (opts.token) headers['X-Service-Token'] = opts.token;
+    const token = extra.token ?? opts.token;
+    if (token) headers['X-Service-Token'] = token;
     if (opts.namespace) headers['X-Service-Namespace'] = opts.namespace;
     if (payload) {
-      headers['Content-Type'] = 'application/json';
+      headers['Content-Type'] = extra.contentType ?? 'application/json';
       headers['Content-Length'] = String(payload.length);
     }
     const mod = isTls ? https : http;
@@ -85,7 +88,8 @@ export function createClient(opts: ClientOptions) {
           resolve({ status: res.statusCode ?? 0, body: parsed, text });
         });
       });
-      req.on('error', reject);
+      // A server that cannot be reached is the operator's to fix (exit 1), not an answer from it.
+      req.on('error', (err) => reject(new ConnectionError(`${method} ${url.origin}${url.pathname}: ${err.message}`)));
       if (payload) req.write(payload);
       req.end();
     });
@@ -95,7 +99,10 @@ export function createClient(opts: ClientOptions) {
     read: (path: string, query?: Record<string, string>) => request('GET', path, undefined, query),
     list: (path: string) => request('GET', path, undefined, { list: 'true' }),
     write: (path: string, data: unknown) => request('POST', path, data ?? {}),
-    delete: (path: string) => request('DELETE', path),
+    put: (path: string, data: unknown) => request('PUT', path, data ?? {}),
+    /** JSON merge patch (RFC 7396), as `vault patch` and `kv patch` send it. */
+    patch: (path: string, data: unknown) => request('PATCH', path, data ?? {}, undefined, { contentType: 'application/merge-patch+json' }),
+    delete: (path: string, query?: Record<string, string>) => request('DELETE', path, undefined, query),
     request,
     close: () => agent.destroy(),
   };

@@ -5,9 +5,8 @@
  * times; every failure says the same thing, so a caller cannot probe which of
  * RoleID or SecretID was wrong.
  */
-import { badRequest, definePath, f, renewedAuth, type Handler, type KeyedMutex, type PathDef } from '@strongroom/sdk-plugin';
+import { hostCidr, ipAllowed, badRequest, definePath, f, renewedAuth, type Handler, type KeyedMutex, type PathDef } from '@strongroom/sdk-plugin';
 import type { ApproleStore, SecretIdEntry } from '../store.js';
-import { hostCidr, ipAllowed } from '../cidr.js';
 import { isExpired } from './secret-id.js';
 
 interface Deps {

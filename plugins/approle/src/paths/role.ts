@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { badRequest, definePath, f, paginate, type PathDef, type KeyedMutex } from '@strongroom/sdk-plugin';
+import { validateCidrs, badRequest, definePath, f, paginate, type PathDef, type KeyedMutex } from '@strongroom/sdk-plugin';
 import type { ApproleStore, RoleEntry } from '../store.js';
-import { validateCidrs } from '../cidr.js';
 
 const NAME_RE = /^[A-Za-z0-9 _.-]+$/;
 

@@ -4,10 +4,9 @@
  * num_uses and ttl not above the role's, CIDRs subsets of the role's.
  */
 import { randomUUID } from 'node:crypto';
-import { badRequest, definePath, f, paginate, type HandlerRequest, type KeyedMutex, type PathDef } from '@strongroom/sdk-plugin';
+import { isSubset, validateCidrs, badRequest, definePath, f, paginate, type HandlerRequest, type KeyedMutex, type PathDef } from '@strongroom/sdk-plugin';
 import type { ApproleStore, RoleEntry, SecretIdEntry } from '../store.js';
 import { ZERO_TIME } from '../store.js';
-import { isSubset, validateCidrs } from '../cidr.js';
 
 interface Deps {
   store: ApproleStore;

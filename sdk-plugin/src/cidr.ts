@@ -1,5 +1,9 @@
+/**
+ * CIDR blocks as engines take them from callers (approle's bound CIDRs, the SSH
+ * engine's OTP roles): parsing with a 400 naming the field, membership, subsets.
+ */
 import { BlockList, isIP } from 'node:net';
-import { badRequest } from '@strongroom/sdk-plugin';
+import { badRequest } from './errors.js';
 
 interface Cidr {
   address: string;

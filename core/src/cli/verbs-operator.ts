@@ -1,0 +1,226 @@
+/** `status` and `operator ...`: seal state, init, unseal, rekey, generate-root, step-down, key status. */
+import { randomInt } from 'node:crypto';
+import { readSource, UsageError } from './args.js';
+import { boolFlag, CliError, ensureOk, flag, printData, type Command, type Ctx } from './command.js';
+import { keyValues } from './output.js';
+
+function sealRows(b: any): Array<[string, unknown]> {
+  const rows: Array<[string, unknown]> = [
+    ['Seal Type', b.type],
+    ['Initialized', b.initialized],
+    ['Sealed', b.sealed],
+    ['Total Shares', b.n],
+    ['Threshold', b.t],
+  ];
+  if (b.sealed) rows.push(['Unseal Progress', `${b.progress}/${b.t}`], ['Unseal Nonce', b.nonce || 'n/a']);
+  rows.push(['Version', b.version], ['Build Date', b.build_date ?? 'n/a'], ['Storage Type', b.storage_type], ['Cluster Name', b.cluster_name || 'n/a'], ['Cluster ID', b.cluster_id || 'n/a']);
+  return rows;
+}
+
+/** Reads the key: the argument, or one line of stdin (so keys stay out of shell history and `ps`). */
+const keyArg = (ctx: Ctx): string => {
+  const k = (ctx.args.positionals[0] === undefined || ctx.args.positionals[0] === '-' ? readSource('-') : ctx.args.positionals[0]).trim();
+  if (!k) throw new UsageError('an unseal key is required (argument, or on stdin)');
+  return k;
+};
+
+const intFlag = (ctx: Ctx, name: string, dflt: number): number => {
+  const v = flag(ctx, name);
+  if (v === undefined) return dflt;
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < 1) throw new UsageError(`-${name}: must be a positive integer`);
+  return n;
+};
+
+const BASE62 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
+
+/** Vault's root-token decoding: base64(token XOR otp). */
+export function decodeRootToken(encoded: string, otp: string): string {
+  const raw = Buffer.from(encoded, 'base64');
+  const key = Buffer.from(otp, 'utf8');
+  if (raw.length !== key.length) throw new UsageError(`the OTP (${key.length} bytes) and the encoded token (${raw.length} bytes) differ in length`);
+  const out = Buffer.alloc(raw.length);
+  for (let i = 0; i < raw.length; i++) out[i] = raw[i]! ^ key[i]!;
+  return out.toString('utf8');
+}
+
+const ATTEMPT_FLAGS = {
+  init: { kind: 'bool' as const, help: 'Start an attempt.' },
+  cancel: { kind: 'bool' as const, help: 'Cancel the attempt in progress (its key shares are discarded).' },
+  status: { kind: 'bool' as const, help: 'Print the progress of the attempt in progress.' },
+  nonce: { kind: 'string' as const, help: 'Nonce of the attempt (given by -init); required with a key share.' },
+};
+
+export const operatorVerbs: Record<string, Command> = {
+  status: {
+    usage: '[options]',
+    synopsis: 'Print the seal status. Exit code: 0 unsealed, 2 sealed, 1 on any error (an unreachable server too).',
+    max: 0,
+    async run(ctx) {
+      let r;
+      try {
+        r = await ctx.client.read('sys/seal-status');
+      } catch (err) {
+        throw new CliError(`Error checking seal status: ${err instanceof Error ? err.message : String(err)}`, 1);
+      }
+      if (r.status >= 400 || typeof r.body !== 'object' || r.body === null) {
+        const errs = Array.isArray(r.body?.errors) ? r.body.errors.join(', ') : r.text;
+        throw new CliError(`Error checking seal status: Code: ${r.status}. ${errs}`, 1);
+      }
+      const b = r.body;
+      printData(ctx, b, () => keyValues(ctx.out, sealRows(b)));
+      if (b.sealed) throw new CliError('', 2);
+    },
+  },
+  'operator init': {
+    usage: '[options]',
+    synopsis: 'Initialize a new server: creates the root key, split into unseal key shares, and the initial root token.',
+    flags: {
+      'key-shares': { kind: 'string', help: 'Number of key shares (default 5).', aliases: ['n'] },
+      'key-threshold': { kind: 'string', help: 'Shares needed to unseal (default 3).', aliases: ['t'] },
+      status: { kind: 'bool', help: 'Only tell whether the server is initialized: exit 0 yes, 2 no.' },
+    },
+    max: 0,
+    async run(ctx) {
+      if (boolFlag(ctx, 'status')) {
+        const s = await ctx.client.read('sys/init');
+        ensureOk(s, 'checking init status');
+        if (s.body.initialized) return ctx.out('Strongroom is initialized');
+        ctx.out('Strongroom is not initialized');
+        throw new CliError('', 2);
+      }
+      const r = await ctx.client.put('sys/init', { secret_shares: intFlag(ctx, 'key-shares', 5), secret_threshold: intFlag(ctx, 'key-threshold', 3) });
+      ensureOk(r, 'initializing');
+      if (ctx.field || ctx.format !== 'table') return printData(ctx, r.body, () => undefined);
+      (r.body.keys_base64 as string[]).forEach((k, i) => ctx.out(`Unseal Key ${i + 1}: ${k}`));
+      ctx.out(`\nInitial Root Token: ${r.body.root_token}`);
+      ctx.out(`\nStrongroom initialized with ${r.body.keys_base64.length} key shares and a key threshold of ${intFlag(ctx, 'key-threshold', 3)}. Keep the keys apart, in safe places.`);
+    },
+  },
+  'operator unseal': {
+    usage: '[options] [KEY]',
+    synopsis: 'Give one unseal key share (argument, or stdin). -reset discards the shares given so far.',
+    flags: { reset: { kind: 'bool', help: 'Discard the key shares given so far.' } },
+    max: 1,
+    async run(ctx) {
+      const body = boolFlag(ctx, 'reset') ? { reset: true } : { key: keyArg(ctx) };
+      const r = await ctx.client.put('sys/unseal', body);
+      ensureOk(r, 'unsealing');
+      printData(ctx, r.body, () => keyValues(ctx.out, sealRows(r.body)));
+    },
+  },
+  'operator seal': {
+    usage: '[options]',
+    synopsis: 'Seal the server: keys leave memory; it answers nothing until unsealed.',
+    output: false,
+    max: 0,
+    async run(ctx) {
+      const r = await ctx.client.put('sys/seal', {});
+      ensureOk(r, 'sealing');
+      ctx.out('Success! Strongroom is sealed.');
+    },
+  },
+  'operator step-down': {
+    usage: '[options]',
+    synopsis: 'Make the active node give up its role; a standby takes over (HA).',
+    output: false,
+    max: 0,
+    async run(ctx) {
+      const r = await ctx.client.put('sys/step-down', {});
+      ensureOk(r, 'stepping down');
+      ctx.out('Success! Stepped down.');
+    },
+  },
+  'operator key-status': {
+    usage: '[options]',
+    synopsis: 'Show the active encryption key term and when it was installed.',
+    max: 0,
+    async run(ctx) {
+      const r = await ctx.client.read('sys/key-status');
+      ensureOk(r, 'reading key status');
+      const d = r.body?.data ?? r.body;
+      printData(ctx, d, () => keyValues(ctx.out, [['Key Term', d.term], ['Install Time', d.install_time], ['Encryption Count', d.encryptions ?? 'n/a']]));
+    },
+  },
+  'operator rekey': {
+    usage: '[options] [KEY]',
+    synopsis: 'Make new unseal key shares: -init starts (with -key-shares/-key-threshold), then each holder gives a current share with -nonce.',
+    flags: {
+      ...ATTEMPT_FLAGS,
+      'key-shares': { kind: 'string', help: 'Number of new key shares (with -init; default 5).', aliases: ['n'] },
+      'key-threshold': { kind: 'string', help: 'New threshold (with -init; default 3).', aliases: ['t'] },
+    },
+    max: 1,
+    async run(ctx) {
+      if (boolFlag(ctx, 'cancel')) {
+        const r = await ctx.client.delete('sys/rekey/init');
+        ensureOk(r, 'canceling rekey');
+        return ctx.out('Success! Canceled rekeying (if it was started)');
+      }
+      if (boolFlag(ctx, 'status')) {
+        const r = await ctx.client.read('sys/rekey/init');
+        ensureOk(r, 'reading rekey status');
+        return printData(ctx, r.body, () => keyValues(ctx.out, [['Nonce', r.body.nonce || 'n/a'], ['Started', r.body.started], ['Rekey Progress', `${r.body.progress}/${r.body.required}`], ['New Shares', r.body.n], ['New Threshold', r.body.t]]));
+      }
+      if (boolFlag(ctx, 'init')) {
+        const r = await ctx.client.put('sys/rekey/init', { secret_shares: intFlag(ctx, 'key-shares', 5), secret_threshold: intFlag(ctx, 'key-threshold', 3) });
+        ensureOk(r, 'initializing rekey');
+        return printData(ctx, r.body, () => keyValues(ctx.out, [['Nonce', r.body.nonce], ['Started', r.body.started], ['Rekey Progress', `${r.body.progress}/${r.body.required}`], ['New Shares', r.body.n], ['New Threshold', r.body.t]]));
+      }
+      if (!flag(ctx, 'nonce')) throw new UsageError('-nonce is required with a key share (see -status)');
+      const r = await ctx.client.put('sys/rekey/update', { key: keyArg(ctx), nonce: flag(ctx, 'nonce') });
+      ensureOk(r, 'rekeying');
+      if (!r.body.complete) return printData(ctx, r.body, () => keyValues(ctx.out, [['Nonce', r.body.nonce], ['Rekey Progress', `${r.body.progress}/${r.body.required}`]]));
+      printData(ctx, r.body, () => {
+        (r.body.keys_base64 as string[]).forEach((k, i) => ctx.out(`Key ${i + 1}: ${k}`));
+        ctx.out(`\nOperation nonce: ${r.body.nonce}\n\nStrongroom rekeyed with ${r.body.keys_base64.length} key shares and a key threshold of ${r.body.t ?? 'the new threshold'}.`);
+      });
+    },
+  },
+  'operator generate-root': {
+    usage: '[options] [KEY]',
+    synopsis: 'Make a new root token with unseal key shares: -init starts (an OTP is given), holders give shares with -nonce, -decode turns the encoded token into the token.',
+    flags: {
+      ...ATTEMPT_FLAGS,
+      otp: { kind: 'string', help: 'The OTP given by -init (with -decode).' },
+      decode: { kind: 'string', help: 'Decode this encoded root token with -otp (local; no server call).' },
+      'generate-otp': { kind: 'bool', help: 'Print a new OTP of the length the server expects.' },
+    },
+    max: 1,
+    async run(ctx) {
+      if (flag(ctx, 'decode') !== undefined) {
+        if (!flag(ctx, 'otp')) throw new UsageError('-decode needs -otp');
+        const token = decodeRootToken(flag(ctx, 'decode')!, flag(ctx, 'otp')!);
+        return printData(ctx, { token }, () => ctx.out(`Root token: ${token}`));
+      }
+      if (boolFlag(ctx, 'generate-otp')) {
+        const s = await ctx.client.read('sys/generate-root/attempt');
+        ensureOk(s, 'reading the OTP length');
+        const len = Number(s.body.otp_length) || 28;
+        let otp = '';
+        for (let i = 0; i < len; i++) otp += BASE62[randomInt(BASE62.length)];
+        return ctx.out(otp);
+      }
+      if (boolFlag(ctx, 'cancel')) {
+        const r = await ctx.client.delete('sys/generate-root/attempt');
+        ensureOk(r, 'canceling root generation');
+        return ctx.out('Success! Root token generation canceled (if it was started)');
+      }
+      const attemptRows = (b: any): Array<[string, unknown]> => [['Nonce', b.nonce || 'n/a'], ['Started', b.started], ['Progress', `${b.progress}/${b.required}`], ['Complete', b.complete], ...(b.otp ? ([['OTP', b.otp], ['OTP Length', b.otp_length]] as Array<[string, unknown]>) : [])];
+      if (boolFlag(ctx, 'status')) {
+        const r = await ctx.client.read('sys/generate-root/attempt');
+        ensureOk(r, 'reading root generation status');
+        return printData(ctx, r.body, () => keyValues(ctx.out, attemptRows(r.body)));
+      }
+      if (boolFlag(ctx, 'init')) {
+        const r = await ctx.client.put('sys/generate-root/attempt', flag(ctx, 'otp') ? { otp: flag(ctx, 'otp') } : {});
+        ensureOk(r, 'starting root generation');
+        return printData(ctx, r.body, () => keyValues(ctx.out, attemptRows(r.body)));
+      }
+      if (!flag(ctx, 'nonce')) throw new UsageError('-nonce is required with a key share (see -status)');
+      const r = await ctx.client.put('sys/generate-root/update', { key: keyArg(ctx), nonce: flag(ctx, 'nonce') });
+      ensureOk(r, 'generating root');
+      printData(ctx, r.body, () => keyValues(ctx.out, [...attemptRows(r.body), ...(r.body.encoded_token || r.body.encoded_root_token ? ([['Encoded Token', r.body.encoded_token || r.body.encoded_root_token]] as Array<[string, unknown]>) : [])]));
+    },
+  },
+};

@@ -1,0 +1,1 @@
+export { createSshBackend, sshBackend } from './backend.js';
