@@ -4,11 +4,8 @@
  * `step-down`, `generate-root -decode`, plugin register/deregister and the
  * `lease` verbs on leases of a real plugin process.
  */
-import { createHash } from 'node:crypto';
-import { chmodSync, readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { cliRunner, type CliResult } from '../helpers/cli';
-import { LEASE_PLUGIN_MAIN } from '../helpers/lease-plugin';
+import { leasePluginDir } from '../helpers/lease-plugin';
 import { scratchDir, startConfigServer, type RunningServer } from '../helpers/server';
 
 jest.setTimeout(300_000);
@@ -16,6 +13,8 @@ jest.setTimeout(300_000);
 let s: RunningServer;
 let cli: ReturnType<typeof cliRunner>;
 let pluginDir: string;
+let pluginCommand: string;
+let pluginSha: string;
 const run = (...args: string[]) => cli.run(args);
 
 function ok(r: CliResult): CliResult {
@@ -24,10 +23,8 @@ function ok(r: CliResult): CliResult {
 }
 
 beforeAll(async () => {
-  pluginDir = scratchDir('sr-cli-plugins-');
-  const file = join(pluginDir, 'lease-test.sh');
-  writeFileSync(file, `#!/bin/sh\nexec "${process.execPath}" "${LEASE_PLUGIN_MAIN}" "$@"\n`);
-  chmodSync(file, 0o755);
+  // The lease plugin as an external plugin: one JavaScript entry file in the plugin directory (plugins run in the sandbox).
+  ({ dir: pluginDir, command: pluginCommand, sha256: pluginSha } = leasePluginDir());
   s = await startConfigServer(`storage "level" { path = "$DIR/data" }
 listener "tcp" {
   address     = "127.0.0.1:$PORT"
@@ -106,9 +103,9 @@ describe('plugins and leases on a plugin process', () => {
   let leaseId = '';
 
   it('plugin register, info, list, deregister', async () => {
-    const sha = createHash('sha256').update(readFileSync(join(pluginDir, 'lease-test.sh'))).digest('hex');
-    expect(ok(await run('plugin', 'register', `-sha256=${sha}`, '-command=lease-test.sh', '-version=v1.0.0', 'secret', 'lease-test')).stdout).toContain('Success! Registered plugin: lease-test');
-    ok(await run('plugin', 'register', `-sha256=${sha}`, '-command=lease-test.sh', '-version=v1.0.1', 'secret', 'lease-test'));
+    const sha = pluginSha;
+    expect(ok(await run('plugin', 'register', `-sha256=${sha}`, `-command=${pluginCommand}`, '-version=v1.0.0', 'secret', 'lease-test')).stdout).toContain('Success! Registered plugin: lease-test');
+    ok(await run('plugin', 'register', `-sha256=${sha}`, `-command=${pluginCommand}`, '-version=v1.0.1', 'secret', 'lease-test'));
     expect(ok(await run('plugin', 'info', '-version=v1.0.0', '-field=sha256', 'secret', 'lease-test')).stdout.trim()).toBe(sha);
     expect(ok(await run('plugin', 'list', 'secret')).stdout).toMatch(/^lease-test$/m);
     expect(ok(await run('plugin', 'list', '-detailed')).stdout).toMatch(/^lease-test\s+secret\s+v1\.0\.1/m);
