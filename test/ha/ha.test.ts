@@ -117,8 +117,8 @@ it('three nodes on one database: one active, two standbys that forward, redirect
   }
   expect((await active.api('GET', 'sys/health', undefined, { token: null })).body.standby).toBe(false);
   const metrics = (await active.api('GET', 'sys/metrics?format=prometheus')).text;
-  expect(metrics).toMatch(/^strongroom_core_active 1$/m);
-  expect(metrics).toMatch(/^strongroom_core_ha_enabled 1$/m);
+  expect(metrics).toMatch(/^strongroom_core_active(\{[^}]*\})? 1$/m);
+  expect(metrics).toMatch(/^strongroom_core_ha_enabled(\{[^}]*\})? 1$/m);
   for (const n of nodes) {
     const l = await n.api('GET', 'sys/leader', undefined, { token: null });
     expect(l.status).toBe(200);

@@ -87,7 +87,7 @@ export interface AuditBroker {
   readonly enabled: boolean;
 }
 
-export function createAuditBroker(deps: { store: Pick<Physical, 'get' | 'put'>; logger: CoreLogger; timeoutMs?: number }): AuditBroker {
+export function createAuditBroker(deps: { store: Pick<Physical, 'get' | 'put'>; logger: CoreLogger; timeoutMs?: number; onDeviceFailure?: (path: string) => void }): AuditBroker {
   const devices = new Map<string, Device>();
   const timeoutMs = deps.timeoutMs ?? 5000;
 
@@ -99,11 +99,14 @@ export function createAuditBroker(deps: { store: Pick<Physical, 'get' | 'put'>; 
   async function write(kind: 'request' | 'response', e: AuditEntry) {
     if (devices.size === 0) return;
     const time = new Date().toISOString();
-    const results = await Promise.allSettled(
-      [...devices.values()].map((d) => withTimeout(d.write(render(kind, time, e, d.salt)), timeoutMs)),
-    );
+    const list = [...devices.values()];
+    const results = await Promise.allSettled(list.map((d) => withTimeout(d.write(render(kind, time, e, d.salt)), timeoutMs)));
     const failed = results.filter((r) => r.status === 'rejected');
-    for (const r of failed) deps.logger.error('audit device failed', { error: String((r as PromiseRejectedResult).reason) });
+    results.forEach((r, i) => {
+      if (r.status !== 'rejected') return;
+      deps.logger.error('audit device failed', { path: list[i]!.config.path, error: String(r.reason) });
+      deps.onDeviceFailure?.(list[i]!.config.path);
+    });
     if (failed.length === results.length) {
       throw new StrongroomError('internal', 'audit: every enabled audit device failed to log the request');
     }

@@ -6,7 +6,7 @@
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { loadServerConfig, type ServerConfig } from '../server/server-config.js';
+import { DEFAULT_TELEMETRY, loadServerConfig, type ServerConfig } from '../server/server-config.js';
 import { createCore } from '../server/core.js';
 import { createLogger, type LogLevel } from '../log/logger.js';
 import type { ParsedArgs } from './args.js';
@@ -30,6 +30,7 @@ export async function runServer(args: ParsedArgs): Promise<void> {
       clusterName: 'strongroom-dev',
       apiAddr: '',
       leaseRevocation: {},
+      telemetry: { ...DEFAULT_TELEMETRY },
     };
   } else {
     const file = f.get('config');
@@ -37,8 +38,11 @@ export async function runServer(args: ParsedArgs): Promise<void> {
     config = await loadServerConfig(file);
     if (f.has('log-level')) config.logLevel = f.get('log-level') as LogLevel;
   }
+  if (f.has('log-level') && !['trace', 'debug', 'info', 'warn', 'error'].includes(config.logLevel)) throw new Error(`-log-level: must be one of trace, debug, info, warn, error`);
+  const format = f.get('log-format') ?? config.logFormat ?? 'json';
+  if (format !== 'standard' && format !== 'json') throw new Error('-log-format: must be "standard" or "json"');
 
-  const logger = createLogger({ level: config.logLevel, json: f.get('log-format') !== 'standard' });
+  const logger = createLogger({ level: config.logLevel, format, ...(config.logFile ? { file: config.logFile } : {}) });
   const core = await createCore({ config, logger });
   const addresses = await core.listen();
 
@@ -48,7 +52,11 @@ export async function runServer(args: ParsedArgs): Promise<void> {
     shuttingDown = true;
     logger.info('shutting down', { signal });
     core.shutdown().then(
-      () => process.exit(0),
+      () => {
+        logger.info('shutdown complete');
+        // Let the log transports (a log_file) flush before the process ends.
+        setTimeout(() => process.exit(0), 50);
+      },
       (err: unknown) => {
         logger.error('shutdown failed', { error: String(err) });
         process.exit(1);

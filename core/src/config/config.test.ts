@@ -6,7 +6,7 @@ import { DEFAULT_LEASE_TTL_SECONDS, DEFAULT_MAX_REQUEST_SIZE, loadConfig, parseC
 
 const FULL_HCL = `
 # production
-ui            = true
+ui            = false
 disable_mlock = true
 api_addr      = "https://sr.example.com:8200"
 cluster_name  = "prod"
@@ -37,8 +37,12 @@ listener "tcp" {
 }
 
 telemetry {
-  statsd_address = "127.0.0.1:8125"
+  prometheus_retention_time = "12h"
+  disable_hostname = true
 }
+log_format = "standard"
+log_requests_level = "info"
+log_file = "/var/log/strongroom.log"
 `;
 
 describe('parseConfig', () => {
@@ -65,10 +69,13 @@ describe('parseConfig', () => {
       logLevel: 'debug',
       defaultLeaseTtl: 3600,
       maxLeaseTtl: 768 * 3600,
-      ui: true,
+      ui: false,
       disableMlock: true,
       leaseRevocation: {},
-      warnings: ['telemetry: not used by this server; ignored'],
+      telemetry: { prometheusRetentionTime: 12 * 3600, disableHostname: true },
+      logFormat: 'standard',
+      logRequestsLevel: 'info',
+      logFile: '/var/log/strongroom.log',
     });
   });
 
@@ -99,7 +106,7 @@ describe('parseConfig', () => {
       ui: false,
       disableMlock: false,
       leaseRevocation: {},
-      warnings: [],
+      telemetry: { prometheusRetentionTime: 24 * 3600, disableHostname: false },
     });
     expect(cfg.apiAddr).toBeUndefined();
   });
@@ -133,7 +140,20 @@ describe('parseConfig', () => {
     ['bad ha_enabled', `${L}\nstorage "postgresql" { connection_url = "x"\n ha_enabled = "maybe" }`, /storage\.postgresql\.ha_enabled: must be a boolean/],
     ['unknown listener type', `${S}\nlistener "unix" { address = "/tmp/s" }`, /listener\.unix\[0\]: unsupported listener type/],
     ['TLS without files', `${S}\nlistener "tcp" { address = "0.0.0.0:8200" }`, /listener\.tcp\[0\]: tls_cert_file and tls_key_file are required/],
-    ['TLS typo fails closed', `${S}\nlistener "tcp" { tls_disabled = true }`, /tls_cert_file and tls_key_file are required/],
+    ['a misspelt listener key', `${S}\nlistener "tcp" {\n  tls_disable = true\n  adress = "127.0.0.1:8200"\n}`, /sr\.hcl: listener\.tcp\[0\]\.adress: unknown key \(did you mean "address"\?\) \(line 4\)/],
+    ['TLS typo fails closed', `${S}\nlistener "tcp" { tls_disabled = true }`, /tls_disabled: unknown key \(did you mean "tls_disable"\?\) \(line 2\)/],
+    ['an unknown top-level key', `${S}\n${L}\n\napi_adr = "x"`, /sr\.hcl: api_adr: unknown key \(did you mean "api_addr"\?\) \(line 4\)/],
+    ['an unknown block', `${S}\n${L}\nreplication {\n  x = 1\n}`, /sr\.hcl: replication: unknown key \(line 3\)/],
+    ['a seal block, refused by name', `${S}\n${L}\nseal "awskms" {\n  region = "x"\n}`, /sr\.hcl: seal: not supported: auto-unseal .* \(line 3\)/],
+    ['ui = true', `${S}\n${L}\nui = true`, /sr\.hcl: ui: the web UI is not served .* \(line 3\)/],
+    ['an unknown storage key', `${L}\nstorage "level" {\n  path = "/d"\n  pathh = "/e"\n}`, /storage\.level\.pathh: unknown key \(did you mean "path"\?\) \(line 4\)/],
+    ['an unknown telemetry key', `${S}\n${L}\ntelemetry {\n  statsd_address = "127.0.0.1:8125"\n}`, /telemetry\.statsd_address: unknown key \(line 4\)/],
+    ['a bad telemetry type', `${S}\n${L}\ntelemetry {\n  disable_hostname = "perhaps"\n}`, /telemetry\.disable_hostname: must be a boolean \(line 4\)/],
+    ['a bad log_format', `${S}\n${L}\nlog_format = "xml"`, /log_format: must be "standard" or "json" \(line 3\)/],
+    ['a bad log_requests_level', `${S}\n${L}\nlog_requests_level = "loud"`, /log_requests_level: must be one of trace, debug, info, warn, error, off \(line 3\)/],
+    ['a bad postgresql max_parallel', `${L}\nstorage "postgresql" {\n  connection_url = "postgres://x"\n  max_parallel = 0\n}`, /storage\.postgresql\.max_parallel: must be between 1 and 1000 \(line 4\)/],
+    ['an unknown postgresql key', `${L}\nstorage "postgresql" {\n  connection_url = "postgres://x"\n  ha_tabel = "t"\n}`, /storage\.postgresql\.ha_tabel: unknown key \(did you mean "ha_table"\?\) \(line 4\)/],
+    ['an unknown key in JSON', JSON.stringify({ storage: { inmem: {} }, listener: { tcp: { tls_disable: true } }, adress: 'x' }), /adress: unknown key/],
     ['bad address', `${S}\nlistener "tcp" { address = "localhost"\n tls_disable = true }`, /listener\.tcp\[0\]\.address: must be host:port/],
     ['port out of range', `${S}\nlistener "tcp" { address = "a:70000"\n tls_disable = true }`, /address: must be host:port/],
     ['negative request size', `${S}\nlistener "tcp" { max_request_size = -1\n tls_disable = true }`, /listener\.tcp\[0\]\.max_request_size: must be 0/],
@@ -141,7 +161,7 @@ describe('parseConfig', () => {
     ['bad log level', `${S}\n${L}\nlog_level = "verbose"`, /sr\.hcl: log_level: must be one of trace, debug, info, warn, error/],
     ['bad duration', `${S}\n${L}\nmax_lease_ttl = "forever"`, /max_lease_ttl: must be a duration/],
     ['default above max', `${S}\n${L}\ndefault_lease_ttl = "2h"\nmax_lease_ttl = "1h"`, /default_lease_ttl: must not be greater than max_lease_ttl/],
-    ['wrong type', `${S}\n${L}\napi_addr = 5`, /api_addr: must be a string/],
+    ['wrong type', `${S}\n${L}\napi_addr = 5`, /api_addr: must be a string \(line 3\)/],
     ['syntax error', `${S}\nlistener "tcp" {\n  address = \n}`, /sr\.hcl: parse error at line 4, column 1/],
   ];
   it.each(bad)('refuses %s, naming the file and the field', (_n, text, message) => {
@@ -169,10 +189,28 @@ describe('loadConfig', () => {
     expect(a.storage).toEqual({ type: 'level', path: '/d' });
   });
 
+  it('refuses a certificate, key, plugin directory or log directory that does not exist, naming the key and its line', async () => {
+    const cert = join(dir, 'tls.crt');
+    await writeFile(cert, 'x');
+    const cases: Array<[string, RegExp]> = [
+      [`storage "inmem" {}\nlistener "tcp" {\n  tls_cert_file = "${cert}"\n  tls_key_file = "${join(dir, 'nokey.pem')}"\n}`, /listener\.tcp\[0\]\.tls_key_file: file ".*nokey\.pem" cannot be read \(ENOENT\) \(line 4\)/],
+      [`storage "inmem" {}\nlistener "tcp" {\n  tls_cert_file = "${dir}"\n  tls_key_file = "${cert}"\n}`, /tls_cert_file: ".*" is not a file \(line 3\)/],
+      [`storage "inmem" {}\nlistener "tcp" { tls_disable = true }\nplugin_directory = "${join(dir, 'noplugins')}"`, /plugin_directory: directory ".*noplugins" cannot be read \(ENOENT\) \(line 3\)/],
+      [`storage "inmem" {}\nlistener "tcp" { tls_disable = true }\nlog_file = "${join(dir, 'nodir', 'sr.log')}"`, /log_file: directory ".*nodir" cannot be read \(ENOENT\) \(line 3\)/],
+    ];
+    for (const [text, message] of cases) {
+      const file = join(dir, 'files.hcl');
+      await writeFile(file, text);
+      await expect(loadConfig(file)).rejects.toThrow(message);
+    }
+    // parseConfig alone checks no files (it is also used on configs meant for another machine).
+    expect(parseConfig(cases[0]![0]).listeners[0]!.tlsKeyFile).toContain('nokey.pem');
+  });
+
   it('names the file in errors', async () => {
     const file = join(dir, 'bad.hcl');
     await writeFile(file, 'storage "level" {}\nlistener "tcp" { tls_disable = true }');
-    await expect(loadConfig(file)).rejects.toThrow(`${file}: storage.level.path: is required`);
+    await expect(loadConfig(file)).rejects.toThrow(`${file}: storage.level.path: is required (line 1)`);
     await expect(loadConfig(join(dir, 'missing.hcl'))).rejects.toThrow(/missing\.hcl: cannot read the configuration file \(ENOENT\)/);
   });
 });

@@ -11,15 +11,19 @@
  *   api_addr = "https://vault.example.com:8200"
  *
  * A listener serves TLS unless `tls_disable` says otherwise, so a typo in
- * `tls_disable` fails closed (certificate files are then required). Keys this
- * server does not use (telemetry, seal, ...) are reported as warnings, not
- * errors, so Vault configs load. Values are wire-lenient like Vault's:
- * `tls_disable = "true"` or `1` work. Errors name the file and the field.
+ * `tls_disable` fails closed (certificate files are then required). Every key
+ * is checked: an unknown block or key (a misspelt `adress`), a Vault feature
+ * this server does not have (`seal`, `ui = true`, ...), a wrong type, or a
+ * missing file the config refers to stops the server at start. Nothing is
+ * silently ignored. Values are wire-lenient like Vault's: `tls_disable =
+ * "true"` or `1` work. Errors name the file, the key and its line.
  */
 import { readFile } from 'node:fs/promises';
 import { badRequest, parseDuration, parseDurationMs } from '@strongroom/sdk-plugin';
 import { z } from 'zod';
-import { blocksOf, parseHcl, type HclObject, type HclValue } from '../hcl/parse.js';
+import { statSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { blockLineOf, blocksOf, lineOf, parseHcl, type HclObject, type HclValue } from '../hcl/parse.js';
 
 export const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
@@ -50,6 +54,18 @@ export type StorageConfig =
   | { type: 'inmem' }
   | { type: 'postgresql'; connectionUrl: string; haEnabled: boolean; table?: string; haTable?: string; maxParallel?: number };
 
+export const LOG_FORMATS = ['standard', 'json'] as const;
+export type LogFormat = (typeof LOG_FORMATS)[number];
+/** `log_requests_level`: the level request lines are logged at, or off. */
+export const REQUEST_LOG_LEVELS = [...LOG_LEVELS, 'off'] as const;
+
+export interface TelemetryConfig {
+  /** Seconds; 0 turns the Prometheus format of sys/metrics off (Vault's meaning). Default 24h. */
+  prometheusRetentionTime: number;
+  /** Without it, every series carries a `host` label with this machine's name (Vault prefixes the name instead). */
+  disableHostname: boolean;
+}
+
 export interface Config {
   listeners: ListenerConfig[];
   storage: StorageConfig;
@@ -57,17 +73,21 @@ export interface Config {
   clusterName?: string;
   pluginDirectory?: string;
   logLevel: LogLevel;
+  logFormat?: LogFormat;
+  /** Logs are appended here as well as written to stderr. */
+  logFile?: string;
+  /** Level of the one-line log of each request; default debug. */
+  logRequestsLevel?: (typeof REQUEST_LOG_LEVELS)[number];
+  telemetry: TelemetryConfig;
   /** Seconds. */
   defaultLeaseTtl: number;
   maxLeaseTtl: number;
-  /** Accepted for compatibility; the UI is not served. */
+  /** Only `false` is accepted: the web UI is not served. */
   ui: boolean;
   /** Accepted for compatibility; Node cannot mlock. */
   disableMlock: boolean;
   /** Revocation retry schedule (`lease_revocation` block); absent keys keep the expiration manager's defaults. */
   leaseRevocation: { retryBaseMs?: number; maxAttempts?: number };
-  /** Keys that were ignored, one message each, for the start-up log. */
-  warnings: string[];
 }
 
 const TRUE = new Set(['1', 't', 'true', 'yes', 'on']);
@@ -123,6 +143,11 @@ const leaseRevocationSchema = z.object({
   max_attempts: lenientInt.refine((n) => n >= 1 && n <= 100, 'must be between 1 and 100').optional(),
 });
 
+const telemetrySchema = z.object({
+  prometheus_retention_time: duration.optional(),
+  disable_hostname: lenientBool.optional(),
+});
+
 const storageSchemas = {
   level: z.object({ path: nonEmpty }),
   inmem: z.object({}),
@@ -140,32 +165,72 @@ const topSchema = z.object({
   cluster_name: nonEmpty.optional(),
   plugin_directory: nonEmpty.optional(),
   log_level: z.preprocess((v) => (typeof v === 'string' ? v.trim().toLowerCase() : v), z.enum(LOG_LEVELS, { message: `must be one of ${LOG_LEVELS.join(', ')}` })).optional(),
+  log_format: z.preprocess((v) => (typeof v === 'string' ? v.trim().toLowerCase() : v), z.enum(LOG_FORMATS, { message: 'must be "standard" or "json"' })).optional(),
+  log_file: nonEmpty.optional(),
+  log_requests_level: z.preprocess((v) => (typeof v === 'string' ? v.trim().toLowerCase() : v), z.enum(REQUEST_LOG_LEVELS, { message: `must be one of ${REQUEST_LOG_LEVELS.join(', ')}` })).optional(),
   default_lease_ttl: duration.optional(),
   max_lease_ttl: duration.optional(),
-  ui: lenientBool.optional(),
+  ui: lenientBool.refine((v) => v === false, 'the web UI is not served by this server; remove the key or set it to false').optional(),
   disable_mlock: lenientBool.optional(),
 });
 
 /** Top-level keys handled outside `topSchema`. */
-const BLOCK_KEYS = new Set(['listener', 'storage', 'backend', 'lease_revocation']);
+const BLOCK_KEYS = new Set(['listener', 'storage', 'backend', 'lease_revocation', 'telemetry']);
 
-/** Keeps known keys for zod, reports the others as warnings. */
-function splitKnown(body: HclObject, shape: Record<string, unknown>, where: string, warnings: string[]): Record<string, HclValue> {
-  const known: Record<string, HclValue> = {};
-  for (const key of Object.keys(body)) {
-    if (Object.hasOwn(shape, key)) known[key] = body[key] as HclValue;
-    else warnings.push(`${where}${where ? '.' : ''}${key}: not used by this server; ignored`);
+/** Vault keys this server refuses by name, with the reason. */
+const UNSUPPORTED: Record<string, string> = {
+  seal: 'auto-unseal is not supported; this server unseals with Shamir key shares only',
+  ha_storage: 'a separate HA storage is not supported; use storage "postgresql" { ha_enabled = true }',
+  service_registration: 'service registration is not supported',
+  entropy: 'external entropy is not supported',
+  user_lockout: 'user lockout is not supported',
+  cluster_addr: 'request forwarding between nodes is not supported; standbys redirect to api_addr',
+  disable_clustering: 'request forwarding between nodes is not supported',
+  raw_storage_endpoint: 'sys/raw is not supported',
+  introspection_endpoint: 'sys/internal/inspect is not supported',
+  pid_file: 'pid files are not supported; use the service manager',
+};
+
+/** Edit distance, for "did you mean" on misspelt keys. */
+function distance(a: string, b: string): number {
+  const d = Array.from({ length: a.length + 1 }, (_, i) => [i, ...Array<number>(b.length).fill(0)]);
+  for (let j = 1; j <= b.length; j++) d[0]![j] = j;
+  for (let i = 1; i <= a.length; i++) {
+    for (let j = 1; j <= b.length; j++) d[i]![j] = Math.min(d[i - 1]![j]! + 1, d[i]![j - 1]! + 1, d[i - 1]![j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
   }
-  return known;
+  return d[a.length]![b.length]!;
 }
 
-function validate<T extends z.ZodType>(schema: T, input: unknown, source: string, where: string): z.output<T> {
+const at = (line: number | undefined) => (line === undefined ? '' : ` (line ${line})`);
+
+/** Refuses any key of `body` outside `known`, naming it, its line and the nearest known key. */
+function checkKnown(body: HclObject, known: Iterable<string>, source: string, where: string): void {
+  const names = [...known];
+  for (const key of Object.keys(body)) {
+    if (names.includes(key)) continue;
+    const field = `${where}${where ? '.' : ''}${key}`;
+    const line = lineOf(body, key) ?? blockLineOf(body);
+    if (!where && Object.hasOwn(UNSUPPORTED, key)) throw badRequest(`${source}: ${field}: not supported: ${UNSUPPORTED[key]}${at(line)}`);
+    const near = names.filter((n) => distance(n, key) <= 2).sort((a, b) => distance(a, key) - distance(b, key))[0];
+    throw badRequest(`${source}: ${field}: unknown key${near ? ` (did you mean "${near}"?)` : ''}${at(line)}`);
+  }
+}
+
+/** Keeps known keys for zod after refusing the others. */
+function known(body: HclObject, shape: Record<string, unknown>, source: string, where: string): Record<string, HclValue> {
+  checkKnown(body, Object.keys(shape), source, where);
+  return body as Record<string, HclValue>;
+}
+
+function validate<T extends z.ZodType>(schema: T, input: Record<string, HclValue>, source: string, where: string, linesOf: object = input): z.output<T> {
   const res = schema.safeParse(input);
   if (res.success) return res.data;
   const issue = res.error.issues[0];
   const field = [where, ...(issue?.path ?? []).map(String)].filter(Boolean).join('.');
-  const missing = issue?.code === 'invalid_type' && issue.path.length > 0 && typeof input === 'object' && input !== null && !Object.hasOwn(input, String(issue.path[0]));
-  throw badRequest(`${source}: ${field}: ${missing ? 'is required' : (issue?.message ?? 'invalid')}`);
+  const key = issue?.path.length ? String(issue.path[0]) : undefined;
+  const missing = issue?.code === 'invalid_type' && key !== undefined && !Object.hasOwn(input, key);
+  const line = (key !== undefined ? lineOf(linesOf, key) : undefined) ?? blockLineOf(linesOf);
+  throw badRequest(`${source}: ${field}: ${missing ? 'is required' : (issue?.message ?? 'invalid')}${at(line)}`);
 }
 
 /** `host:port` or `[v6]:port`. */
@@ -177,11 +242,21 @@ function splitAddress(address: string, source: string, where: string): { host: s
 }
 
 /** Parse and validate a configuration document. `source` (the file name) prefixes every error. */
-export function parseConfig(text: string, source = 'config'): Config {
+export function parseConfig(text: string, source = 'config', opts: { checkFiles?: boolean } = {}): Config {
   const doc = parseHcl(text, { source });
-  const warnings: string[] = [];
-  const fail = (message: string): never => {
-    throw badRequest(`${source}: ${message}`);
+  const fail = (message: string, line?: number): never => {
+    throw badRequest(`${source}: ${message}${at(line)}`);
+  };
+  checkKnown(doc, [...Object.keys(topSchema.shape), ...BLOCK_KEYS], source, '');
+  /** A file or directory the config refers to must exist now, not fail later at first use. */
+  const requireFile = (path: string, field: string, line: number | undefined, kind: 'file' | 'directory'): void => {
+    let st;
+    try {
+      st = statSync(path);
+    } catch (err) {
+      return fail(`${field}: ${kind} "${path}" cannot be read (${(err as NodeJS.ErrnoException).code ?? 'error'})`, line);
+    }
+    if (kind === 'file' ? !st.isFile() : !st.isDirectory()) fail(`${field}: "${path}" is not a ${kind}`, line);
   };
 
   const listenerBlocks = blocksOf(doc.listener, 1);
@@ -190,12 +265,12 @@ export function parseConfig(text: string, source = 'config'): Config {
   const listeners = listenerBlocks.map((blk, i): ListenerConfig => {
     const type = blk.labels[0] as string;
     const where = `listener.${type}[${i}]`;
-    if (type !== 'tcp') fail(`${where}: unsupported listener type "${type}" (only "tcp")`);
-    const v = validate(tcpListenerSchema, splitKnown(blk.body, tcpListenerSchema.shape, where, warnings), source, where);
+    if (type !== 'tcp') fail(`${where}: unsupported listener type "${type}" (only "tcp")`, blockLineOf(blk.body));
+    const v = validate(tcpListenerSchema, known(blk.body, tcpListenerSchema.shape, source, where), source, where);
     const address = v.address ?? DEFAULT_LISTENER_ADDRESS;
     const tlsDisable = v.tls_disable ?? false;
     if (!tlsDisable && (!v.tls_cert_file || !v.tls_key_file)) {
-      fail(`${where}: tls_cert_file and tls_key_file are required unless tls_disable = true`);
+      fail(`${where}: tls_cert_file and tls_key_file are required unless tls_disable = true`, blockLineOf(blk.body));
     }
     const listener: TcpListenerConfig = {
       type: 'tcp',
@@ -208,6 +283,9 @@ export function parseConfig(text: string, source = 'config'): Config {
     if (!tlsDisable) {
       listener.tlsCertFile = v.tls_cert_file;
       listener.tlsKeyFile = v.tls_key_file;
+      if (opts.checkFiles) {
+        for (const key of ['tls_cert_file', 'tls_key_file'] as const) requireFile(v[key]!, `${where}.${key}`, lineOf(blk.body, key), 'file');
+      }
     }
     return listener;
   });
@@ -222,36 +300,51 @@ export function parseConfig(text: string, source = 'config'): Config {
   const storageWhere = `storage.${storageType}`;
   let storage: StorageConfig;
   if (storageType === 'level') {
-    const v = validate(storageSchemas.level, splitKnown(storageBlock.body, storageSchemas.level.shape, storageWhere, warnings), source, storageWhere);
+    const v = validate(storageSchemas.level, known(storageBlock.body, storageSchemas.level.shape, source, storageWhere), source, storageWhere);
     storage = { type: 'level', path: v.path };
   } else if (storageType === 'inmem') {
-    splitKnown(storageBlock.body, storageSchemas.inmem.shape, storageWhere, warnings);
+    known(storageBlock.body, storageSchemas.inmem.shape, source, storageWhere);
     storage = { type: 'inmem' };
   } else if (storageType === 'postgresql') {
-    const v = validate(storageSchemas.postgresql, splitKnown(storageBlock.body, storageSchemas.postgresql.shape, storageWhere, warnings), source, storageWhere);
+    const v = validate(storageSchemas.postgresql, known(storageBlock.body, storageSchemas.postgresql.shape, source, storageWhere), source, storageWhere);
     storage = { type: 'postgresql', connectionUrl: v.connection_url, haEnabled: v.ha_enabled ?? false };
     if (v.table !== undefined) storage.table = v.table;
     if (v.ha_table !== undefined) storage.haTable = v.ha_table;
     if (v.max_parallel !== undefined) storage.maxParallel = v.max_parallel;
   } else {
-    return fail(`${storageWhere}: unsupported storage type "${storageType}" (expected level, inmem or postgresql)`);
+    return fail(`${storageWhere}: unsupported storage type "${storageType}" (expected level, inmem or postgresql)`, blockLineOf(storageBlock.body) ?? lineOf(doc, doc.storage !== undefined ? 'storage' : 'backend'));
   }
 
   const topInput: HclObject = {};
   for (const key of Object.keys(doc)) if (!BLOCK_KEYS.has(key)) Object.defineProperty(topInput, key, { value: doc[key], enumerable: true });
-  const top = validate(topSchema, splitKnown(topInput, topSchema.shape, '', warnings), source, '');
+  const top = validate(topSchema, topInput, source, '', doc);
   const defaultLeaseTtl = top.default_lease_ttl || DEFAULT_LEASE_TTL_SECONDS;
   const maxLeaseTtl = top.max_lease_ttl || DEFAULT_LEASE_TTL_SECONDS;
-  if (defaultLeaseTtl > maxLeaseTtl) fail('default_lease_ttl: must not be greater than max_lease_ttl');
+  if (defaultLeaseTtl > maxLeaseTtl) fail('default_lease_ttl: must not be greater than max_lease_ttl', lineOf(doc, 'default_lease_ttl'));
 
   const leaseRevocation: Config['leaseRevocation'] = {};
   if (doc.lease_revocation !== undefined) {
     const blocks = blocksOf(doc.lease_revocation, 0);
-    if (blocks === null || blocks.length !== 1) return fail('lease_revocation: expected one block like lease_revocation { retry_base = "10s" max_attempts = 6 }');
+    if (blocks === null || blocks.length !== 1) return fail('lease_revocation: expected one block like lease_revocation { retry_base = "10s" max_attempts = 6 }', lineOf(doc, 'lease_revocation'));
     const body = (blocks[0] as (typeof blocks)[number]).body;
-    const v = validate(leaseRevocationSchema, splitKnown(body, leaseRevocationSchema.shape, 'lease_revocation', warnings), source, 'lease_revocation');
+    const v = validate(leaseRevocationSchema, known(body, leaseRevocationSchema.shape, source, 'lease_revocation'), source, 'lease_revocation');
     if (v.retry_base !== undefined) leaseRevocation.retryBaseMs = v.retry_base;
     if (v.max_attempts !== undefined) leaseRevocation.maxAttempts = v.max_attempts;
+  }
+
+  const telemetry: TelemetryConfig = { prometheusRetentionTime: 24 * 3600, disableHostname: false };
+  if (doc.telemetry !== undefined) {
+    const blocks = blocksOf(doc.telemetry, 0);
+    if (blocks === null || blocks.length !== 1) return fail('telemetry: expected one block like telemetry { prometheus_retention_time = "24h" }', lineOf(doc, 'telemetry'));
+    const body = (blocks[0] as (typeof blocks)[number]).body;
+    const v = validate(telemetrySchema, known(body, telemetrySchema.shape, source, 'telemetry'), source, 'telemetry');
+    if (v.prometheus_retention_time !== undefined) telemetry.prometheusRetentionTime = v.prometheus_retention_time;
+    if (v.disable_hostname !== undefined) telemetry.disableHostname = v.disable_hostname;
+  }
+
+  if (opts.checkFiles) {
+    if (top.plugin_directory !== undefined) requireFile(top.plugin_directory, 'plugin_directory', lineOf(doc, 'plugin_directory'), 'directory');
+    if (top.log_file !== undefined) requireFile(top.log_file.endsWith('/') ? top.log_file : dirname(top.log_file), 'log_file', lineOf(doc, 'log_file'), 'directory');
   }
 
   const config: Config = {
@@ -263,8 +356,11 @@ export function parseConfig(text: string, source = 'config'): Config {
     maxLeaseTtl,
     ui: top.ui ?? false,
     disableMlock: top.disable_mlock ?? false,
-    warnings,
+    telemetry,
   };
+  if (top.log_format !== undefined) config.logFormat = top.log_format;
+  if (top.log_file !== undefined) config.logFile = top.log_file;
+  if (top.log_requests_level !== undefined) config.logRequestsLevel = top.log_requests_level;
   if (top.api_addr !== undefined) config.apiAddr = top.api_addr;
   if (top.cluster_name !== undefined) config.clusterName = top.cluster_name;
   if (top.plugin_directory !== undefined) config.pluginDirectory = top.plugin_directory;
@@ -280,5 +376,5 @@ export async function loadConfig(file: string): Promise<Config> {
     const code = (err as NodeJS.ErrnoException).code ?? 'unreadable';
     throw badRequest(`${file}: cannot read the configuration file (${code})`);
   }
-  return parseConfig(text, file);
+  return parseConfig(text, file, { checkFiles: true });
 }

@@ -103,6 +103,10 @@ export interface ExpirationDeps {
   isDescendantNamespace?(ancestorId: string, candidateId: string): boolean;
   clock?: Clock;
   options?: Partial<ExpirationOptions>;
+  /** Metrics hooks, by mount path: each successful revocation (`expired`: the lease ran out its TTL) and each lease that turns irrevocable. */
+  events?: { revoked?(mountPath: string, expired: boolean): void; irrevocable?(mountPath: string): void };
+  /** How often restore and tidy log their progress; default 5 s. */
+  progressEveryMs?: number;
 }
 
 export interface RegisterInput {
@@ -214,6 +218,8 @@ export interface ExpirationManager {
   /** On seal: stops timers and queues and drops memory. Terminal: make a new manager on unseal. */
   stop(): void;
   stats(): ExpirationStats;
+  /** Leases held per mount path (namespace-relative), for the leases gauge. */
+  countByMount(): Map<string, number>;
   /**
    * Resolves once no revocation is queued or in flight and no restore or lease operation runs
    * (tests, graceful shutdown). A due entry whose timer has not fired yet does not count.
@@ -304,6 +310,7 @@ export function createExpirationManager(deps: ExpirationDeps): ExpirationManager
   const { store, revoker, logger } = deps;
   const clock = deps.clock ?? systemClock;
   const opts: ExpirationOptions = { ...defaultExpirationOptions, ...deps.options };
+  const progressEveryMs = deps.progressEveryMs ?? 5000;
 
   let index = new Map<string, Slot>();
   const heap = createDueHeap();
@@ -485,6 +492,8 @@ export function createExpirationManager(deps: ExpirationDeps): ExpirationManager
     }
     forget(id);
     revokedCount++;
+    // A lease whose expire time is still its natural end ran out; an asked revocation moved it earlier.
+    deps.events?.revoked?.(entry.mountPath, entry.expireTime >= (entry.lastRenewalTime ?? entry.issueTime) + entry.ttl * 1000);
     return { ok: true };
   };
 
@@ -513,6 +522,7 @@ export function createExpirationManager(deps: ExpirationDeps): ExpirationManager
       markIrrevocable(id, slot, entry.expireTime, reason);
       due = now + opts.irrevocableRetryMs;
       logger.error('lease is irrevocable', { leaseId: id, attempts, error: reason });
+      deps.events?.irrevocable?.(entry.mountPath);
     } else {
       due = now + backoffMs(attempts);
       logger.warn('lease revocation failed; will retry', { leaseId: id, attempts, retryInMs: Math.round(due - now), error: reason });
@@ -603,9 +613,15 @@ export function createExpirationManager(deps: ExpirationDeps): ExpirationManager
     let corrupt = 0;
     let failed = false;
     let sinceYield = 0;
+    let lastProgress = performance.now();
+    logger.info('restoring leases');
     try {
       for await (const { key, value } of store.scan(LEASE_BODY_PREFIX)) {
         if (stopped) break;
+        if (performance.now() - lastProgress >= progressEveryMs) {
+          lastProgress = performance.now();
+          logger.info('restoring leases: progress', { loaded, skipped, corrupt, elapsedMs: Math.round(lastProgress - started) });
+        }
         const id = leaseIdFromBodyKey(key);
         const entry = decodeRestoreFields(value);
         if (id === null || !entry || entry.leaseId !== id) {
@@ -841,6 +857,8 @@ export function createExpirationManager(deps: ExpirationDeps): ExpirationManager
           return v;
         };
         let scanned = 0;
+        let lastProgress = performance.now();
+        logger.info('tidy: started');
         const doomed: string[] = [];
         for await (const { key, value } of store.scan(LEASE_BODY_PREFIX)) {
           scanned++;
@@ -850,13 +868,22 @@ export function createExpirationManager(deps: ExpirationDeps): ExpirationManager
             continue;
           }
           if (!(await tokenValid(entry.tokenKey))) doomed.push(entry.leaseId);
-          if (scanned % 10_000 === 0) logger.info('tidy: scanning leases', { scanned, toRevoke: doomed.length });
+          if (scanned % 10_000 === 0 || performance.now() - lastProgress >= progressEveryMs) {
+            lastProgress = performance.now();
+            logger.info('tidy: scanning leases', { scanned, toRevoke: doomed.length });
+          }
         }
+        logger.info('tidy: scan done', { scanned, toRevoke: doomed.length });
         let revoked = 0;
+        let done = 0;
         await forEachLimit(doomed, BULK_CONCURRENCY, async (id) => {
           const outcome = await withLock(id, () => attemptRevoke(id, true));
           if (outcome.ok) revoked++;
           else logger.error('tidy: could not remove a lease', { leaseId: id, error: (outcome.error as Error)?.message });
+          if (++done % 10_000 === 0 || performance.now() - lastProgress >= progressEveryMs) {
+            lastProgress = performance.now();
+            logger.info('tidy: revoking leases', { done, of: doomed.length, revoked });
+          }
         });
         const danglingKeys: string[] = [];
         for await (const { key, value } of store.scan(TOKEN_INDEX_PREFIX)) {
@@ -938,6 +965,17 @@ export function createExpirationManager(deps: ExpirationDeps): ExpirationManager
       removedDuringRestore = new Set();
       heap.clear();
       queue.clear();
+    },
+
+    countByMount() {
+      const perOrdinal = new Map<number, number>();
+      for (const slot of index.values()) perOrdinal.set(slot.mount, (perOrdinal.get(slot.mount) ?? 0) + 1);
+      const out = new Map<string, number>();
+      for (const [ord, n] of perOrdinal) {
+        const path = mounts[ord]?.path ?? 'unknown';
+        out.set(path, (out.get(path) ?? 0) + n);
+      }
+      return out;
     },
 
     stats() {

@@ -218,6 +218,27 @@ function isObject(v: HclValue | undefined): v is HclObject {
 /** Whether a value was produced by a block (an object, or an array of objects from repeated blocks). */
 const blockValues = new WeakSet<object>();
 
+/** Line of each key of each parsed object, so config errors can name where a key is. */
+const keyLines = new WeakMap<object, Map<string, number>>();
+/** Line where each block body starts (its key). */
+const blockLines = new WeakMap<object, number>();
+
+function recordLine(obj: object, key: string, line: number): void {
+  let m = keyLines.get(obj);
+  if (!m) keyLines.set(obj, (m = new Map()));
+  if (!m.has(key)) m.set(key, line);
+}
+
+/** The line of `key` in a parsed object (the first occurrence for repeated blocks), if known. */
+export function lineOf(obj: object, key: string): number | undefined {
+  return keyLines.get(obj)?.get(key);
+}
+
+/** The line of the key that opened a block body, if `body` came from a block. */
+export function blockLineOf(body: object): number | undefined {
+  return blockLines.get(body);
+}
+
 function createParser(tokens: Token[], source: string | undefined) {
   let pos = 0;
   const peek = (offset = 0): Token => tokens[Math.min(pos + offset, tokens.length - 1)] as Token;
@@ -271,7 +292,11 @@ function createParser(tokens: Token[], source: string | undefined) {
         if (Object.hasOwn(obj, keyTok.text)) {
           fail(keyTok, `duplicate key "${keyTok.text}"`);
         }
-        if (isObject(value) && valueTok.kind === 'punct') blockValues.add(value);
+        if (isObject(value) && valueTok.kind === 'punct') {
+          blockValues.add(value);
+          blockLines.set(value, keyTok.line);
+        }
+        recordLine(obj, keyTok.text, keyTok.line);
         setOwn(obj, keyTok.text, value);
         return;
       }
@@ -279,6 +304,7 @@ function createParser(tokens: Token[], source: string | undefined) {
         pos++;
         const body = parseBody(true);
         blockValues.add(body);
+        blockLines.set(body, keyTok.line);
         insertBlock(obj, keyTok, labels, body);
         return;
       }
@@ -295,6 +321,7 @@ function createParser(tokens: Token[], source: string | undefined) {
     let container = obj;
     for (let k = 0; k < path.length - 1; k++) {
       const key = (path[k] as Token).text;
+      recordLine(container, key, (path[k] as Token).line);
       const existing = getOwn(container, key);
       if (existing === undefined) {
         const created: HclObject = {};
@@ -308,6 +335,7 @@ function createParser(tokens: Token[], source: string | undefined) {
       }
     }
     const last = path[path.length - 1] as Token;
+    recordLine(container, last.text, last.line);
     const existing = getOwn(container, last.text);
     if (existing === undefined) {
       setOwn(container, last.text, body);

@@ -2,6 +2,11 @@
  * Structured logging through winston. Never pass a secret (token id, password,
  * key material, request body) in a message or meta: log accessors, request ids
  * and paths instead. Plugin output is re-emitted here tagged with the plugin.
+ *
+ * Levels: one base level (the config's `log_level`) and, as Vault's
+ * sys/loggers/:name, an override per named logger (`named('expiration')`).
+ * Winston itself lets everything through; the level check is ours, so a
+ * change applies at once to every child already handed out.
  */
 import winston from 'winston';
 import type { Logger } from '@strongroom/sdk-plugin';
@@ -10,23 +15,48 @@ export type LogLevel = 'trace' | 'debug' | 'info' | 'warn' | 'error';
 
 export interface CoreLogger extends Logger {
   child(meta: Record<string, unknown>): CoreLogger;
-  /** Changes the level at runtime (e.g. sys/loggers). */
+  /** A logger for one part of the server (`expiration`, `plugins`, `request`...), its level changeable on its own. */
+  named(name: string): CoreLogger;
+  /** Logs at a level chosen at run time (`log_requests_level`). */
+  log(level: LogLevel, msg: string, meta?: Record<string, unknown>): void;
+  /** Changes the base level at runtime (sys/loggers). */
   setLevel(level: LogLevel): void;
+  /** Sets (or with null, clears) the level of one named logger. */
+  setNamedLevel(name: string, level: LogLevel | null): void;
+  /** Base level, and each named logger with its effective level. */
+  levels(): { base: LogLevel; named: Record<string, LogLevel> };
+  /** Back to the levels the server started with. */
+  resetLevels(): void;
 }
 
-const LEVELS = { error: 0, warn: 1, info: 2, debug: 3, trace: 4 };
+export const LEVELS: Record<LogLevel, number> = { error: 0, warn: 1, info: 2, debug: 3, trace: 4 };
 
-export function createLogger(opts: { level?: LogLevel; json?: boolean; silent?: boolean } = {}): CoreLogger {
-  const base = winston.createLogger({
-    levels: LEVELS,
-    level: opts.level ?? 'info',
-    silent: opts.silent ?? false,
-    format: opts.json === false
+export interface LoggerOptions {
+  level?: LogLevel;
+  /** `standard` (one line, human) or `json`; default json. */
+  format?: 'standard' | 'json';
+  /** Also append to this file (`log_file`). */
+  file?: string;
+  silent?: boolean;
+}
+
+export function createLogger(opts: LoggerOptions = {}): CoreLogger {
+  const format =
+    opts.format === 'standard'
       ? winston.format.combine(winston.format.timestamp(), winston.format.printf(renderLine))
-      : winston.format.combine(winston.format.timestamp(), winston.format.json()),
-    transports: [new winston.transports.Console({ stderrLevels: Object.keys(LEVELS) })],
-  });
-  return wrap(base);
+      : winston.format.combine(winston.format.timestamp(), winston.format.json());
+  const transports: winston.transport[] = [new winston.transports.Console({ stderrLevels: Object.keys(LEVELS) })];
+  if (opts.file) transports.push(new winston.transports.File({ filename: opts.file }));
+  const base = winston.createLogger({ levels: LEVELS, level: 'trace', silent: opts.silent ?? false, format, transports });
+  const initial = opts.level ?? 'info';
+  const state = { base: initial, named: new Map<string, LogLevel>(), known: new Set<string>() };
+  return wrap(base, state, null);
+}
+
+interface LevelState {
+  base: LogLevel;
+  named: Map<string, LogLevel>;
+  known: Set<string>;
 }
 
 function renderLine(info: winston.Logform.TransformableInfo): string {
@@ -35,22 +65,54 @@ function renderLine(info: winston.Logform.TransformableInfo): string {
   return `${String(timestamp)} [${level.toUpperCase()}] ${String(message)}${rest}`;
 }
 
-function wrap(w: winston.Logger): CoreLogger {
-  return {
-    debug: (msg, meta) => w.log('debug', msg, meta),
-    info: (msg, meta) => w.log('info', msg, meta),
-    warn: (msg, meta) => w.log('warn', msg, meta),
-    error: (msg, meta) => w.log('error', msg, meta),
-    child: (meta) => wrap(w.child(meta)),
+function wrap(w: winston.Logger, state: LevelState, name: string | null, initial: LogLevel = state.base): CoreLogger {
+  const enabled = (level: LogLevel) => LEVELS[level] <= LEVELS[(name !== null ? state.named.get(name) : undefined) ?? state.base];
+  const log = (level: LogLevel, msg: string, meta?: Record<string, unknown>) => {
+    if (enabled(level)) w.log(level, msg, meta);
+  };
+  const self: CoreLogger = {
+    debug: (msg, meta) => log('debug', msg, meta),
+    info: (msg, meta) => log('info', msg, meta),
+    warn: (msg, meta) => log('warn', msg, meta),
+    error: (msg, meta) => log('error', msg, meta),
+    log,
+    child: (meta) => wrap(w.child(meta), state, name, initial),
+    named: (n) => {
+      state.known.add(n);
+      return wrap(w.child({ logger: n }), state, n, initial);
+    },
     setLevel: (level) => {
-      w.level = level;
+      state.base = level;
+    },
+    setNamedLevel: (n, level) => {
+      state.known.add(n);
+      if (level === null) state.named.delete(n);
+      else state.named.set(n, level);
+    },
+    levels: () => ({ base: state.base, named: Object.fromEntries([...state.known].sort().map((n) => [n, state.named.get(n) ?? state.base])) }),
+    resetLevels: () => {
+      state.base = initial;
+      state.named.clear();
     },
   };
+  return self;
 }
 
 /** A logger that drops everything (tests). */
 export function createNullLogger(): CoreLogger {
   const noop = () => undefined;
-  const l: CoreLogger = { debug: noop, info: noop, warn: noop, error: noop, child: () => l, setLevel: noop };
+  const l: CoreLogger = {
+    debug: noop,
+    info: noop,
+    warn: noop,
+    error: noop,
+    log: noop,
+    child: () => l,
+    named: () => l,
+    setLevel: noop,
+    setNamedLevel: noop,
+    levels: () => ({ base: 'info', named: {} }),
+    resetLevels: noop,
+  };
   return l;
 }

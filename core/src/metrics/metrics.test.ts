@@ -1,18 +1,28 @@
 import { createMetrics } from './metrics';
 
 describe('metrics', () => {
-  it('renders counters, gauges and histograms in Prometheus text format', () => {
-    const m = createMetrics();
-    m.inc('http_requests_total', 'HTTP requests', { status: '200' });
-    m.inc('http_requests_total', 'HTTP requests', { status: '200' });
-    m.set('leases', 'Active leases', 7);
-    m.observe('request_seconds', 'Latency', 0.003, { op: 'read' });
-    const text = m.render();
-    expect(text).toContain('# TYPE strongroom_http_requests_total counter');
-    expect(text).toContain('strongroom_http_requests_total{status="200"} 2');
-    expect(text).toContain('strongroom_leases 7');
-    expect(text).toContain('strongroom_request_seconds_bucket{op="read",le="0.005"} 1');
-    expect(text).not.toContain('le="0.001"} 1');
-    expect(text).toContain('strongroom_request_seconds_count{op="read"} 1');
+  it('renders the series in the Prometheus text format, histogram buckets ascending, gauges set at scrape', async () => {
+    const m = createMetrics({ disableHostname: true, processMetrics: false });
+    m.requests.inc({ operation: 'read', mount: 'secret/', status: '200' });
+    m.requests.inc({ operation: 'read', mount: 'secret/', status: '200' });
+    m.requestDuration.observe({ operation: 'read', mount: 'secret/' }, 0.003);
+    let n = 0;
+    m.onScrape(() => void m.leases.set({ mount: 'db/' }, ++n));
+    const text = await m.render();
+    expect(text).toContain('# TYPE strongroom_requests_total counter');
+    expect(text).toContain('strongroom_requests_total{operation="read",mount="secret/",status="200"} 2');
+    expect(text).toContain('strongroom_request_duration_seconds_bucket{le="0.005",operation="read",mount="secret/"} 1');
+    expect(text).toContain('strongroom_request_duration_seconds_bucket{le="0.001",operation="read",mount="secret/"} 0');
+    const les = [...text.matchAll(/strongroom_request_duration_seconds_bucket\{le="([^"]+)"/g)].map((x) => (x[1] === '+Inf' ? Infinity : Number(x[1])));
+    expect(les).toEqual([...les].sort((a, b) => a - b));
+    expect(text).toContain('strongroom_leases{mount="db/"} 1');
+    expect(await m.render()).toContain('strongroom_leases{mount="db/"} 2');
+    expect(text).not.toContain('host=');
+  });
+
+  it('labels every series with the host unless disable_hostname', async () => {
+    const m = createMetrics({ processMetrics: false });
+    m.unsealed.set(1);
+    expect(await m.render()).toMatch(/strongroom_core_unsealed\{host="[^"]+"\} 1/);
   });
 });

@@ -55,6 +55,17 @@ export interface PluginSupervisorDeps {
   backoffMaxMs?: number;
   /** SIGTERM -> SIGKILL grace at shutdown; default 2 s. */
   stopGraceMs?: number;
+  /** True once the server is shutting down (set before the supervisor's own shutdown, which comes last). */
+  isStopping?(): boolean;
+  /** Metrics hook: a crashed process is being restarted. */
+  onRestart?(plugin: string, version: string): void;
+}
+
+export interface PluginProcessStat {
+  plugin: string;
+  version: string;
+  type: PluginEntry['type'];
+  state: 'running' | 'starting' | 'backoff' | 'degraded' | 'failed' | 'idle' | 'stopped';
 }
 
 export interface PluginSupervisor {
@@ -68,6 +79,8 @@ export interface PluginSupervisor {
   /** Pid of the process serving a mount (tests, sys/ introspection). */
   pid(mountUuid: string): number | null;
   shutdown(): Promise<void>;
+  /** Each plugin process and its state, for the plugin gauges. */
+  stats(): PluginProcessStat[];
 }
 
 type State = 'idle' | 'starting' | 'running' | 'backoff' | 'degraded' | 'failed' | 'stopped';
@@ -105,6 +118,8 @@ interface Runtime {
   crashes: number[];
   restartTimer: NodeJS.Timeout | null;
   watchers: Set<() => void>;
+  /** The last lines the process wrote to stderr, logged when it fails to start. */
+  stderrTail: string[];
 }
 
 /**
@@ -161,6 +176,7 @@ function sealedStdio(): Array<'pipe' | number> {
 }
 const MAX_LOG_LINE = 16 * 1024;
 const LEVELS = new Set(['debug', 'info', 'warn', 'error']);
+const STDERR_TAIL_LINES = 10;
 
 export function createPluginSupervisor(deps: PluginSupervisorDeps): PluginSupervisor {
   const callTimeoutMs = deps.callTimeoutMs ?? 30_000;
@@ -174,6 +190,9 @@ export function createPluginSupervisor(deps: PluginSupervisorDeps): PluginSuperv
   const runtimes = new Map<string, Runtime>();
   const mountIndex = new Map<string, Runtime>();
   const failedMounts = new Map<string, Error>();
+  /** Set by shutdown(): processes exiting now are stopping, not crashing. */
+  let shuttingDownFlag = false;
+  const shuttingDown = () => shuttingDownFlag || (deps.isStopping?.() ?? false);
   fs.mkdirSync(deps.runDir, { recursive: true, mode: 0o700 });
 
   // ------------------------------------------------------------------ errors
@@ -249,6 +268,7 @@ export function createPluginSupervisor(deps: PluginSupervisorDeps): PluginSuperv
       crashes: [],
       restartTimer: null,
       watchers: new Set(),
+      stderrTail: [],
     };
     rt.callbackServer = transport.createCallbackServer({
       socketPath: callbackPath,
@@ -288,7 +308,10 @@ export function createPluginSupervisor(deps: PluginSupervisorDeps): PluginSuperv
       [transport.ENV_CALLBACK]: rt.callbackPath,
       [transport.ENV_SECRET]: secret,
     });
-    const child = spawn(process.execPath, [...sandboxFlags(spec.codeDirs, rt.dir, deps.runtimeDirs), spec.main, ...spec.args], { env, stdio: sealedStdio() });
+    // A process group of its own: SIGTERM or Ctrl-C to the core's group reaches the core only, which then
+    // stops its plugins in order. The plugin still never outlives the core: it exits when its stdin closes.
+    const child = spawn(process.execPath, [...sandboxFlags(spec.codeDirs, rt.dir, deps.runtimeDirs), spec.main, ...spec.args], { env, stdio: sealedStdio(), detached: true });
+    rt.stderrTail = [];
     rt.child = child;
     child.stdin?.on('error', () => undefined);
     pipeLogs(rt, child);
@@ -357,6 +380,8 @@ export function createPluginSupervisor(deps: PluginSupervisorDeps): PluginSuperv
     const lines = readline.createInterface({ input: child.stderr as NodeJS.ReadableStream });
     lines.on('line', (raw) => {
       const line = raw.slice(0, MAX_LOG_LINE);
+      rt.stderrTail.push(line.slice(0, 1024));
+      if (rt.stderrTail.length > STDERR_TAIL_LINES) rt.stderrTail.shift();
       let parsed: Record<string, unknown> | null = null;
       try {
         const v: unknown = JSON.parse(line);
@@ -423,7 +448,8 @@ export function createPluginSupervisor(deps: PluginSupervisorDeps): PluginSuperv
       rt.client?.close();
       rt.client = null;
       if (child && child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-      rt.log.error('plugin failed to start', { error: e.message });
+      // The plugin's own last words usually say why (a missing module, a bad flag): the operator needs them here.
+      rt.log.error('plugin failed to start', { error: e.message, stderr: rt.stderrTail });
       if (rt.everRan) onCrash(rt);
       else setState(rt, 'failed');
     }
@@ -437,8 +463,18 @@ export function createPluginSupervisor(deps: PluginSupervisorDeps): PluginSuperv
     rt.client = null;
     client?.failAll(crashedError(rt, how));
     client?.close();
-    rt.log.error('plugin process exited unexpectedly', { how });
-    if (rt.state === 'stopped') return;
+    if (shuttingDown() || rt.state === 'stopped') {
+      rt.log.info('plugin process stopped', { how });
+      return;
+    }
+    // A SIGTERM to every process of the service (systemd's control group kill) may reach the plugin a moment
+    // before the core's own handler starts the shutdown. The crash is handled now (no call may reach the dead
+    // process); only its log line waits that moment, to say "stopped" rather than "exited unexpectedly".
+    const stderr = rt.stderrTail.slice(-5);
+    setTimeout(() => {
+      if (shuttingDown()) rt.log.info('plugin process stopped', { how });
+      else rt.log.error('plugin process exited unexpectedly', { how, stderr });
+    }, 500).unref();
     rt.lastError = crashedError(rt, how);
     onCrash(rt);
   };
@@ -455,6 +491,7 @@ export function createPluginSupervisor(deps: PluginSupervisorDeps): PluginSuperv
     }
     const delay = Math.min(backoffBaseMs * 2 ** (rt.crashes.length - 1), backoffMaxMs);
     setState(rt, 'backoff');
+    deps.onRestart?.(rt.entry.name, rt.entry.version);
     rt.restartTimer = setTimeout(() => void startProcess(rt), delay);
     rt.restartTimer.unref();
   };
@@ -636,7 +673,12 @@ export function createPluginSupervisor(deps: PluginSupervisorDeps): PluginSuperv
       return mountIndex.get(mountUuid)?.child?.pid ?? null;
     },
 
+    stats() {
+      return [...runtimes.values()].map((rt) => ({ plugin: rt.entry.name, version: rt.entry.version, type: rt.entry.type, state: rt.state }));
+    },
+
     async shutdown() {
+      shuttingDownFlag = true;
       await Promise.all([...runtimes.values()].map((rt) => disposeRuntime(rt)));
       mountIndex.clear();
       failedMounts.clear();

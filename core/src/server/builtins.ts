@@ -15,6 +15,7 @@ export function builtinPlugins(): BuiltinPlugin[] {
     { type: 'secret', name: 'transit', version: BUILTIN_VERSION, ...pkg('transit') },
     { type: 'auth', name: 'approle', version: BUILTIN_VERSION, ...pkg('approle') },
     { type: 'secret', name: 'database', version: BUILTIN_VERSION, ...pkg('database') },
+    { type: 'secret', name: 'rabbitmq', version: BUILTIN_VERSION, ...pkg('rabbitmq') },
     { type: 'secret', name: 'ssh', version: BUILTIN_VERSION, ...pkg('ssh') },
     { type: 'secret', name: 'ldap', version: BUILTIN_VERSION, ...pkg('ldap') },
     { type: 'database', name: 'postgresql-database-plugin', version: BUILTIN_VERSION, ...pkg('database-postgresql') },

@@ -14,6 +14,7 @@ import {
   StrongroomError,
   badRequest,
   helpFor,
+  httpStatusFor,
   toOpenApi,
   type Backend,
   type LogicalRequest,
@@ -30,7 +31,7 @@ import { createExpirationManager, type ExpirationManager, type LeaseEntry } from
 import { createListener, type Listener } from '../http/listener.js';
 import type { ApiReply, ApiRequest } from '../http/types.js';
 import type { CoreLogger } from '../log/logger.js';
-import { createMetrics } from '../metrics/metrics.js';
+import { createMetrics, timed, type Metrics } from '../metrics/metrics.js';
 import { createMountManager, type MountManager } from '../mounts/mount-manager.js';
 import { createRouter, mountInfoOf, routePath, storagePrefixOf, type MountEntry } from '../mounts/mount-table.js';
 import { createNamespaceAdmin } from '../namespace/namespace-admin.js';
@@ -108,9 +109,10 @@ export interface Core {
 
 export async function createCore(opts: { config: ServerConfig; logger: CoreLogger; haTimings?: Partial<HaTimings> }): Promise<Core> {
   const { config, logger } = opts;
+  const metrics = createMetrics({ disableHostname: config.telemetry.disableHostname });
   const storage = config.storage;
   let pg: PostgresPhysical | null = null;
-  const physical: Physical =
+  const rawPhysical: Physical =
     storage.type === 'inmem'
       ? createInmemPhysical()
       : storage.type === 'postgresql'
@@ -122,9 +124,29 @@ export async function createCore(opts: { config: ServerConfig; logger: CoreLogge
             logger,
           }))
         : await createLevelPhysical({ path: storage.path });
-  const barrier = createBarrier(physical);
-  const seal = createSealManager({ physical, barrier, clusterName: config.clusterName, storageType: config.storage.type, version: CORE_VERSION, log: logger });
-  const metrics = createMetrics();
+  const physical = timedPhysical(rawPhysical, metrics);
+  const barrier = timedBarrier(createBarrier(physical), metrics);
+  const seal = createSealManager({ physical, barrier, clusterName: config.clusterName, storageType: config.storage.type, version: CORE_VERSION, log: logger.named('seal') });
+  const requestLog = logger.named('request');
+  const requestLogLevel = config.logRequestsLevel ?? 'debug';
+  let tokenCounts: { at: number; counts: Array<{ type: string; namespaceId: string; count: number }> } | null = null;
+  metrics.onScrape(async () => {
+    const s = state;
+    metrics.leases.reset();
+    metrics.pluginUp.reset();
+    metrics.pluginDegraded.reset();
+    if (!s) return;
+    for (const [mount, n] of s.expiration.countByMount()) metrics.leases.set({ mount }, n);
+    metrics.irrevocableLeases.set(s.expiration.stats().irrevocable);
+    for (const p of s.supervisor.stats()) {
+      metrics.pluginUp.set({ plugin: p.plugin, version: p.version }, p.state === 'running' ? 1 : 0);
+      metrics.pluginDegraded.set({ plugin: p.plugin, version: p.version }, p.state === 'degraded' ? 1 : 0);
+    }
+    // Counting tokens scans their entries: at most once a minute, as Vault's usage gauges are periodic too.
+    if (!tokenCounts || Date.now() - tokenCounts.at > 60_000) tokenCounts = { at: Date.now(), counts: await s.tokens.countTokens() };
+    metrics.tokens.reset();
+    for (const c of tokenCounts.counts) metrics.tokens.set({ type: c.type, namespace: namespaces.byId(c.namespaceId)?.path || (c.namespaceId === 'root' || c.namespaceId === '' ? 'root' : c.namespaceId) }, c.count);
+  });
   const namespaces = createNamespaceRegistry();
   const router = createRouter<MountBinding>();
   const aclCache = createAclCache();
@@ -136,6 +158,8 @@ export async function createCore(opts: { config: ServerConfig; logger: CoreLogge
   let plugins: { catalog: PluginCatalog; supervisor: PluginSupervisor } | null = null;
   let pendingRootToken: string | null = null;
   let listeners: Listener[] = [];
+  /** Set when shutdown() starts: plugin processes exiting from then on are stopping, not crashing. */
+  let stopping = false;
   const haIdentity = randomUUID();
   const ha: HaManager | null =
     pg && storage.type === 'postgresql' && storage.haEnabled
@@ -154,15 +178,15 @@ export async function createCore(opts: { config: ServerConfig; logger: CoreLogge
             }
           },
           onStandby: preSeal,
-          logger,
+          logger: logger.named('ha'),
           ...(opts.haTimings ? { timings: opts.haTimings } : {}),
         })
       : null;
   const forwarder = ha ? createForwarder() : null;
   metrics.onScrape(() => {
-    metrics.set('core_unsealed', 'Whether this node is unsealed (1) or sealed (0)', barrier.sealed ? 0 : 1);
-    metrics.set('core_active', 'Whether this node serves requests itself (1), or is sealed or an HA standby (0)', barrier.sealed || (ha !== null && ha.state !== 'active') ? 0 : 1);
-    metrics.set('core_ha_enabled', 'Whether this node runs with HA storage', ha ? 1 : 0);
+    metrics.unsealed.set(barrier.sealed ? 0 : 1);
+    metrics.active.set(barrier.sealed || (ha !== null && ha.state !== 'active') ? 0 : 1);
+    metrics.haEnabled.set(ha ? 1 : 0);
   });
   /** A standby's copy of the forwarding key (read from storage once); dropped on seal. */
   let standbyForwardKey: Buffer | null = null;
@@ -295,15 +319,22 @@ export async function createCore(opts: { config: ServerConfig; logger: CoreLogge
     const namespaceStore = createNamespaceStore({ store: barrier, registry: namespaces });
     await namespaceStore.load();
     const passwordPolicies = createPasswordPolicyStore({ store: barrier, namespaces });
-    const audit = createAuditBroker({ store: barrier, logger });
+    const audit = createAuditBroker({ store: barrier, logger: logger.named('audit'), onDeviceFailure: (path) => metrics.auditFailures.inc({ device: path }) });
     await audit.load();
     const catalog = createPluginCatalog({ store: barrier, pluginDirectory: config.pluginDirectory, builtins: builtinPlugins() });
-    const supervisor = createPluginSupervisor({ catalog, logger, callbacks: { storageFor, systemViewFor }, runDir, runtimeDirs: pluginRuntimeDirs() });
+    const supervisor = createPluginSupervisor({ catalog, logger: logger.named('plugins'), callbacks: { storageFor, systemViewFor }, runDir, runtimeDirs: pluginRuntimeDirs(), isStopping: () => stopping, onRestart: (plugin, version) => metrics.pluginRestarts.inc({ plugin, version }) });
     plugins = { catalog, supervisor };
     let tokens!: TokenStore;
     const expiration = createExpirationManager({
       store: barrier,
-      logger,
+      logger: logger.named('expiration'),
+      events: {
+        revoked: (mount, expired) => {
+          metrics.leaseRevocations.inc({ mount });
+          if (expired) metrics.leaseExpirations.inc({ mount });
+        },
+        irrevocable: (mount) => metrics.leaseIrrevocable.inc({ mount }),
+      },
       mountTtls: (uuid) => mountTtls(router.byUuid(uuid)?.entry),
       tokenExists: (key) => tokens.isLiveKey(key),
       isDescendantNamespace: (ancestorId, candidateId) => {
@@ -334,6 +365,8 @@ export async function createCore(opts: { config: ServerConfig; logger: CoreLogge
       passwordPolicies,
       audit,
       metrics,
+      prometheusRetentionTime: config.telemetry.prometheusRetentionTime,
+      logger,
       capabilities: {
         forEntry: async (entry: unknown, ns: Namespace, path: string) => capabilitiesOf(entry as TokenEntry | null, ns, path),
         forAccessor: async (accessor: string, ns: Namespace, path: string) => capabilitiesOf(await tokens.lookupByAccessor(accessor), ns, path),
@@ -649,9 +682,40 @@ export async function createCore(opts: { config: ServerConfig; logger: CoreLogge
     return { status, body };
   }
 
+  /** The mount a request is for (with its namespace path), for metrics; '' when none. */
+  function mountLabel(path: string): { mount: string; namespace: string } {
+    try {
+      const r = namespaces.resolve(path);
+      const m = router.match(r.namespace.id, r.path);
+      return { mount: m ? `${r.namespace.path}${m.mountPath}` : '', namespace: r.namespace.path || 'root' };
+    } catch {
+      return { mount: '', namespace: '' };
+    }
+  }
+
   async function handle(req: ApiRequest): Promise<ApiReply> {
     const started = process.hrtime.bigint();
+    let status = 500;
     try {
+      const reply = await dispatch(req);
+      status = reply.status;
+      return reply;
+    } catch (err) {
+      status = httpStatusFor(err);
+      throw err;
+    } finally {
+      const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+      const bare = req.path.replace(/\/+$/, '');
+      const { mount, namespace } = SEAL_PATHS.has(bare) ? { mount: 'sys/', namespace: 'root' } : mountLabel(req.path);
+      metrics.requests.inc({ operation: req.operation, mount, status: String(status) });
+      metrics.requestDuration.observe({ operation: req.operation, mount }, seconds);
+      // Never the token, the body or the query: method, path (token-looking segments masked), status, time, namespace.
+      if (requestLogLevel !== 'off') requestLog.log(requestLogLevel, 'request', { method: req.method, path: redactPath(req.urlPath), status, duration_ms: Math.round(seconds * 1e5) / 100, namespace });
+    }
+  }
+
+  async function dispatch(req: ApiRequest): Promise<ApiReply> {
+    {
       const bare = req.path.replace(/\/+$/, '');
       if (SEAL_PATHS.has(bare)) return await handleSealPath({ ...req, path: bare });
       if (bare === LEADER_PATH && req.operation === 'read') {
@@ -676,8 +740,6 @@ export async function createCore(opts: { config: ServerConfig; logger: CoreLogge
         clientToken: req.token,
       });
       return reply.raw ? { status: reply.status, body: { raw: reply.raw.body, contentType: reply.raw.contentType } } : { status: reply.status, body: reply.body, ...(reply.headers ? { headers: reply.headers } : {}) };
-    } finally {
-      metrics.observe('request_duration_seconds', 'Request latency in seconds', Number(process.hrtime.bigint() - started) / 1e9, { operation: req.operation });
     }
   }
 
@@ -702,6 +764,7 @@ export async function createCore(opts: { config: ServerConfig; logger: CoreLogge
       await seal.submitUnsealKey(key);
     },
     async shutdown() {
+      stopping = true;
       await Promise.allSettled(listeners.map((l) => l.close()));
       // An HA node releases the lock on the way out, so a standby takes over at once instead of after its TTL.
       if (ha) await ha.stop();
@@ -732,3 +795,40 @@ export async function createCore(opts: { config: ServerConfig; logger: CoreLogge
   }
 }
 
+
+/** Path segments that look like tokens (Strongroom's or Vault's prefixes) are masked in logs. */
+const TOKEN_SEGMENT = /^(?:sr[sbr]|hv[sbr]|[sbr])\.[A-Za-z0-9_.-]{8,}$/;
+export function redactPath(path: string): string {
+  return path
+    .split('/')
+    .map((seg) => (TOKEN_SEGMENT.test(seg) ? '<redacted>' : seg))
+    .join('/');
+}
+
+/** Physical storage with each operation timed into strongroom_storage_duration_seconds. */
+function timedPhysical(p: Physical, metrics: Metrics): Physical {
+  const h = metrics.storageDuration;
+  return {
+    get: (key) => timed(h, { op: 'get' }, () => p.get(key)),
+    put: (key, value) => timed(h, { op: 'put' }, () => p.put(key, value)),
+    delete: (key) => timed(h, { op: 'delete' }, () => p.delete(key)),
+    list: (prefix) => timed(h, { op: 'list' }, () => p.list(prefix)),
+    batch: (ops) => timed(h, { op: 'batch' }, () => p.batch(ops)),
+    scan: (prefix) => p.scan(prefix),
+    close: () => p.close(),
+  };
+}
+
+/** The barrier with get/put/delete/list timed into strongroom_barrier_duration_seconds; everything else as is. */
+function timedBarrier<B extends { get(k: string): Promise<unknown>; put(k: string, v: Uint8Array): Promise<void>; delete(k: string): Promise<void>; list(p: string): Promise<string[]> }>(b: B, metrics: Metrics): B {
+  const h = metrics.barrierDuration;
+  // Object.create keeps the barrier's getters (`sealed`) live; only the four data operations are wrapped.
+  const wrapped = Object.create(b) as B;
+  Object.assign(wrapped, {
+    get: (k: string) => timed(h, { op: 'get' }, () => b.get(k)),
+    put: (k: string, v: Uint8Array) => timed(h, { op: 'put' }, () => b.put(k, v)),
+    delete: (k: string) => timed(h, { op: 'delete' }, () => b.delete(k)),
+    list: (p: string) => timed(h, { op: 'list' }, () => b.list(p)),
+  });
+  return wrapped;
+}

@@ -26,7 +26,15 @@ export interface ServerConfig {
   apiAddr: string;
   /** Revocation retry schedule; absent keys keep the expiration manager's defaults. */
   leaseRevocation: { retryBaseMs?: number; maxAttempts?: number };
+  logFormat?: 'standard' | 'json';
+  logFile?: string;
+  /** Level of the request log line (default debug), or off. */
+  logRequestsLevel?: LogLevel | 'off';
+  telemetry: { prometheusRetentionTime: number; disableHostname: boolean };
 }
+
+/** Telemetry when the config sets none (Vault's defaults). */
+export const DEFAULT_TELEMETRY = { prometheusRetentionTime: 24 * 3600, disableHostname: false };
 
 export async function loadServerConfig(file: string): Promise<ServerConfig> {
   // Loaded lazily so the dev server does not pay for the HCL parser.
@@ -56,5 +64,9 @@ function fromFileConfig(c: import('../config/config.js').Config): ServerConfig {
     clusterName: c.clusterName ?? '',
     apiAddr,
     leaseRevocation: c.leaseRevocation,
+    telemetry: c.telemetry,
+    ...(c.logFormat ? { logFormat: c.logFormat } : {}),
+    ...(c.logFile ? { logFile: c.logFile } : {}),
+    ...(c.logRequestsLevel ? { logRequestsLevel: c.logRequestsLevel } : {}),
   };
 }

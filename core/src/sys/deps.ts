@@ -6,6 +6,7 @@ import type { MountManager } from '../mounts/mount-manager.js';
 import type { NamespaceRegistry, Namespace } from '../namespace/namespaces.js';
 import type { AuditBroker } from '../audit/broker.js';
 import type { Metrics } from '../metrics/metrics.js';
+import type { CoreLogger } from '../log/logger.js';
 import type { OpenApiDocument } from '@strongroom/sdk-plugin';
 import type { PasswordPolicyStore } from '../password-policy/store.js';
 import type { PluginEntry, RegisterInput } from '../plugins/catalog.js';
@@ -50,6 +51,10 @@ export interface SysDeps {
   catalog: PluginCatalogPort;
   audit: AuditBroker;
   metrics: Metrics;
+  /** Seconds; 0: the Prometheus format of sys/metrics is off (telemetry.prometheus_retention_time). */
+  prometheusRetentionTime: number;
+  /** The server's root logger: sys/loggers changes its levels. */
+  logger: CoreLogger;
   seal(): Promise<void>;
   /** Makes an HA active node give up the lock (after this request is answered); no effect without HA. */
   stepDown(): Promise<void>;

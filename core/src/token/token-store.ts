@@ -137,6 +137,8 @@ export interface TokenStore {
   /** Revokes every token whose expiry has passed; returns how many. */
   sweepExpired(): Promise<number>;
   startExpiry(): Promise<void>;
+  /** Stored tokens by type and namespace id (a full scan: callers cache it). */
+  countTokens(): Promise<Array<{ type: string; namespaceId: string; count: number }>>;
   stop(): void;
   /** Drops the in-memory cache (after another node wrote storage, e.g. on becoming active). */
   clearCache(): void;
@@ -895,6 +897,18 @@ export function createTokenStore(deps: TokenStoreDeps): TokenStore {
     arm();
   }
 
+  async function countTokens(): Promise<Array<{ type: string; namespaceId: string; count: number }>> {
+    const counts = new Map<string, { type: string; namespaceId: string; count: number }>();
+    for await (const { value } of deps.store.scan(ID)) {
+      const e = decode<TokenEntry>(value);
+      const k = `${e.type}\u0000${e.namespaceId}`;
+      const c = counts.get(k) ?? { type: e.type, namespaceId: e.namespaceId, count: 0 };
+      c.count++;
+      counts.set(k, c);
+    }
+    return [...counts.values()];
+  }
+
   function stop(): void {
     running = false;
     if (timer !== null) clearTimeout(timer);
@@ -932,6 +946,7 @@ export function createTokenStore(deps: TokenStoreDeps): TokenStore {
     roleResponse: renderRole,
     sweepExpired,
     startExpiry,
+    countTokens,
     stop,
     clearCache: () => cache.clear(),
   };

@@ -1,0 +1,58 @@
+import { badRequest, compileTemplate, type CompiledTemplate, type KeyedMutex, type Logger, type SystemView } from '@strongroom/sdk-plugin';
+import { createManagementClient, type ManagementClient, type ManagementConnection } from './management-client.js';
+import type { ConnectionConfig, RabbitmqStore } from './store.js';
+
+/** Builds a management client; a test seam (the default is the real HTTP client). */
+export type ClientFactory = (conn: ManagementConnection) => ManagementClient;
+
+/** What the paths of one mount share. */
+export interface EngineDeps {
+  store: RabbitmqStore;
+  system: SystemView;
+  logger: Logger;
+  /** Key `config`: connection writes. */
+  mutex: KeyedMutex;
+  now: () => number;
+  clients: Clients;
+}
+
+/** Vault's default: the requester's display name and a UUID. */
+export const DEFAULT_USERNAME_TEMPLATE = '{{ printf "%s-%s" (.DisplayName) (uuid) }}';
+
+/** The configured connection with what is built from it once: its management client and compiled username template. */
+export interface Connection {
+  client: ManagementClient;
+  config: ConnectionConfig;
+  usernames: CompiledTemplate;
+}
+
+/** The mount's connection, built once from the stored config and rebuilt when it changes. */
+export interface Clients {
+  /** The configured connection; a 400 when none is configured. */
+  current(): Promise<Connection>;
+  /** A client for a connection not stored yet (verify_connection). */
+  forConfig(config: ConnectionConfig): ManagementClient;
+  /** The stored connection changed: the next use builds a new client. */
+  reset(): void;
+}
+
+export function createClients(store: RabbitmqStore, factory: ClientFactory = createManagementClient): Clients {
+  let cached: Connection | null = null;
+  const forConfig = (c: ConnectionConfig) => factory({ uri: c.connection_uri, username: c.username, password: c.password });
+  return {
+    async current() {
+      const config = await store.getConnection();
+      if (!config) throw badRequest('the RabbitMQ connection is not configured: write config/connection first');
+      // The store hands out the same frozen object until the entry changes: identity says whether the client still fits.
+      if (cached?.config !== config) {
+        const usernames = compileTemplate(config.username_template || DEFAULT_USERNAME_TEMPLATE, { field: 'username_template' });
+        cached = { client: forConfig(config), config, usernames };
+      }
+      return cached;
+    },
+    forConfig,
+    reset() {
+      cached = null;
+    },
+  };
+}

@@ -1,0 +1,110 @@
+/**
+ * `strongroom server -config=FILE` with a bad config stops at start with exit
+ * code 1 and a message naming the key and its line: one case per error class
+ * (unknown key, unknown block, refused Vault block, wrong type, missing file,
+ * syntax error, bad flag). A good config with every supported key starts.
+ */
+import { execFile } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { waitFor } from '../helpers/processes';
+import { BIN, scratchDir, startConfigServer } from '../helpers/server';
+
+jest.setTimeout(120_000);
+
+function startWith(config: string, extra: string[] = []): Promise<{ code: number | null; stderr: string; stdout: string }> {
+  const dir = scratchDir('sr-badcfg-');
+  const file = join(dir, 'server.hcl');
+  writeFileSync(file, config.replace(/\$DIR/g, dir));
+  return new Promise((res) => {
+    execFile(process.execPath, [BIN, 'server', `-config=${file}`, ...extra], { env: { ...process.env, TMPDIR: dir }, timeout: 30_000 }, (err, stdout, stderr) =>
+      res({ code: err ? ((err as { code?: unknown }).code as number | null) : 0, stdout, stderr }),
+    );
+  });
+}
+
+const GOOD_STORAGE = 'storage "level" {\n  path = "$DIR/data"\n}';
+const GOOD_LISTENER = 'listener "tcp" {\n  address = "127.0.0.1:1"\n  tls_disable = true\n}';
+
+describe('a bad server config stops the server at start (exit 1), naming the key and its line', () => {
+  const cases: Array<[string, string, RegExp]> = [
+    ['a misspelt key in a block', `${GOOD_STORAGE}\nlistener "tcp" {\n  adress = "127.0.0.1:8200"\n  tls_disable = true\n}`, /listener\.tcp\[0\]\.adress: unknown key \(did you mean "address"\?\) \(line 5\)/],
+    ['an unknown top-level key', `${GOOD_STORAGE}\n${GOOD_LISTENER}\nmax_lease_tl = "1h"`, /max_lease_tl: unknown key \(did you mean "max_lease_ttl"\?\) \(line 8\)/],
+    ['an unknown block', `${GOOD_STORAGE}\n${GOOD_LISTENER}\nreplication {\n  x = 1\n}`, /replication: unknown key \(line 8\)/],
+    ['a Vault block this server refuses by name', `${GOOD_STORAGE}\n${GOOD_LISTENER}\nseal "transit" {\n  address = "x"\n}`, /seal: not supported: auto-unseal .* \(line 8\)/],
+    ['an unknown telemetry key', `${GOOD_STORAGE}\n${GOOD_LISTENER}\ntelemetry {\n  statsd_address = "127.0.0.1:8125"\n}`, /telemetry\.statsd_address: unknown key \(line 9\)/],
+    ['a wrong type', `${GOOD_STORAGE}\n${GOOD_LISTENER}\ndefault_lease_ttl = true`, /default_lease_ttl: .* \(line 8\)/],
+    ['a wrong boolean', `${GOOD_STORAGE}\nlistener "tcp" {\n  tls_disable = "sometimes"\n}`, /listener\.tcp\[0\]\.tls_disable: must be a boolean \(line 5\)/],
+    ['a missing certificate file', `${GOOD_STORAGE}\nlistener "tcp" {\n  address = "127.0.0.1:1"\n  tls_cert_file = "$DIR/missing.crt"\n  tls_key_file = "$DIR/missing.key"\n}`, /listener\.tcp\[0\]\.tls_cert_file: file ".*missing\.crt" cannot be read \(ENOENT\) \(line 6\)/],
+    ['a missing plugin directory', `${GOOD_STORAGE}\n${GOOD_LISTENER}\nplugin_directory = "$DIR/plugins"`, /plugin_directory: directory ".*plugins" cannot be read \(ENOENT\) \(line 8\)/],
+    ['a syntax error', `${GOOD_STORAGE}\nlistener "tcp" {\n  address = \n}`, /parse error at line 6, column 1/],
+    ['a bad log_format', `${GOOD_STORAGE}\n${GOOD_LISTENER}\nlog_format = "xml"`, /log_format: must be "standard" or "json" \(line 8\)/],
+  ];
+  it.each(cases)('%s', async (_name, config, message) => {
+    const r = await startWith(config);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(message);
+    expect(r.stderr).toContain('server.hcl');
+  });
+
+  it('an unknown server flag and a bad -log-format also exit 1', async () => {
+    const r = await startWith(`${GOOD_STORAGE}\n${GOOD_LISTENER}`, ['-log-levle=debug']);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain('flag provided but not defined: -log-levle');
+    const f = await startWith(`${GOOD_STORAGE}\n${GOOD_LISTENER}`, ['-log-format=xml']);
+    expect(f.code).toBe(1);
+    expect(f.stderr).toContain('-log-format');
+  });
+
+  it('a config with every supported key starts; log_format and log_file apply', async () => {
+    const dir = scratchDir('sr-goodcfg-');
+    const s = await startConfigServer(`storage "level" { path = "$DIR/data" }
+listener "tcp" {
+  address     = "127.0.0.1:$PORT"
+  tls_disable = true
+  max_request_size = 1048576
+  require_request_header = false
+}
+api_addr = "http://127.0.0.1:$PORT"
+cluster_name = "test"
+plugin_directory = "${dir}"
+default_lease_ttl = "1h"
+max_lease_ttl = "24h"
+disable_mlock = true
+ui = false
+log_level = "info"
+log_format = "standard"
+log_file = "$DIR/strongroom.log"
+log_requests_level = "info"
+telemetry {
+  prometheus_retention_time = "0s"
+  disable_hostname = true
+}
+lease_revocation {
+  retry_base = "1s"
+  max_attempts = 3
+}
+`);
+    const init = await s.api('POST', 'sys/init', { secret_shares: 1, secret_threshold: 1 }, { token: null });
+    expect(init.status).toBe(200);
+    s.rootToken = init.body.root_token;
+    expect((await s.api('POST', 'sys/unseal', { key: init.body.keys_base64[0] }, { token: null })).body.sealed).toBe(false);
+    // prometheus_retention_time = 0 turns the Prometheus format off, as in Vault; JSON stays.
+    const prom = await s.api('GET', 'sys/metrics?format=prometheus');
+    expect(prom.status).toBe(400);
+    expect(prom.body.errors[0]).toContain('prometheus');
+    expect((await s.api('GET', 'sys/metrics')).status).toBe(200);
+    // Request lines come at info (log_requests_level); the helper starts with -log-level=warn, so the request
+    // logger is raised to info to let them through, in the standard (one-line, not JSON) format.
+    expect((await s.api('POST', 'sys/loggers/request', { level: 'info' })).status).toBe(204);
+    await s.api('GET', 'sys/mounts');
+    const logFile = join(s.configFile, '..', 'strongroom.log');
+    const text = await waitFor('the request line in log_file', () => {
+      const t = readFileSync(logFile, 'utf8');
+      return t.includes('[INFO] request') && t.includes('sys/mounts') ? t : false;
+    });
+    expect(text).not.toContain(s.rootToken);
+    expect(s.output()).toMatch(/\[INFO\] request .*"path":"sys\/mounts"/);
+    await s.stop();
+  });
+});
