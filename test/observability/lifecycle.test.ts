@@ -7,7 +7,7 @@
  * process group, as a service manager would.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { chmodSync, readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import { leasePluginDir } from '../helpers/lease-plugin';
@@ -40,9 +40,9 @@ describe('server lifecycle logs', () => {
   it('plugin start-up failure with its stderr; orderly shutdown on SIGTERM to the process group; lease restore progress', async () => {
     const plugins = leasePluginDir();
     const dir = plugins.dir;
-    const broken = join(dir, 'broken.sh');
-    writeFileSync(broken, '#!/bin/sh\necho "loading the engine" >&2\necho "fatal: cannot find module engine-core" >&2\nexit 3\n');
-    chmodSync(broken, 0o755);
+    // A plugin is a JavaScript entry file run in the sandbox; this one fails at start.
+    const broken = join(dir, 'broken.js');
+    writeFileSync(broken, 'process.stderr.write("loading the engine\\n");\nprocess.stderr.write("fatal: cannot find module engine-core\\n");\nprocess.exit(3);\n');
     const port = await freePort();
     const url = `http://127.0.0.1:${port}`;
     const configFile = join(dir, 'server.hcl');
@@ -66,7 +66,7 @@ describe('server lifecycle logs', () => {
 
     // A plugin that dies at start: the log says so with what it wrote to stderr.
     const sha = createHash('sha256').update(readFileSync(broken)).digest('hex');
-    expect((await api('POST', 'sys/plugins/catalog/secret/broken', { command: 'broken.sh', sha256: sha, version: 'v0.0.1' }, root)).status).toBe(204);
+    expect((await api('POST', 'sys/plugins/catalog/secret/broken', { command: 'broken.js', sha256: sha, version: 'v0.0.1' }, root)).status).toBe(204);
     const mount = await api('POST', 'sys/mounts/broken', { type: 'broken' }, root);
     expect(mount.status).toBeGreaterThanOrEqual(400);
     const failure = await waitFor('the start-up failure in the log', () =>
