@@ -145,6 +145,14 @@ describe('fields', () => {
     expect((await b.read('keys/a'))?.data).toEqual({ name: 'a', ttl: 3600, exportable: false });
   });
 
+  it('reads JSON null as "not set": defaults apply, a required field is missing, no warning', async () => {
+    const b = await createTestBackend(factory);
+    const res = await b.write('keys/n', { ttl: null, exportable: null });
+    expect(res?.warnings).toBeUndefined();
+    expect((await b.read('keys/n'))?.data).toEqual({ name: 'n', ttl: 60, exportable: false });
+    expect((await errOf(b.write('hash', { input: null }))).message).toBe('field "input": missing required field');
+  });
+
   it('treats prototype keys in the body as unknown fields', async () => {
     const b = await createTestBackend(factory);
     const body = JSON.parse('{"__proto__": {"ttl": "1h"}, "constructor": 1}') as Record<string, unknown>;

@@ -280,6 +280,8 @@ function buildBackend(help: string, def: BackendDefinition, env: MountEnv): Back
     for (const key of Object.keys(body)) {
       // Own properties only: a body key such as "__proto__" or "constructor" is never a declared field.
       if (Object.hasOwn(p.fields, key) && key !== '__proto__') {
+        // JSON null means "not set", as an absent key (hvac sends null for every argument it was not given).
+        if (body[key] === null) continue;
         input[key] = body[key];
         provided.add(key);
       } else if (!(req.operation === 'list' && LIST_PARAMS.has(key))) {

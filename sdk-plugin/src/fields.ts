@@ -9,6 +9,7 @@
  * the core's own configuration parsing.
  */
 import { z } from 'zod';
+import { isStdBase64 } from './base64.js';
 
 /** Thrown by the pure parsers; the message is user-safe and never contains the value. */
 export class FieldParseError extends Error {
@@ -125,11 +126,10 @@ export function parseCommaIntList(v: unknown): number[] {
   return parseCommaList(v).map(parseInteger);
 }
 
-const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
 
 /** Bytes from standard, padded base64 (what Vault's Go decoder accepts). */
 export function parseBase64(v: unknown): Buffer {
-  if (typeof v !== 'string' || !BASE64.test(v)) throw new FieldParseError('invalid base64');
+  if (typeof v !== 'string' || !isStdBase64(v)) throw new FieldParseError('invalid base64');
   return Buffer.from(v, 'base64');
 }
 

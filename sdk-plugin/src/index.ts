@@ -17,4 +17,6 @@ export * from './harness.js';
 export * as transport from './transport/index.js';
 export * from './serve.js';
 export * as database from './database/index.js';
+export * from './tool-paths.js';
+export * from './base64.js';
 export * from './kit/template.js';

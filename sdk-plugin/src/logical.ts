@@ -157,6 +157,11 @@ export interface LogicalResponse {
    * token backend sets it (token create and renew); plugins return `auth`.
    */
   renderedAuth?: Record<string, unknown>;
+  /**
+   * An already-made `wrap_info` (sys/wrapping/wrap and rewrap, core's
+   * in-process system backend only): the envelope answers it and nothing else.
+   */
+  wrapInfo?: Record<string, unknown>;
   /** Envelope lease fields for sys/leases/renew (core's in-process system backend only). */
   renewedLease?: { leaseId: string; leaseDuration: number; renewable: boolean };
   /**

@@ -5,7 +5,8 @@
  * `lease` verbs on leases of a real plugin process.
  */
 import { cliRunner, type CliResult } from '../helpers/cli';
-import { leasePluginDir } from '../helpers/lease-plugin';
+import { LEASE_PLUGIN_MAIN } from '../helpers/lease-plugin';
+import { externalPlugin, type ExternalPlugin } from '../helpers/plugins';
 import { scratchDir, startConfigServer, type RunningServer } from '../helpers/server';
 
 jest.setTimeout(300_000);
@@ -13,8 +14,7 @@ jest.setTimeout(300_000);
 let s: RunningServer;
 let cli: ReturnType<typeof cliRunner>;
 let pluginDir: string;
-let pluginCommand: string;
-let pluginSha: string;
+let lease: ExternalPlugin;
 const run = (...args: string[]) => cli.run(args);
 
 function ok(r: CliResult): CliResult {
@@ -23,8 +23,8 @@ function ok(r: CliResult): CliResult {
 }
 
 beforeAll(async () => {
-  // The lease plugin as an external plugin: one JavaScript entry file in the plugin directory (plugins run in the sandbox).
-  ({ dir: pluginDir, command: pluginCommand, sha256: pluginSha } = leasePluginDir());
+  pluginDir = scratchDir('sr-cli-plugins-');
+  lease = externalPlugin(pluginDir, 'lease-test', LEASE_PLUGIN_MAIN);
   s = await startConfigServer(`storage "level" { path = "$DIR/data" }
 listener "tcp" {
   address     = "127.0.0.1:$PORT"
@@ -103,9 +103,9 @@ describe('plugins and leases on a plugin process', () => {
   let leaseId = '';
 
   it('plugin register, info, list, deregister', async () => {
-    const sha = pluginSha;
-    expect(ok(await run('plugin', 'register', `-sha256=${sha}`, `-command=${pluginCommand}`, '-version=v1.0.0', 'secret', 'lease-test')).stdout).toContain('Success! Registered plugin: lease-test');
-    ok(await run('plugin', 'register', `-sha256=${sha}`, `-command=${pluginCommand}`, '-version=v1.0.1', 'secret', 'lease-test'));
+    const sha = lease.sha256;
+    expect(ok(await run('plugin', 'register', `-sha256=${sha}`, `-command=${lease.command}`, '-version=v1.0.0', 'secret', 'lease-test')).stdout).toContain('Success! Registered plugin: lease-test');
+    ok(await run('plugin', 'register', `-sha256=${sha}`, `-command=${lease.command}`, '-version=v1.0.1', 'secret', 'lease-test'));
     expect(ok(await run('plugin', 'info', '-version=v1.0.0', '-field=sha256', 'secret', 'lease-test')).stdout.trim()).toBe(sha);
     expect(ok(await run('plugin', 'list', 'secret')).stdout).toMatch(/^lease-test$/m);
     expect(ok(await run('plugin', 'list', '-detailed')).stdout).toMatch(/^lease-test\s+secret\s+v1\.0\.1/m);

@@ -9,10 +9,11 @@
  * step-down hands over; the database holds no plaintext.
  */
 import { randomBytes } from 'node:crypto';
+import { createServer, connect, type Server, type Socket } from 'node:net';
 import { Client } from 'pg';
 import { dedicatedDatabase, type DedicatedDatabase } from '../helpers/databases';
-import { sleep, waitFor } from '../helpers/processes';
-import { startConfigServer, type RunningServer } from '../helpers/server';
+import { descendantPids, sleep, waitFor } from '../helpers/processes';
+import { freePort, startConfigServer, type RunningServer } from '../helpers/server';
 
 jest.setTimeout(180_000);
 
@@ -44,6 +45,8 @@ async function query<T = Record<string, unknown>>(sql: string, params: unknown[]
   }
 }
 
+/** The node's plugin processes (engines run only on the active node). */
+const pluginPids = (n: Node) => descendantPids(n.proc.pid!, 'plugins/');
 const alive = (n: Node) => n.proc.exitCode === null && n.proc.signalCode === null;
 const health = async (n: Node, qs = '') => (await fetch(`${n.url}/v1/sys/health${qs}`).catch(() => null))?.status ?? 0;
 
@@ -68,23 +71,54 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await Promise.all(nodes.map((n) => n.stop('SIGKILL')));
+  for (const s of proxied) s.destroy();
+  await new Promise((r) => (proxy ? proxy.close(r) : r(undefined)));
   pg?.drop();
 });
 
+/**
+ * A TCP relay to the database on a port of its own that listens only once
+ * started: a database unreachable, then reachable, without stopping the
+ * database itself (restarting a server in place can lose its port on a busy machine).
+ */
+let proxy: Server | null = null;
+const proxied = new Set<Socket>();
+async function relayUrl(): Promise<{ url: string; open(): Promise<void> }> {
+  const target = new URL(pg.url);
+  const port = await freePort();
+  const url = new URL(pg.url);
+  url.port = String(port);
+  return {
+    url: url.toString(),
+    open: () =>
+      new Promise<void>((resolve, reject) => {
+        proxy = createServer((client) => {
+          const upstream = connect(Number(target.port), target.hostname);
+          for (const s of [client, upstream]) {
+            proxied.add(s);
+            s.on('error', () => undefined);
+            s.on('close', () => proxied.delete(s));
+          }
+          client.on('close', () => upstream.destroy());
+          upstream.on('close', () => client.destroy());
+          client.pipe(upstream).pipe(client);
+        });
+        proxy.once('error', reject);
+        proxy.listen(port, '127.0.0.1', () => resolve());
+      }),
+  };
+}
+
 it('a node whose database is unreachable at start keeps running, says why, and comes up once it is reachable', async () => {
-  pg.stop();
-  let n: Node;
-  try {
-    n = await startConfigServer(config(pg.url));
-    nodes.push(n);
-    const status = await n.api('GET', 'sys/seal-status', undefined, { token: null });
-    expect(status.status).toBe(503);
-    expect(status.body.errors[0]).toMatch(/PostgreSQL is not reachable yet/);
-    await waitFor('the retry message in the log', () => /cannot reach PostgreSQL.*retrying/.test(n.output()));
-    expect(n.output()).not.toContain(new URL(pg.url).password);
-  } finally {
-    pg.start();
-  }
+  const relay = await relayUrl();
+  const n = await startConfigServer(config(relay.url));
+  nodes.push(n);
+  const status = await n.api('GET', 'sys/seal-status', undefined, { token: null });
+  expect(status.status).toBe(503);
+  expect(status.body.errors[0]).toMatch(/PostgreSQL is not reachable yet/);
+  await waitFor('the retry message in the log', () => /cannot reach PostgreSQL.*ECONNREFUSED.*retrying/.test(n.output()));
+  expect(n.output()).not.toContain(new URL(pg.url).password);
+  await relay.open();
   const ready = await waitFor('seal status once PostgreSQL is up', async () => {
     const r = await n.api('GET', 'sys/seal-status', undefined, { token: null });
     return r.status === 200 ? r.body : undefined;
@@ -137,6 +171,9 @@ it('three nodes on one database: one active, two standbys that forward, redirect
   const listed = await fetch(`${s1.url}/v1/secret/metadata/`, { method: 'LIST', headers: { 'X-Vault-Token': rootToken } });
   expect([listed.status, ((await listed.json()) as { data: { keys: string[] } }).data.keys]).toEqual([200, ['forwarded']]);
   expect((await s2.api('GET', 'secret/data/forwarded', undefined, { token: 'not-a-token' })).status).toBe(403);
+  // Only the active node runs plugin processes: a standby holds no engine state that could go stale.
+  expect(descendantPids(active.proc.pid!, 'plugins/kv/')).toHaveLength(1);
+  for (const s of standbys) expect(pluginPids(s)).toEqual([]);
 
   // Asked not to forward, a standby redirects to the active node.
   for (const header of ['X-Vault-No-Request-Forwarding', 'X-Service-No-Request-Forwarding']) {
@@ -221,7 +258,8 @@ it('SIGKILL of the active node under write load: a standby is active within 20 s
   const droppedAfterMs = Date.now() - issuedAt;
   expect(droppedAfterMs).toBeGreaterThanOrEqual(29_000);
   expect(droppedAfterMs).toBeLessThan(40_000);
-  expect((await after.api('PUT', 'sys/leases/lookup', { lease_id: creds.body.lease_id })).status).toBe(400);
+  // The lease record goes right after the role (the revocation drops the role first).
+  await waitFor('the lease gone', async () => (await after.api('PUT', 'sys/leases/lookup', { lease_id: creds.body.lease_id })).status === 400, 5_000);
 });
 
 it('sys/step-down (sudo) hands the active role to another node', async () => {
@@ -238,6 +276,9 @@ it('sys/step-down (sudo) hands the active role to another node', async () => {
     20_000,
   );
   expect(await health(active)).toBe(429);
+  // Stepping down stopped its plugin processes; the new active node runs them.
+  await waitFor('the stepped-down node without plugin processes', () => pluginPids(active).length === 0);
+  await waitFor('kv running on the new active node', () => descendantPids(next.proc.pid!, 'plugins/kv/').length === 1);
   expect((await active.api('GET', 'sys/leader', undefined, { token: null })).body).toMatchObject({ is_self: false, leader_address: next.url });
   expect((await active.api('GET', 'secret/data/forwarded')).body.data.data).toEqual({ via: 'standby' });
 });

@@ -40,7 +40,7 @@ describe('server lifecycle logs', () => {
   it('plugin start-up failure with its stderr; orderly shutdown on SIGTERM to the process group; lease restore progress', async () => {
     const plugins = leasePluginDir();
     const dir = plugins.dir;
-    // A plugin is a JavaScript entry file run in the sandbox; this one fails at start.
+    // A JavaScript entry (plugins run in the node sandbox) that fails at start with something on stderr.
     const broken = join(dir, 'broken.js');
     writeFileSync(broken, 'process.stderr.write("loading the engine\\n");\nprocess.stderr.write("fatal: cannot find module engine-core\\n");\nprocess.exit(3);\n');
     const port = await freePort();

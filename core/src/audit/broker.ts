@@ -54,6 +54,8 @@ export interface AuditResponse {
   auth: AuditAuth | null;
   warnings: string[] | null;
   status: number;
+  /** A wrapped response: the wrapping token (HMAC'd like every token), never the wrapped data. */
+  wrap_info?: { token: string; accessor: string; ttl: number; creation_time: string; creation_path: string; wrapped_accessor?: string };
 }
 
 export interface AuditEntry {
@@ -189,10 +191,20 @@ function render(kind: 'request' | 'response', time: string, e: AuditEntry, salt:
       ...e.response,
       data: e.response.data ? hashStructure(salt, e.response.data, resKeys) : null,
       auth: e.response.auth ? hashAuth(salt, e.response.auth) : null,
+      ...(e.response.wrap_info ? { wrap_info: hashWrapInfo(salt, e.response.wrap_info) } : {}),
     };
   }
   if (e.error) out.error = e.error;
   return `${JSON.stringify(out)}\n`;
+}
+
+function hashWrapInfo(salt: Buffer, w: NonNullable<AuditResponse['wrap_info']>): NonNullable<AuditResponse['wrap_info']> {
+  return {
+    ...w,
+    token: hmacValue(salt, w.token),
+    accessor: w.accessor ? hmacValue(salt, w.accessor) : '',
+    ...(w.wrapped_accessor ? { wrapped_accessor: hmacValue(salt, w.wrapped_accessor) } : {}),
+  };
 }
 
 function hashAuth(salt: Buffer, a: AuditAuth): AuditAuth {

@@ -65,6 +65,14 @@ export interface Barrier extends KeyValueStore {
   readonly sealed: boolean;
   rotate(): Promise<{ term: number }>;
   keyStatus(): KeyStatus;
+  /** Whether `unsealKey` decrypts the stored root key (generate-root and rekey check the operators' shares with it). */
+  verifyUnsealKey(unsealKey: Uint8Array): Promise<boolean>;
+  /**
+   * Rekey: the root key (unchanged, so no entry is re-encrypted) is stored
+   * again under `newUnsealKey`, with `extraOps` (the new seal config) in the
+   * same atomic batch. Needs the barrier unsealed; the old key stops working.
+   */
+  rekey(newUnsealKey: Uint8Array, opts?: { extraOps?: PhysicalOp[] }): Promise<void>;
   /**
    * Re-reads the keyring (another node may have rotated it) and drops every
    * cached entry: what a standby does before it becomes active on shared storage.
@@ -304,6 +312,23 @@ export function createBarrier(physical: KeyValueStore, opts: BarrierOptions = {}
       });
       rotating = run.catch(() => undefined);
       return run;
+    },
+
+    async verifyUnsealKey(unsealKey) {
+      const kek = assertKeyLength(unsealKey);
+      const rootEnv = await physical.get(ROOT_KEY_PATH);
+      if (rootEnv === null || envelopeTerm(rootEnv) !== META_TERM) return false;
+      const rootKey = decrypt(kek, ROOT_KEY_PATH, rootEnv);
+      const ok = rootKey !== null && rootKey.length === KEY_BYTES;
+      rootKey?.fill(0);
+      return ok;
+    },
+
+    async rekey(newUnsealKey, rekeyOpts = {}) {
+      const kek = assertKeyLength(newUnsealKey);
+      const kr = unsealed();
+      const rootOp: PhysicalOp = { type: 'put', key: ROOT_KEY_PATH, value: encrypt(kek, META_TERM, ROOT_KEY_PATH, kr.rootKey) };
+      await physical.batch([rootOp, ...(rekeyOpts.extraOps ?? [])]);
     },
 
     async refresh() {

@@ -5,9 +5,11 @@
  * an HCL or JSON document itself never passes the strict base64 test, since
  * both need `=` mid-text, `{`, quotes or spaces.
  */
+import { isStdBase64 } from '@strongroom/sdk-plugin';
+
 export function decodeBase64Document(text: string): string {
   const compact = text.replace(/\s+/g, '');
-  if (compact.length === 0 || compact.length % 4 !== 0 || !/^[A-Za-z0-9+/]+={0,2}$/.test(compact)) return text;
+  if (compact.length === 0 || !isStdBase64(compact)) return text;
   let decoded: string;
   try {
     decoded = new TextDecoder('utf-8', { fatal: true }).decode(Buffer.from(compact, 'base64'));

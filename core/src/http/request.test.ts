@@ -88,5 +88,9 @@ describe('pieces', () => {
     const inString = Buffer.from(JSON.stringify({ s: `\\"${'['.repeat(MAX_JSON_DEPTH * 2)}` }));
     expect(jsonDeeperThan(inString, MAX_JSON_DEPTH)).toBe(false);
     expect(parseJsonBody(inString)).toEqual(JSON.parse(inString.toString()));
+    // A string ending in an escaped backslash closes at its quote: the nesting after it counts.
+    const afterBackslash = Buffer.from(`{"s":"x\\\\","t":${'['.repeat(MAX_JSON_DEPTH + 1)}${']'.repeat(MAX_JSON_DEPTH + 1)}}`);
+    expect(JSON.parse(afterBackslash.toString()).s).toBe('x\\');
+    expect(jsonDeeperThan(afterBackslash, MAX_JSON_DEPTH)).toBe(true);
   });
 });

@@ -49,6 +49,12 @@ export interface MountManager {
   enable(table: MountTableKind, ns: Namespace, path: string, input: EnableInput): Promise<MountEntry>;
   disable(table: MountTableKind, ns: Namespace, path: string): Promise<void>;
   tune(table: MountTableKind, ns: Namespace, path: string, patch: { config?: Partial<MountConfig>; description?: string; options?: Record<string, string>; plugin_version?: string }): Promise<MountEntry>;
+  /**
+   * Moves a mount (`auth/x` paths move auth methods) to a free path in the same
+   * table. Its storage is keyed by its uuid, so its data moves with it; its
+   * leases and login tokens keep working (they name the mount by uuid).
+   */
+  remount(ns: Namespace, from: string, to: string): Promise<MountEntry>;
   get(table: MountTableKind, ns: Namespace, path: string): MountEntry | undefined;
   list(table: MountTableKind, ns: Namespace): MountEntry[];
   runningVersion(uuid: string): string;
@@ -230,6 +236,36 @@ export function createMountManager(deps: {
       if (versionChanged) {
         await cleanupBackend(e.uuid);
         deps.router.remove(ns.id, rp);
+        await bind(e, ns).ready;
+      }
+      return e;
+    },
+    async remount(ns, rawFrom, rawTo) {
+      const side = (p: string) => {
+        const n = normalizeMountPath(p);
+        return n.startsWith('auth/') ? { table: 'auth' as const, path: normalizeMountPath(n.slice('auth/'.length)), rp: n } : { table: 'mounts' as const, path: n, rp: n };
+      };
+      const src = side(rawFrom);
+      const dst = side(rawTo);
+      if (src.table !== dst.table) throw badRequest('to: cannot move a mount between the secrets and auth tables');
+      const found = deps.router.get(ns.id, src.rp);
+      if (!found || found.entry.table !== src.table || routePath(found.entry) !== src.rp) throw badRequest(`from: no mount at "${src.rp}"`);
+      if (found.entry.system) throw badRequest(`from: cannot move the system mount "${src.rp}"`);
+      checkReservedPath(dst.table, dst.path);
+      const conflict = deps.router.conflict(ns.id, dst.rp);
+      if (conflict) throw badRequest(`to: path is already in use at ${conflict}`);
+      const e = found.entry;
+      deps.router.remove(ns.id, src.rp);
+      const oldPath = e.path;
+      e.path = dst.path;
+      try {
+        await persist(src.table, ns);
+      } catch (err) {
+        e.path = oldPath;
+        throw err;
+      } finally {
+        // Bound again under the new path: the engine learns its new mount path.
+        backends.delete(e.uuid);
         await bind(e, ns).ready;
       }
       return e;

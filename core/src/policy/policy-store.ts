@@ -14,6 +14,8 @@ import {
   normalizePolicyName,
   parsePolicy,
   ROOT_POLICY,
+  RESPONSE_WRAPPING_POLICY,
+  RESPONSE_WRAPPING_POLICY_NAME,
   ROOT_POLICY_NAME,
   type Policy,
 } from './policy.js';
@@ -35,6 +37,7 @@ export function createPolicyStore(deps: { store: Pick<Physical, 'get' | 'put' | 
 
   async function load(ns: Namespace, name: string): Promise<Policy | null> {
     if (name === ROOT_POLICY_NAME) return ROOT_POLICY;
+    if (name === RESPONSE_WRAPPING_POLICY_NAME) return RESPONSE_WRAPPING_POLICY;
     const k = keyOf(ns, name);
     if (cache.has(k)) return cache.get(k)!;
     const raw = await deps.store.get(k);

@@ -82,13 +82,15 @@ export function normalizePolicyName(name: string): string {
 
 /** For `sys/policies/acl/:name` writes: `root` is built in and immutable. */
 export function assertPolicyWritable(name: string): void {
-  if (normalizePolicyName(name) === ROOT_POLICY_NAME) throw badRequest('cannot update the "root" policy');
+  const n = normalizePolicyName(name);
+  if (n === ROOT_POLICY_NAME) throw badRequest('cannot update the "root" policy');
+  if (n === RESPONSE_WRAPPING_POLICY_NAME) throw badRequest(`cannot update the "${n}" policy`);
 }
 
 /** For deletes: `root` and `default` always exist. */
 export function assertPolicyDeletable(name: string): void {
   const n = normalizePolicyName(name);
-  if (n === ROOT_POLICY_NAME || n === DEFAULT_POLICY_NAME) throw badRequest(`cannot delete the "${n}" policy`);
+  if (n === ROOT_POLICY_NAME || n === DEFAULT_POLICY_NAME || n === RESPONSE_WRAPPING_POLICY_NAME) throw badRequest(`cannot delete the "${n}" policy`);
 }
 
 function fingerprintOf(name: string, text: string): string {
@@ -195,6 +197,18 @@ export function parsePolicy(name: string, text: string): Policy {
 
 /** The built-in `root` policy: no rules, recognised by name by `createAcl`, which then allows everything. */
 export const ROOT_POLICY: Policy = Object.freeze({ name: ROOT_POLICY_NAME, rules: [], text: '', fingerprint: 'root' });
+
+/**
+ * The fixed policy of response-wrapping tokens (Vault's `response-wrapping`):
+ * such a token can only be unwrapped. It is built in, never stored, and cannot
+ * be written or deleted, so no operator edit can widen what a wrapping token
+ * (often handed through untrusted hands) may do.
+ */
+export const RESPONSE_WRAPPING_POLICY_NAME = 'response-wrapping';
+export const RESPONSE_WRAPPING_POLICY: Policy = parsePolicy(
+  RESPONSE_WRAPPING_POLICY_NAME,
+  'path "sys/wrapping/unwrap" {\n  capabilities = ["update"]\n}\npath "sys/wrapping/rewrap" {\n  capabilities = ["update"]\n}\n',
+);
 
 /** The built-in `default` policy as shipped (operators may rewrite it). */
 export function builtinDefaultPolicy(): Policy {

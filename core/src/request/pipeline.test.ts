@@ -76,6 +76,8 @@ function setup(opts: { token?: CallerToken | null; allow?: AclOperation[]; answe
   const used: string[] = [];
   const revoked: string[] = [];
   const audited: AuditEntry[] = [];
+  const wrapped: Record<string, unknown>[] = [];
+  const auditedResponses: AuditEntry[] = [];
   const found = opts.token === undefined ? token() : opts.token;
   const pipeline = createPipeline({
     namespaces,
@@ -101,12 +103,20 @@ function setup(opts: { token?: CallerToken | null; allow?: AclOperation[]; answe
       },
     },
     leases: { register: async ({ secret }) => ({ leaseId: 'engine/creds/x/1', ttl: secret.ttl ?? 60, renewable: true }) },
+    wrapping: {
+      wrap: async (response, o) => {
+        wrapped.push(response);
+        return { token: 'wrapping-token', accessor: 'wrapping-accessor', ttl: o.ttl, creation_time: '2026-01-01T00:00:00Z', creation_path: o.path, ...(o.wrappedAccessor ? { wrapped_accessor: o.wrappedAccessor } : {}) };
+      },
+    },
     audit: {
       enabled: true,
       logRequest: async (e) => {
         audited.push(e);
       },
-      logResponse: async () => {},
+      logResponse: async (e) => {
+        auditedResponses.push(e);
+      },
     },
     logger: createNullLogger(),
     metrics: createMetrics('test'),
@@ -114,10 +124,31 @@ function setup(opts: { token?: CallerToken | null; allow?: AclOperation[]; answe
   });
   const request = (over: Partial<PipelineRequest>): Promise<{ status: number; body?: unknown }> =>
     pipeline.handle({ id: 'r1', operation: 'read', path: 'engine/x', token: 'tok', data: {}, remoteAddress: '127.0.0.1', help: false, headers: {}, ...over });
-  return { request, calls, aclChecks, aclSeen, used, revoked, audited, holds };
+  return { request, calls, aclChecks, aclSeen, used, revoked, audited, holds, wrapped, auditedResponses };
 }
 
 describe('request pipeline', () => {
+  it('wraps a response asked with a wrap TTL: the caller and the audit log see wrap_info, never the data', async () => {
+    const t = setup({ answer: () => ({ data: { password: 's3cret' } }) });
+    const reply = (await t.request({ operation: 'read', path: 'engine/creds/x', wrapTtl: 120 })) as { status: number; body: Record<string, any> };
+    expect(reply.status).toBe(200);
+    expect(reply.body.data).toBeNull();
+    expect(reply.body.wrap_info).toMatchObject({ token: 'wrapping-token', ttl: 120, creation_path: 'engine/creds/x' });
+    expect(t.wrapped).toHaveLength(1);
+    expect((t.wrapped[0] as Record<string, any>).data).toEqual({ password: 's3cret' });
+    const logged = t.auditedResponses[0]!;
+    expect(logged.response?.data).toBeNull();
+    expect(logged.response?.wrap_info?.token).toBe('wrapping-token');
+    expect(JSON.stringify(logged.response)).not.toContain('s3cret');
+  });
+
+  it('does not wrap an empty answer', async () => {
+    const t = setup({ answer: () => null });
+    const reply = await t.request({ operation: 'delete', path: 'engine/keys/x', wrapTtl: 120 });
+    expect(reply.status).toBe(204);
+    expect(t.wrapped).toHaveLength(0);
+  });
+
   it('decides create vs update with the engine existence check before the ACL', async () => {
     const t = setup();
     await t.request({ operation: 'write', path: 'engine/keys/absent' });

@@ -21,7 +21,7 @@ import type { Metrics } from '../metrics/metrics.js';
 import { mountInfoOf, routePath, type RouteMatch, type Router } from '../mounts/mount-table.js';
 import { tokenScope, type Namespace, type NamespaceRegistry } from '../namespace/namespaces.js';
 import type { AuditEntry } from '../audit/broker.js';
-import type { AclOperation, AclPort, AuditPort, CallerToken, InProcessRequest, LeasePort, MountBinding, TokenPort } from './ports.js';
+import type { AclOperation, AclPort, AuditPort, CallerToken, InProcessRequest, LeasePort, MountBinding, TokenPort, WrappingPort } from './ports.js';
 
 export type ApiOperation = 'read' | 'list' | 'write' | 'delete' | 'patch';
 
@@ -37,6 +37,8 @@ export interface PipelineRequest {
   headers: Record<string, string>;
   /** Handed only to the core's in-process backends (sys/, auth/token/), never to a plugin. */
   clientToken?: string | undefined;
+  /** Seconds from the wrap TTL header (already validated): the response is wrapped. */
+  wrapTtl?: number | undefined;
 }
 
 const IN_PROCESS_TYPES = new Set(['system', 'token']);
@@ -55,6 +57,7 @@ export interface PipelineDeps {
   acl: AclPort;
   leases: LeasePort;
   audit: AuditPort;
+  wrapping: WrappingPort;
   logger: CoreLogger;
   metrics: Metrics;
   /** Renders `?help=1` for a mount. */
@@ -129,9 +132,10 @@ export function createPipeline(deps: PipelineDeps) {
       },
       headers: req.headers,
     };
-    if (IN_PROCESS_TYPES.has(mount.type) && req.clientToken) {
-      logical.clientToken = req.clientToken;
-      if (token) (logical as InProcessRequest).callerEntry = token.entry;
+    if (IN_PROCESS_TYPES.has(mount.type)) {
+      if (req.clientToken) logical.clientToken = req.clientToken;
+      if (req.clientToken && token) (logical as InProcessRequest).callerEntry = token.entry;
+      if (req.wrapTtl !== undefined) (logical as InProcessRequest).wrapTtl = req.wrapTtl;
     }
 
     // Writes: the engine's existence check decides between create and update.
@@ -173,8 +177,10 @@ export function createPipeline(deps: PipelineDeps) {
       : null;
     if (auditEntry) await audit.logRequest(auditEntry);
 
+    // An unauthenticated path does not spend a use: the token is not what lets
+    // the request through (sys/wrapping/lookup must not burn a wrapping token).
     let exhausted = false;
-    if (token && token.numUses > 0) {
+    if (token && !unauthenticated && token.numUses > 0) {
       const used = await tokens.use(token);
       exhausted = used.exhausted;
       // The core's own backends see the token as this request left it (lookup-self shows the uses left).
@@ -191,7 +197,8 @@ export function createPipeline(deps: PipelineDeps) {
       if (exhausted && token) await tokens.revokeExhausted(token).catch((e) => logger.error('failed to revoke exhausted token', { accessor: token!.accessor, error: String(e) }));
     }
 
-    const reply = await render(req, resp, { mount, namespace, path: relativePath, token });
+    let reply = await render(req, resp, { mount, namespace, path: relativePath, token });
+    if (req.wrapTtl !== undefined && !resp?.wrapInfo) reply = await wrapReply(reply, req.wrapTtl, path, namespace.id);
     if (auditEntry) {
       const body = (reply.body ?? null) as Record<string, any> | null;
       await audit.logResponse({
@@ -203,10 +210,25 @@ export function createPipeline(deps: PipelineDeps) {
           auth: body?.auth ? auditAuthFromBlock(body.auth) : null,
           warnings: (body?.warnings as string[]) ?? null,
           status: reply.status,
+          ...(body?.wrap_info ? { wrap_info: body.wrap_info as AuditWrapInfo } : {}),
         },
       });
     }
     return reply;
+  }
+
+  /**
+   * Response wrapping: a JSON response is stored under a fresh single-use
+   * token and the caller gets only `wrap_info`. Empty (204), raw and redirect
+   * answers have nothing to wrap and pass unchanged, as in Vault.
+   */
+  async function wrapReply(reply: PipelineReply, ttl: number, path: string, namespaceId: string): Promise<PipelineReply> {
+    const body = reply.body as Record<string, unknown> | undefined;
+    if (reply.status !== 200 || reply.raw || !body || typeof body !== 'object' || !('request_id' in body)) return reply;
+    const auth = body.auth as { accessor?: unknown } | null | undefined;
+    const wrappedAccessor = auth && typeof auth.accessor === 'string' && auth.accessor !== '' ? auth.accessor : undefined;
+    const info = await deps.wrapping.wrap(body, { ttl, path, namespaceId, ...(wrappedAccessor ? { wrappedAccessor } : {}) });
+    return { status: 200, body: wrappedEnvelope(body.request_id as string, info, body.mount_type) };
   }
 
   async function authorize(token: CallerToken, op: AclOperation, path: string, data: Record<string, unknown>, namespace: Namespace, anyCapability: boolean) {
@@ -257,6 +279,8 @@ export function createPipeline(deps: PipelineDeps) {
       auth = await tokens.createFromAuth(resp.auth, { mount: ctx.mount, namespace: ctx.namespace, path: `${routePath(ctx.mount)}${ctx.path}`, remoteAddress: req.remoteAddress });
     }
 
+    if (resp.wrapInfo) return { status: 200, body: wrappedEnvelope(req.id, resp.wrapInfo, ctx.mount.type) };
+
     const data = resp.data ?? null;
     if (req.operation === 'list' && (!data || !Array.isArray(data.keys) || data.keys.length === 0) && !resp.warnings?.length) {
       // Spec: a list with no results answers 404.
@@ -280,6 +304,23 @@ export function createPipeline(deps: PipelineDeps) {
   }
 
   return { handle };
+}
+
+type AuditWrapInfo = NonNullable<import('../audit/broker.js').AuditResponse['wrap_info']>;
+
+/** The envelope of a wrapped response: wrap_info and nothing of the response itself. */
+function wrappedEnvelope(requestId: string, wrapInfo: Record<string, unknown>, mountType: unknown): Record<string, unknown> {
+  return {
+    request_id: requestId,
+    lease_id: '',
+    renewable: false,
+    lease_duration: 0,
+    data: null,
+    wrap_info: wrapInfo,
+    warnings: null,
+    auth: null,
+    mount_type: mountType,
+  };
 }
 
 /**

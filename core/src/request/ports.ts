@@ -36,7 +36,19 @@ export interface CallerToken {
  * use the entry is already marked for revocation, yet the request still gets
  * it, so a token on its last use can look itself up).
  */
-export type InProcessRequest = LogicalRequest & { callerEntry?: unknown };
+export type InProcessRequest = LogicalRequest & {
+  callerEntry?: unknown;
+  /** The request's wrap TTL in seconds (sys/wrapping/wrap uses it as the wrapping token's TTL). */
+  wrapTtl?: number;
+};
+
+/** Response wrapping as the pipeline needs it (core/src/wrapping/response-wrapping.ts). */
+export interface WrappingPort {
+  wrap(
+    response: Record<string, unknown>,
+    opts: { ttl: number; path: string; namespaceId: string; wrappedAccessor?: string },
+  ): Promise<{ token: string; accessor: string; ttl: number; creation_time: string; creation_path: string; wrapped_accessor?: string }>;
+}
 
 export interface TokenPort {
   lookup(id: string): Promise<CallerToken | null>;

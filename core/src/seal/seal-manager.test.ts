@@ -1,7 +1,7 @@
 import { createInmemPhysical } from '../storage/inmem.js';
 import { createBarrier } from '../barrier/barrier.js';
 import type { Physical } from '../storage/physical.js';
-import { createSealManager } from './seal-manager.js';
+import { createSealManager, parseSealConfig } from './seal-manager.js';
 
 function setup(physical: Physical = createInmemPhysical()) {
   const barrier = createBarrier(physical);
@@ -10,6 +10,11 @@ function setup(physical: Physical = createInmemPhysical()) {
 }
 
 describe('seal manager', () => {
+  it('reads JSON null as "not set" in the init and rekey parameters (hvac sends null for what it was not given)', () => {
+    expect(parseSealConfig({ secret_shares: 5, secret_threshold: 3, pgp_keys: null, root_token_pgp_key: null, stored_shares: null })).toMatchObject({ secret_shares: 5, secret_threshold: 3 });
+    expect(() => parseSealConfig({ secret_shares: null, secret_threshold: 3 })).toThrow(/secret_shares is required/);
+  });
+
   it('reports Vault seal-status fields before init', async () => {
     const { seal } = setup();
     expect(await seal.status()).toEqual({

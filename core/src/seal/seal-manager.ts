@@ -13,7 +13,7 @@
  */
 import { randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
 import { z } from 'zod';
-import { StrongroomError, badRequest } from '@strongroom/sdk-plugin';
+import { StrongroomError, badRequest, isStdBase64 } from '@strongroom/sdk-plugin';
 import type { Physical } from '../storage/physical.js';
 import { KEY_BYTES, SEAL_CONFIG_PATH, type Barrier } from '../barrier/barrier.js';
 import { ShamirError, combine, split } from '../barrier/shamir.js';
@@ -55,6 +55,12 @@ export interface SealManager {
   initDev(): Promise<InitResult>;
   /** One unseal part, hex or base64. Unseals at the threshold (running onUnseal hooks). */
   submitUnsealKey(key: string | undefined, opts?: { reset?: boolean; migrate?: boolean }): Promise<SealStatus>;
+  /** Shares and threshold of the current unseal key; null before init. */
+  sealConfig(): Promise<{ secret_shares: number; secret_threshold: number } | null>;
+  /** Whether these parts (threshold many) combine to the current unseal key. Never throws on a wrong key. */
+  verifyParts(parts: readonly Buffer[]): Promise<boolean>;
+  /** Rekey: a new unseal key split as `cfg` says replaces the old one (the server stays unsealed). */
+  rekey(cfg: { secret_shares: number; secret_threshold: number }): Promise<InitResult>;
   /** Runs onSeal hooks (while storage is still readable), then wipes every key. */
   seal(): Promise<void>;
   /** Hooks run in registration order; each returns its unsubscribe function. */
@@ -65,7 +71,7 @@ export interface SealManager {
 
 export interface SealManagerDeps {
   physical: Pick<Physical, 'get'>;
-  barrier: Pick<Barrier, 'initialized' | 'initialize' | 'unseal' | 'seal' | 'sealed' | 'get' | 'put'>;
+  barrier: Pick<Barrier, 'initialized' | 'initialize' | 'unseal' | 'seal' | 'sealed' | 'get' | 'put' | 'verifyUnsealKey' | 'rekey'>;
   clusterName?: string;
   storageType?: string;
   version?: string;
@@ -94,8 +100,19 @@ const initSchema = z.object({
   root_token_pgp_key: z.string().optional(),
 });
 
+/** `{ secret_shares, secret_threshold }` of init and rekey: a 400 naming the field when invalid. */
+export function parseSealConfig(request: unknown): { secret_shares: number; secret_threshold: number } {
+  return parseInit(request);
+}
+
+/** JSON null means "not set" (hvac sends null for every parameter it was not given). */
+function withoutNulls(request: unknown): unknown {
+  if (request === null || typeof request !== 'object' || Array.isArray(request)) return request ?? {};
+  return Object.fromEntries(Object.entries(request).filter(([, v]) => v !== null));
+}
+
 function parseInit(request: unknown): SealConfig {
-  const r = initSchema.safeParse(request ?? {});
+  const r = initSchema.safeParse(withoutNulls(request));
   if (!r.success) {
     const details = r.error.issues.map((i) => (i.code === 'invalid_union' || i.code === 'custom' ? i.message : `${i.path.join('.')}: ${i.message}`));
     throw badRequest(details[0] ?? 'invalid request', details);
@@ -113,12 +130,16 @@ function parseInit(request: unknown): SealConfig {
   return { type: 'shamir', secret_shares: n, secret_threshold: t };
 }
 
-const HEX = /^(?:[0-9a-fA-F]{2})+$/;
-const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
 
-function decodePart(key: string): Buffer {
-  if (HEX.test(key)) return Buffer.from(key, 'hex');
-  if (key.length > 0 && BASE64.test(key)) return Buffer.from(key, 'base64');
+/** One key share as an operator types it: hex or standard base64. */
+export function decodePart(key: string): Buffer {
+  // Buffer's hex decoder stops at the first non-hex pair: full length means all hex (no regex, any size).
+  if (key.length > 0 && key.length % 2 === 0) {
+    const hex = Buffer.from(key, 'hex');
+    if (hex.length * 2 === key.length) return hex;
+    hex.fill(0);
+  }
+  if (key.length > 0 && isStdBase64(key)) return Buffer.from(key, 'base64');
   throw badRequest("'key' must be a valid hex or base64 string");
 }
 
@@ -291,6 +312,42 @@ export function createSealManager(deps: SealManagerDeps): SealManager {
         }
         await afterUnseal([hooks.unseal]);
         return status();
+      }),
+
+    sealConfig: async () => ((await initialized()) && config ? { secret_shares: config.secret_shares, secret_threshold: config.secret_threshold } : null),
+
+    verifyParts: async (given) => {
+      const cfg = (await initialized()) ? config : null;
+      if (!cfg || given.length < cfg.secret_threshold) return false;
+      const expected = cfg.secret_shares === 1 ? KEY_BYTES : KEY_BYTES + 1;
+      if (given.some((p) => p.length !== expected)) return false;
+      let key: Buffer | null = null;
+      try {
+        key = cfg.secret_shares === 1 ? Buffer.from(given[0]!) : combine([...given]);
+        return key.length === KEY_BYTES && (await barrier.verifyUnsealKey(key));
+      } catch (err) {
+        if (err instanceof ShamirError) return false;
+        throw err;
+      } finally {
+        key?.fill(0);
+      }
+    },
+
+    rekey: (next) =>
+      exclusive(async () => {
+        if (barrier.sealed) throw new StrongroomError('unavailable', 'Vault is sealed');
+        const cfg: SealConfig = { type: 'shamir', secret_shares: next.secret_shares, secret_threshold: next.secret_threshold };
+        const key = randomBytes(KEY_BYTES);
+        const shares = cfg.secret_shares === 1 ? [Buffer.from(key)] : split(key, cfg.secret_shares, cfg.secret_threshold);
+        try {
+          await barrier.rekey(key, { extraOps: [{ type: 'put', key: SEAL_CONFIG_PATH, value: Buffer.from(JSON.stringify(cfg)) }] });
+          config = cfg;
+          resetProgress();
+          return { keys: shares.map((s) => s.toString('hex')), keys_base64: shares.map((s) => s.toString('base64')) };
+        } finally {
+          key.fill(0);
+          for (const s of shares) s.fill(0);
+        }
       }),
 
     seal: () =>

@@ -19,6 +19,7 @@ import {
   type Backend,
   type LogicalRequest,
   type MountEnv,
+  type PathDef,
   type Storage,
   type SystemView,
 } from '@strongroom/sdk-plugin';
@@ -44,7 +45,6 @@ import { createPasswordPolicyStore, type PasswordPolicyStore } from '../password
 import { createPolicyStore, type PolicyStore } from '../policy/policy-store.js';
 import { createPipeline } from '../request/pipeline.js';
 import type { CallerToken, MountBinding } from '../request/ports.js';
-import { createSealManager } from '../seal/seal-manager.js';
 import { createInmemPhysical } from '../storage/inmem.js';
 import { createLevelPhysical } from '../storage/level.js';
 import { createPostgresPhysical, type PostgresPhysical } from '../storage/postgresql.js';
@@ -54,6 +54,11 @@ import { createSystemBackend } from '../sys/backend.js';
 import { leasePaths } from '../sys/leases.js';
 import { createTokenAuthBackend } from '../token-auth/backend.js';
 import { createTokenStore, type LoginRenewal, type TokenEntry, type TokenStore } from '../token/index.js';
+import { wrappingPaths } from '../sys/wrapping.js';
+import { rootRecoveryPaths } from '../sys/root-recovery.js';
+import { createGenerateRoot, createRekey } from '../seal/root-recovery.js';
+import { createSealManager, parseSealConfig } from '../seal/seal-manager.js';
+import { createResponseWrapping, type ResponseWrapping } from '../wrapping/response-wrapping.js';
 import { builtinPlugins, pluginRuntimeDirs } from './builtins.js';
 import type { ServerConfig } from './server-config.js';
 
@@ -84,6 +89,7 @@ interface Unsealed {
   pipeline: ReturnType<typeof createPipeline>;
   namespaceAdmin: ReturnType<typeof createNamespaceAdmin>;
   periodic: NodeJS.Timeout;
+  wrapping: ResponseWrapping;
   /** Signs (standby) and checks (active) the client address of forwarded requests. */
   forwardKey: Buffer;
 }
@@ -356,7 +362,21 @@ export async function createCore(opts: { config: ServerConfig; logger: CoreLogge
         },
       },
     });
-    tokens = createTokenStore({ store: barrier, hmacKey, batchKey, systemDefaultTtl, systemMaxTtl, leases: { revokeByToken: async (k) => void (await expiration.revokeByToken(k)) }, renewLogin, logger });
+    let wrapping!: ResponseWrapping;
+    tokens = createTokenStore({
+      store: barrier,
+      hmacKey,
+      batchKey,
+      systemDefaultTtl,
+      systemMaxTtl,
+      leases: { revokeByToken: async (k) => void (await expiration.revokeByToken(k)) },
+      onDestroy: async (e) => {
+        if (wrapping.isWrappingToken(e)) await wrapping.forget(e.key);
+      },
+      renewLogin,
+      logger,
+    });
+    wrapping = createResponseWrapping({ store: barrier, tokens, maxTtl: systemMaxTtl });
     await tokens.startExpiry();
 
     const sysDeps = {
@@ -404,7 +424,15 @@ export async function createCore(opts: { config: ServerConfig; logger: CoreLogge
       node: { clusterName: config.clusterName, clusterId: () => '', apiAddr: config.apiAddr, version: CORE_VERSION },
       // Answered first, then done: stepping down tears down the pipeline serving this very request.
       stepDown: async () => void (ha ? setImmediate(() => void ha.stepDown().catch((err: unknown) => logger.error('step-down failed', { error: String(err) }))) : undefined),
-      extraPaths: leasePaths({ expiration, namespaces, logger }),
+      extraPaths: [
+        ...leasePaths({ expiration, namespaces, logger, tokens }),
+        ...wrappingPaths({ wrapping }),
+        // Attempts live as long as this unsealed state: sealing ends them.
+        ...rootRecoveryPaths({
+          generateRoot: createGenerateRoot({ seal, createRootToken: async () => (await tokens.createRoot()).id }),
+          rekey: createRekey({ seal, parseConfig: parseSealConfig }),
+        }),
+      ] as PathDef[],
     } as const;
 
     const mounts: MountManager = createMountManager({
@@ -465,6 +493,7 @@ export async function createCore(opts: { config: ServerConfig; logger: CoreLogge
       logger,
       metrics,
       audit,
+      wrapping,
       tokens: {
         lookup: async (id) => {
           const e = await tokens.lookup(id);
@@ -540,7 +569,7 @@ export async function createCore(opts: { config: ServerConfig; logger: CoreLogge
     }, PERIODIC_MS);
     periodic.unref();
 
-    state = { policies, passwordPolicies, tokens, expiration, audit, catalog, supervisor, mounts, pipeline, periodic, forwardKey: forwardingKey(hmacKey), namespaceAdmin };
+    state = { policies, passwordPolicies, tokens, expiration, audit, catalog, supervisor, mounts, pipeline, periodic, wrapping, forwardKey: forwardingKey(hmacKey), namespaceAdmin };
     logger.info('unsealed', { ms: Date.now() - started });
   }
 
@@ -727,6 +756,7 @@ export async function createCore(opts: { config: ServerConfig; logger: CoreLogge
       if (ha && !barrier.sealed && ha.state !== 'active') return await fromActive(req);
       const s = state;
       if (!s) throw new StrongroomError('unavailable', 'Vault is sealed');
+      const wrapTtl = s.wrapping.parseTtl(headerValue(req.headers['x-service-wrap-ttl']) ?? headerValue(req.headers['x-vault-wrap-ttl']));
       const reply = await s.pipeline.handle({
         id: req.id,
         operation: req.operation,
@@ -738,6 +768,7 @@ export async function createCore(opts: { config: ServerConfig; logger: CoreLogge
         help: req.help,
         headers: {},
         clientToken: req.token,
+        ...(wrapTtl !== null ? { wrapTtl } : {}),
       });
       return reply.raw ? { status: reply.status, body: { raw: reply.raw.body, contentType: reply.raw.contentType } } : { status: reply.status, body: reply.body, ...(reply.headers ? { headers: reply.headers } : {}) };
     }
@@ -774,6 +805,11 @@ export async function createCore(opts: { config: ServerConfig; logger: CoreLogge
       rmSync(runDir, { recursive: true, force: true });
     },
   };
+
+  function headerValue(v: string | string[] | undefined): string | undefined {
+    const s = Array.isArray(v) ? v[0] : v;
+    return s === undefined || s === '' ? undefined : s;
+  }
 
   function toCaller(id: string, e: TokenEntry): CallerToken {
     return {

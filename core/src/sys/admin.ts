@@ -1,10 +1,13 @@
-/** sys/seal, sys/step-down, sys/rotate, sys/key-status, sys/metrics and sys/loggers (sys/leader is node-local: core/src/server/core.ts). */
-import { badRequest, definePath, f, type PathDef } from '@strongroom/sdk-plugin';
+/** sys/seal, sys/step-down, sys/rotate, sys/key-status, sys/metrics, sys/loggers and sys/tools (sys/leader is node-local: core/src/server/core.ts). */
+import { badRequest, definePath, f, hashToolPath, randomToolPath, type PathDef } from '@strongroom/sdk-plugin';
 import { LEVELS, type LogLevel } from '../log/logger.js';
 import type { SysDeps } from './deps.js';
 
 export function adminPaths(deps: SysDeps): PathDef[] {
   return [
+    // The same endpoints as transit's hash and random (one definition, in the SDK).
+    hashToolPath('tools/hash{/:algorithm}'),
+    randomToolPath('tools/random{/:source}{/:urlbytes}'),
     definePath({
       pattern: 'seal',
       synopsis: 'Seal the server: every key is dropped from memory.',

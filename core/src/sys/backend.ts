@@ -15,6 +15,7 @@ import { namespacePaths } from './namespaces.js';
 import { passwordPolicyPaths } from './password-policies.js';
 import { pluginPaths } from './plugins.js';
 import { policyPaths } from './policies.js';
+import { sealPaths } from './seal-paths.js';
 
 /**
  * Every sys/ path that needs `sudo`, in one place: Vault's list of root-protected
@@ -68,6 +69,7 @@ export function createSystemBackend(deps: SysDeps, opts: { rootNamespace: boolea
       ...pluginPaths(deps),
       ...auditPaths(deps),
       ...internalPaths(deps),
+      ...sealPaths(),
       ...(deps.extraPaths ?? []),
   ];
   return defineBackend({

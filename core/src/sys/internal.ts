@@ -70,7 +70,11 @@ export function internalPaths(deps: SysDeps): PathDef[] {
       pattern: 'internal/specs/openapi',
       synopsis: 'The OpenAPI 3 document of every mounted path.',
       operations: {
-        read: { summary: 'OpenAPI document.', handler: async (req) => ({ data: (await deps.openapi(namespaceOf(deps, req.mount))) as unknown as Record<string, unknown> }) },
+        // The document itself, not inside the envelope: OpenAPI tooling and Vault's clients read it as is.
+        read: {
+          summary: 'OpenAPI document.',
+          handler: async (req) => ({ raw: { status: 200, contentType: 'application/json', body: JSON.stringify(await deps.openapi(namespaceOf(deps, req.mount))) } }),
+        },
       },
     }),
   ];

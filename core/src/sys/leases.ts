@@ -9,9 +9,56 @@ import { namespaceOfLeaseId } from '../expiration/lease-entry.js';
 import type { CoreLogger } from '../log/logger.js';
 import { ROOT_NAMESPACE, type NamespaceRegistry } from '../namespace/namespaces.js';
 import { namespaceOf } from './namespace-of.js';
+import type { TokenStore } from '../token/index.js';
 
-export function leasePaths(deps: { expiration: ExpirationManager; namespaces: NamespaceRegistry; logger: Pick<CoreLogger, 'warn'> }): PathDef[] {
-  const { expiration } = deps;
+type LeaseDeps = {
+  expiration: ExpirationManager;
+  namespaces: NamespaceRegistry;
+  logger: Pick<CoreLogger, 'warn'>;
+  /** Token leases (Vault lists login tokens under auth/...): the token store. */
+  tokens?: Pick<TokenStore, 'tokenLeaseIds' | 'byTokenLeaseId' | 'revokeEntry'>;
+};
+
+export function leasePaths(deps: LeaseDeps): PathDef[] {
+  const paths = currentLeasePaths(deps);
+  // The pre-0.9 spellings Vault still serves and node-vault still calls.
+  const alias = (legacy: string, current: string): PathDef => {
+    const def = paths.find((p) => p.spec.pattern === current);
+    if (!def) throw new Error(`no lease path ${current}`);
+    return definePath({ ...def.spec, pattern: legacy, synopsis: `Legacy alias of sys/${current.replace(/[{*].*$/, '')}.` });
+  };
+  return [
+    ...paths,
+    alias('renew{/*url_lease_id}', 'leases/renew{/*url_lease_id}'),
+    alias('revoke{/*url_lease_id}', 'leases/revoke{/*url_lease_id}'),
+    alias('revoke-prefix/*prefix', 'leases/revoke-prefix/*prefix'),
+  ];
+}
+
+/** One level below `prefix` of a list of full ids: leaves and `folder/` entries, as a storage list answers. */
+function oneLevel(ids: string[], prefix: string): string[] {
+  const out = new Set<string>();
+  for (const id of ids) {
+    const rest = id.slice(prefix.length);
+    const slash = rest.indexOf('/');
+    out.add(slash === -1 ? rest : rest.slice(0, slash + 1));
+  }
+  return [...out];
+}
+
+function currentLeasePaths(deps: LeaseDeps): PathDef[] {
+  const { expiration, tokens } = deps;
+  /** The request's namespace contains `namespaceId` (itself or a namespace below it). */
+  const within = (req: { mount: MountInfo }, namespaceId: string) => {
+    const own = deps.namespaces.byId(namespaceId || ROOT_NAMESPACE.id);
+    return own !== undefined && own.path.startsWith(namespaceOf(deps, req.mount).path);
+  };
+  /** The token behind a token lease id (auth/...) of this namespace or below, or null for a secret lease. */
+  const tokenLease = async (req: { mount: MountInfo }, id: string) => {
+    const t = tokens && id.startsWith('auth/') ? await tokens.byTokenLeaseId(id) : null;
+    if (t && !within(req, t.namespaceId)) throw badRequest('invalid lease');
+    return t;
+  };
   /**
    * The lease id from the body or the path, refused as Vault refuses an unknown
    * one unless the lease belongs to the request's namespace or one below it: a
@@ -20,8 +67,7 @@ export function leasePaths(deps: { expiration: ExpirationManager; namespaces: Na
   const leaseId = (req: { mount: MountInfo }, body: string | undefined, suffix: string | undefined) => {
     const id = body || suffix;
     if (!id) throw badRequest('lease_id: missing required parameter');
-    const own = deps.namespaces.byId(namespaceOfLeaseId(id) || ROOT_NAMESPACE.id);
-    if (!own || !own.path.startsWith(namespaceOf(deps, req.mount).path)) throw badRequest('invalid lease');
+    if (!id.startsWith('auth/') && !within(req, namespaceOfLeaseId(id))) throw badRequest('invalid lease');
     return id;
   };
   const irrevocableFields = {
@@ -40,7 +86,17 @@ export function leasePaths(deps: { expiration: ExpirationManager; namespaces: Na
       operations: {
         update: {
           summary: 'Properties of a lease.',
-          handler: async (req) => ({ data: { ...(await expiration.lookup(leaseId(req, req.data.lease_id, undefined))) } }),
+          handler: async (req) => {
+            const id = leaseId(req, req.data.lease_id, undefined);
+            const t = await tokenLease(req, id);
+            if (t) {
+              const now = Date.now();
+              const lastRenewal = t.lastRenewalTime ? new Date(t.lastRenewalTime).toISOString() : null;
+              const ttl = Math.max(0, Math.floor((t.expireTime - now) / 1000));
+              return { data: { id, issue_time: new Date(t.creationTime).toISOString(), expire_time: new Date(t.expireTime).toISOString(), last_renewal: lastRenewal, renewable: t.renewable, ttl } };
+            }
+            return { data: { ...(await expiration.lookup(id)) } };
+          },
         },
       },
     }),
@@ -54,7 +110,12 @@ export function leasePaths(deps: { expiration: ExpirationManager; namespaces: Na
           handler: async (req) => {
             const ns = namespaceOf(deps, req.mount);
             const p = req.data.prefix.endsWith('/') || req.data.prefix === '' ? req.data.prefix : `${req.data.prefix}/`;
-            return { data: { keys: paginate(await expiration.listPrefix(ns.id, p), req.list.after, req.list.limit) } };
+            let keys = await expiration.listPrefix(ns.id, p);
+            if (tokens && (p === '' || p.startsWith('auth/'))) {
+              const fromTokens = oneLevel(await tokens.tokenLeaseIds(ns.id, p), p);
+              keys = [...new Set([...keys, ...fromTokens])].sort();
+            }
+            return { data: { keys: paginate(keys, req.list.after, req.list.limit) } };
           },
         },
       },
@@ -91,7 +152,10 @@ export function leasePaths(deps: { expiration: ExpirationManager; namespaces: Na
         update: {
           summary: 'Revoke (queued unless sync).',
           handler: async (req) => {
-            await expiration.revoke(leaseId(req, req.data.lease_id, req.data.url_lease_id), { sync: req.data.sync });
+            const id = leaseId(req, req.data.lease_id, req.data.url_lease_id);
+            const t = await tokenLease(req, id);
+            if (t) await tokens!.revokeEntry(t);
+            else await expiration.revoke(id, { sync: req.data.sync });
             return null;
           },
         },

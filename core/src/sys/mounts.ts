@@ -4,7 +4,8 @@
  * `/tune` suffix is recognised on the captured path.
  */
 import { badRequest, definePath, f, notFound, type PathDef } from '@strongroom/sdk-plugin';
-import type { MountConfig, MountEntry, MountTableKind } from '../mounts/mount-table.js';
+import { randomUUID } from 'node:crypto';
+import { routePath, type MountConfig, type MountEntry, type MountTableKind } from '../mounts/mount-table.js';
 import type { SysDeps } from './deps.js';
 import { namespaceOf } from './namespace-of.js';
 
@@ -72,7 +73,8 @@ function parseConfig(raw: Record<string, unknown> | undefined, top: Record<strin
   const schema = configFields as Record<string, { safeParse(v: unknown): { success: boolean; data?: unknown } }>;
   for (const [k, v] of Object.entries(src)) {
     const s = schema[k];
-    if (!s) continue;
+    // null means "not set", as for a missing key (clients send null for every option they were not given).
+    if (!s || v === null) continue;
     const r = s.safeParse(v);
     if (!r.success) throw badRequest(`config.${k}: invalid value`);
     (out as Record<string, unknown>)[k] = r.data;
@@ -179,6 +181,52 @@ function tablePaths(deps: SysDeps, table: MountTableKind, prefix: 'mounts' | 'au
   return [list, one];
 }
 
+/**
+ * sys/remount moves a mount at once; the migration record Vault's clients
+ * poll (`sys/remount/status/:migration_id`) is kept in memory, the last
+ * hundred of them.
+ */
+function remountPaths(deps: SysDeps): PathDef[] {
+  const migrations = new Map<string, { migration_id: string; migration_info: { source_mount: string; target_mount: string; status: string } }>();
+  return [
+    definePath({
+      pattern: 'remount',
+      fields: {
+        from: f.string().describe('The mount to move ("auth/x" for an auth method).'),
+        to: f.string().describe('The new path, in the same table.'),
+      },
+      synopsis: 'Move a mount, with its data, leases and tokens, to a new path.',
+      operations: {
+        update: {
+          summary: 'Move a mount.',
+          handler: async (req) => {
+            const ns = namespaceOf(deps, req.mount);
+            const moved = await deps.mounts.remount(ns, req.data.from, req.data.to);
+            const id = randomUUID();
+            migrations.set(id, { migration_id: id, migration_info: { source_mount: req.data.from, target_mount: routePath(moved), status: 'success' } });
+            if (migrations.size > 100) migrations.delete(migrations.keys().next().value as string);
+            return { data: { migration_id: id } };
+          },
+        },
+      },
+    }),
+    definePath({
+      pattern: 'remount/status/:migration_id',
+      fields: { migration_id: f.string().describe('The id sys/remount answered.') },
+      synopsis: 'Status of a mount move.',
+      operations: {
+        read: {
+          summary: 'Migration status.',
+          handler: async (req) => {
+            const m = migrations.get(req.data.migration_id);
+            return m ? { data: { ...m, migration_info: { ...m.migration_info } } } : null;
+          },
+        },
+      },
+    }),
+  ];
+}
+
 export function mountPaths(deps: SysDeps): PathDef[] {
-  return [...tablePaths(deps, 'mounts', 'mounts'), ...tablePaths(deps, 'auth', 'auth')];
+  return [...tablePaths(deps, 'mounts', 'mounts'), ...tablePaths(deps, 'auth', 'auth'), ...remountPaths(deps)];
 }

@@ -1,9 +1,19 @@
 /** sys/policies/acl(/:name) and the legacy sys/policy(/:name) (Vault's documented API). */
-import { badRequest, definePath, f, notFound, paginate, permissionDenied, type HandlerRequest, type PathDef } from '@strongroom/sdk-plugin';
+import { badRequest, definePath, f, notFound, paginate, permissionDenied, type HandlerRequest, type LogicalResponse, type PathDef } from '@strongroom/sdk-plugin';
 import type { InProcessRequest } from '../request/ports.js';
 import { decodeBase64Document } from '../hcl/base64-document.js';
 import type { SysDeps } from './deps.js';
 import { namespaceOf } from './namespace-of.js';
+
+/**
+ * The legacy sys/policy reads answer their fields at the top level as well as
+ * in `data`, as Vault does for these pre-0.9 paths (node-vault reads
+ * `policies` and `rules` there).
+ */
+function legacyEnvelope(requestId: string, data: Record<string, unknown>): LogicalResponse {
+  const body = { ...data, request_id: requestId, lease_id: '', renewable: false, lease_duration: 0, data, wrap_info: null, warnings: null, auth: null };
+  return { raw: { status: 200, contentType: 'application/json', body: JSON.stringify(body) } };
+}
 
 export function policyPaths(deps: SysDeps): PathDef[] {
   /**
@@ -27,9 +37,9 @@ export function policyPaths(deps: SysDeps): PathDef[] {
       operations: {
         [legacy ? 'read' : 'list']: {
           summary: 'List the names of the ACL policies.',
-          handler: async (req: { mount: import('@strongroom/sdk-plugin').MountInfo; list: { after: string; limit: number } }) => {
+          handler: async (req: { mount: import('@strongroom/sdk-plugin').MountInfo; list: { after: string; limit: number }; raw: { id: string } }) => {
             const names = (await deps.policies.list(namespaceOf(deps, req.mount))).sort();
-            return legacy ? { data: { keys: names, policies: names } } : { data: { keys: paginate(names, req.list.after, req.list.limit) } };
+            return legacy ? legacyEnvelope(req.raw.id, { keys: names, policies: names }) : { data: { keys: paginate(names, req.list.after, req.list.limit) } };
           },
         },
       },
@@ -51,7 +61,7 @@ export function policyPaths(deps: SysDeps): PathDef[] {
             const name = await policyName(req, legacy);
             const text = await deps.policies.get(namespaceOf(deps, req.mount), name);
             if (text === null) throw notFound(`policy "${name}" not found`);
-            return { data: legacy ? { name, rules: text } : { name, policy: text } };
+            return legacy ? legacyEnvelope(req.raw.id, { name, rules: text }) : { data: { name, policy: text } };
           },
         },
         update: {

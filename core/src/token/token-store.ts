@@ -16,6 +16,7 @@ import type { AuthSpec, Logger } from '@strongroom/sdk-plugin';
 import { badRequest, permissionDenied } from '@strongroom/sdk-plugin';
 import { namespaceStoragePrefix } from '../namespace/namespaces.js';
 import type { Physical } from '../storage/physical.js';
+import { RESPONSE_WRAPPING_POLICY_NAME } from '../policy/policy.js';
 import { addressAllowed, buildBlockList, validateCidrs } from './cidr.js';
 import { createExpiryHeap } from './expiry-heap.js';
 import {
@@ -59,6 +60,8 @@ export interface TokenStoreDeps {
   systemDefaultTtl: number;
   systemMaxTtl: number;
   leases: { revokeByToken(tokenKey: string): Promise<void> };
+  /** Called as a token is destroyed, before its entry goes (response wrapping drops the wrapped response here). */
+  onDestroy?(entry: TokenEntry): Promise<void>;
   /**
    * Asks the auth mount that issued a login token (entry.login) whether it may
    * be renewed; throws to refuse. Without it such tokens renew as any other.
@@ -108,6 +111,11 @@ export interface TokenStore {
   create(parent: TokenEntry | null, req: CreateTokenRequest): Promise<CreatedToken>;
   createRoot(customId?: string): Promise<CreatedToken>;
   createFromLogin(auth: AuthSpec, ctx: LoginContext): Promise<CreatedToken>;
+  /**
+   * A response-wrapping token: orphan, single use, not renewable, policy
+   * `response-wrapping` only, expiring after `ttl` seconds.
+   */
+  createWrapping(opts: { ttl: number; path: string; namespaceId: string }): Promise<CreatedToken>;
   lookup(id: string): Promise<TokenEntry | null>;
   /** Whether the token with this key (HMAC) exists and is live: for lease tidy, which knows only keys. */
   isLiveKey(key: string): Promise<boolean>;
@@ -124,6 +132,14 @@ export interface TokenStore {
   listAccessors(namespaceId?: string): Promise<string[]>;
   /** Revokes every token of a namespace being deleted, with their subtrees; returns how many roots were revoked. */
   revokeNamespace(namespaceId: string): Promise<number>;
+  /**
+   * Lease ids of expiring service tokens as Vault shows them under
+   * sys/leases/lookup/auth/...: `<creation path>/<token key>` (the key is an
+   * HMAC, never the token). A full scan: for the sudo-only listing endpoint.
+   */
+  tokenLeaseIds(namespaceId: string, prefix: string): Promise<string[]>;
+  /** The live token behind such a lease id, or null. */
+  byTokenLeaseId(leaseId: string): Promise<TokenEntry | null>;
   /** Roles of one namespace (default: root). */
   readRole(name: string, namespaceId?: string): Promise<TokenRole | null>;
   writeRole(name: string, input: Partial<Omit<TokenRole, 'name'>>, namespaceId?: string): Promise<TokenRole>;
@@ -286,6 +302,7 @@ export function createTokenStore(deps: TokenStoreDeps): TokenStore {
     return withLock(key, async () => {
       const e = await loadRaw(key);
       if (revokeLeases) await deps.leases.revokeByToken(key);
+      if (e !== null && deps.onDestroy) await deps.onDestroy(e);
       const ops: Parameters<TokenStoreDeps['store']['batch']>[0] = [{ type: 'delete', key: ID + key }];
       if (e !== null) {
         if (e.accessor !== '') ops.push({ type: 'delete', key: ACCESSOR + accessorKey(e.accessor) });
@@ -621,6 +638,32 @@ export function createTokenStore(deps: TokenStoreDeps): TokenStore {
     );
   }
 
+  async function createWrapping(opts: { ttl: number; path: string; namespaceId: string }): Promise<CreatedToken> {
+    const t = clock.now();
+    return issue({
+      parent: '',
+      policies: [RESPONSE_WRAPPING_POLICY_NAME],
+      path: opts.path,
+      meta: {},
+      displayName: '',
+      numUses: 1,
+      creationTime: t,
+      creationTtl: opts.ttl,
+      ttl: opts.ttl,
+      explicitMaxTtl: 0,
+      period: 0,
+      maxTtl: 0,
+      expireTime: t + opts.ttl * 1000,
+      lastRenewalTime: 0,
+      type: 'service',
+      renewable: false,
+      boundCidrs: [],
+      entityId: '',
+      namespaceId: opts.namespaceId,
+      role: '',
+    });
+  }
+
   async function createFromLogin(auth: AuthSpec, ctx: LoginContext): Promise<CreatedToken> {
     const t = clock.now();
     const policies = sanitizePolicies(auth.policies, !auth.noDefaultPolicy);
@@ -789,6 +832,26 @@ export function createTokenStore(deps: TokenStoreDeps): TokenStore {
   const accessorInNamespace = (accessor: string, namespaceId: string) =>
     namespaceId === 'root' || namespaceId === '' ? !accessor.includes('.') : accessor.endsWith(`.${namespaceId}`);
 
+  const tokenLeaseId = (e: TokenEntry) => `${e.path.replace(/\/+$/, '')}/${e.key}`;
+
+  async function tokenLeaseIds(namespaceId: string, prefix: string): Promise<string[]> {
+    const out: string[] = [];
+    for await (const { value } of deps.store.scan(ID)) {
+      const e = decode<TokenEntry>(value);
+      if (e.namespaceId !== namespaceId || e.type !== 'service' || e.expireTime === 0 || !isLive(e)) continue;
+      const id = tokenLeaseId(e);
+      if (id.startsWith(prefix)) out.push(id);
+    }
+    return out;
+  }
+
+  async function byTokenLeaseId(leaseId: string): Promise<TokenEntry | null> {
+    const key = leaseId.slice(leaseId.lastIndexOf('/') + 1);
+    if (!/^[0-9a-f]{64}$/.test(key)) return null;
+    const e = await loadRaw(key);
+    return e !== null && isLive(e) && e.expireTime !== 0 && tokenLeaseId(e) === leaseId ? e : null;
+  }
+
   async function listAccessors(namespaceId = 'root'): Promise<string[]> {
     const out: string[] = [];
     for await (const { value } of deps.store.scan(ACCESSOR)) {
@@ -921,6 +984,7 @@ export function createTokenStore(deps: TokenStoreDeps): TokenStore {
     create,
     createRoot,
     createFromLogin,
+    createWrapping,
     lookup,
     isLiveKey: async (key) => {
       const e = await loadRaw(key);
@@ -935,6 +999,8 @@ export function createTokenStore(deps: TokenStoreDeps): TokenStore {
     revokeOrphan,
     listAccessors,
     revokeNamespace,
+    tokenLeaseIds,
+    byTokenLeaseId,
     readRole,
     writeRole,
     deleteRole,

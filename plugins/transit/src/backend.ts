@@ -3,7 +3,7 @@
  * this process (see key-store.ts) and dropped on invalidation; every path is
  * declared in `paths/`, one per file.
  */
-import { defineBackend, type BackendFactory } from '@strongroom/sdk-plugin';
+import { defineBackend, hashToolPath, randomToolPath, type BackendFactory } from '@strongroom/sdk-plugin';
 import { createKeyStore } from './key-store.js';
 import { canRotate } from './keys/key-types.js';
 import type { PolicyRecord } from './keys/policy.js';
@@ -16,7 +16,6 @@ import { datakeyPath } from './paths/datakey.js';
 import { decryptPath } from './paths/decrypt.js';
 import { encryptPath } from './paths/encrypt.js';
 import { exportPath } from './paths/export.js';
-import { hashPath } from './paths/hash.js';
 import { hmacPath } from './paths/hmac.js';
 import { keysConfigPath } from './paths/keys-config.js';
 import { keysImportPath } from './paths/keys-import.js';
@@ -27,7 +26,6 @@ import { keysSoftDeletePath } from './paths/keys-soft-delete.js';
 import { keysSoftDeleteRestorePath } from './paths/keys-soft-delete-restore.js';
 import { keysTrimPath } from './paths/keys-trim.js';
 import { keysPath } from './paths/keys.js';
-import { randomPath } from './paths/random.js';
 import { restorePath } from './paths/restore.js';
 import { rewrapPath } from './paths/rewrap.js';
 import { signPath } from './paths/sign.js';
@@ -68,8 +66,8 @@ export function createTransitFactory(opts: TransitOptions = {}): BackendFactory 
           decryptPath(deps),
           rewrapPath(deps),
           datakeyPath(deps),
-          randomPath(),
-          hashPath(),
+          randomToolPath('random{/:source}{/:urlbytes}'),
+          hashToolPath('hash{/:algorithm}'),
           hmacPath(deps),
           signPath(deps),
           verifyPath(deps),

@@ -2,7 +2,7 @@
  * The `service:v<N>:<base64>` envelope shared by ciphertexts, signatures and
  * HMACs. Parsing failures are the caller's bad input, so they are 400s.
  */
-import { badRequest } from '@strongroom/sdk-plugin';
+import { badRequest, isRawUrlBase64, isStdBase64 } from '@strongroom/sdk-plugin';
 
 export const PREFIX = 'service:v';
 
@@ -30,17 +30,15 @@ export function decodeVersioned(value: string, what = 'ciphertext'): Versioned {
   return { version, payload: rest.slice(colon + 1) };
 }
 
-const B64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
-const B64URL = /^[A-Za-z0-9_-]*$/;
 
 /** Strict standard base64 (padding required), as Go's StdEncoding; `field` names the input in the error. */
 export function decodeBase64(value: string, field: string): Buffer {
-  if (typeof value !== 'string' || !B64.test(value)) throw badRequest(`failed to base64-decode ${field}`);
+  if (typeof value !== 'string' || !isStdBase64(value)) throw badRequest(`failed to base64-decode ${field}`);
   return Buffer.from(value, 'base64');
 }
 
 /** Unpadded base64url (JWS signatures). */
 export function decodeBase64Url(value: string, field: string): Buffer {
-  if (!B64URL.test(value)) throw badRequest(`failed to base64url-decode ${field}`);
+  if (!isRawUrlBase64(value)) throw badRequest(`failed to base64url-decode ${field}`);
   return Buffer.from(value, 'base64url');
 }

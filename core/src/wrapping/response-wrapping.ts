@@ -1,0 +1,182 @@
+/**
+ * Response wrapping (Vault's cubbyhole response wrapping): a response asked
+ * for with `X-Service-Wrap-TTL` / `X-Vault-Wrap-TTL` is kept here and the
+ * caller gets only a single-use wrapping token (`wrap_info`).
+ *
+ * What must stay true:
+ * - the wrapped response is stored only behind the barrier, under the HMAC of
+ *   its wrapping token (never the token itself);
+ * - it is handed out at most once: the token's single use is taken under the
+ *   token store's lock before the entry is read, and the entry is deleted with
+ *   the token (unwrap, expiry or revocation all end in `forget`);
+ * - the wrapped response never reaches a log or an audit entry: audit sees
+ *   `wrap_info` only.
+ */
+import { badRequest, parseDuration, FieldParseError } from '@strongroom/sdk-plugin';
+import type { Physical } from '../storage/physical.js';
+import { RESPONSE_WRAPPING_POLICY_NAME } from '../policy/policy.js';
+import type { TokenEntry, TokenStore } from '../token/index.js';
+
+export const WRAPPED_PREFIX = 'sys/wrapped/';
+/** sys/wrapping/wrap without a wrap TTL header: Vault's default of five minutes. */
+export const DEFAULT_WRAP_TTL = 300;
+
+export interface WrapInfo {
+  token: string;
+  accessor: string;
+  ttl: number;
+  creation_time: string;
+  creation_path: string;
+  /** Accessor of the token the wrapped response created (login, token create). */
+  wrapped_accessor?: string;
+}
+
+interface WrappedEntry {
+  response: Record<string, unknown>;
+  creation_time: string;
+  creation_ttl: number;
+  creation_path: string;
+  wrapped_accessor: string;
+}
+
+export interface WrapOptions {
+  ttl: number;
+  /** Namespace-relative request path that produced the response. */
+  path: string;
+  namespaceId: string;
+  wrappedAccessor?: string;
+}
+
+export interface ResponseWrapping {
+  /** The wrap TTL header's value in seconds; null when absent; a 400 when malformed, not positive or above the max. */
+  parseTtl(header: string | undefined): number | null;
+  wrap(response: Record<string, unknown>, opts: WrapOptions): Promise<WrapInfo>;
+  /** Creation properties of a live wrapping token; does not use it. */
+  lookup(token: string): Promise<{ creation_ttl: number; creation_time: string; creation_path: string }>;
+  /**
+   * The wrapped response, once. `used` is the token's entry when the caller
+   * already took its single use (the token came in the request header).
+   */
+  unwrap(token: string, used?: TokenEntry): Promise<Record<string, unknown>>;
+  /** Moves a wrapped response to a fresh wrapping token with the same TTL; the old token stops working. */
+  rewrap(token: string, used?: TokenEntry): Promise<WrapInfo>;
+  /** Drops the wrapped response of a revoked or expired token (by token key). */
+  forget(tokenKey: string): Promise<void>;
+  /** Whether a token entry is a wrapping token. */
+  isWrappingToken(entry: TokenEntry): boolean;
+}
+
+export interface ResponseWrappingDeps {
+  store: Pick<Physical, 'get' | 'put' | 'delete'>;
+  tokens: Pick<TokenStore, 'createWrapping' | 'lookup' | 'useToken' | 'revokeEntry'>;
+  /** Longest wrap TTL accepted, seconds (the system max lease TTL). */
+  maxTtl: number;
+  now?: () => Date;
+}
+
+const invalid = () => badRequest('wrapping token is not valid or does not exist');
+
+export function createResponseWrapping(deps: ResponseWrappingDeps): ResponseWrapping {
+  const { store, tokens } = deps;
+  const now = deps.now ?? (() => new Date());
+  const encode = (e: WrappedEntry) => Buffer.from(JSON.stringify(e), 'utf8');
+
+  const isWrappingToken = (e: TokenEntry) => e.policies.length === 1 && e.policies[0] === RESPONSE_WRAPPING_POLICY_NAME;
+
+  async function live(token: string): Promise<TokenEntry> {
+    if (typeof token !== 'string' || token === '') throw badRequest('token: missing required parameter');
+    const e = await tokens.lookup(token);
+    if (!e || !isWrappingToken(e)) throw invalid();
+    return e;
+  }
+
+  async function read(key: string): Promise<WrappedEntry> {
+    const raw = await store.get(WRAPPED_PREFIX + key);
+    if (raw === null) throw invalid();
+    return JSON.parse(Buffer.from(raw).toString('utf8')) as WrappedEntry;
+  }
+
+  /** Takes the token's single use (unless the caller did) and returns its entry, then revokes the token. */
+  async function consume(token: string, used: TokenEntry | undefined): Promise<{ wrapped: WrappedEntry; entry: TokenEntry }> {
+    let entry: TokenEntry;
+    if (used) {
+      if (!isWrappingToken(used)) throw invalid();
+      entry = used;
+    } else {
+      const e = await live(token);
+      const taken = await tokens.useToken(e);
+      if (!taken) throw invalid();
+      entry = taken.entry;
+    }
+    try {
+      return { wrapped: await read(entry.key), entry };
+    } finally {
+      // Revoking the token forgets the entry (the token store's revocation hook).
+      await tokens.revokeEntry(entry);
+    }
+  }
+
+  async function wrap(response: Record<string, unknown>, opts: WrapOptions): Promise<WrapInfo> {
+    const created = await tokens.createWrapping({ ttl: opts.ttl, path: opts.path, namespaceId: opts.namespaceId });
+    const creationTime = now().toISOString();
+    const entry: WrappedEntry = {
+      response,
+      creation_time: creationTime,
+      creation_ttl: opts.ttl,
+      creation_path: opts.path,
+      wrapped_accessor: opts.wrappedAccessor ?? '',
+    };
+    try {
+      await store.put(WRAPPED_PREFIX + created.entry.key, encode(entry));
+    } catch (err) {
+      await tokens.revokeEntry(created.entry).catch(() => undefined);
+      throw err;
+    }
+    return {
+      token: created.id,
+      accessor: created.entry.accessor,
+      ttl: opts.ttl,
+      creation_time: creationTime,
+      creation_path: opts.path,
+      ...(entry.wrapped_accessor ? { wrapped_accessor: entry.wrapped_accessor } : {}),
+    };
+  }
+
+  return {
+    isWrappingToken,
+    parseTtl(header) {
+      if (header === undefined || header.trim() === '') return null;
+      let ttl: number;
+      try {
+        ttl = parseDuration(header.trim());
+      } catch (err) {
+        if (err instanceof FieldParseError) throw badRequest(`X-Vault-Wrap-TTL: invalid wrap TTL "${header}"`);
+        throw err;
+      }
+      if (!Number.isFinite(ttl) || ttl <= 0) throw badRequest('X-Vault-Wrap-TTL: the wrap TTL must be positive');
+      if (ttl > deps.maxTtl) throw badRequest(`X-Vault-Wrap-TTL: the wrap TTL of ${ttl}s is longer than the maximum of ${deps.maxTtl}s`);
+      return Math.floor(ttl);
+    },
+    wrap,
+    async lookup(token) {
+      const e = await live(token);
+      const w = await read(e.key);
+      return { creation_ttl: w.creation_ttl, creation_time: w.creation_time, creation_path: w.creation_path };
+    },
+    async unwrap(token, used) {
+      return (await consume(token, used)).wrapped.response;
+    },
+    async rewrap(token, used) {
+      const { wrapped: old, entry } = await consume(token, used);
+      return wrap(old.response, {
+        ttl: old.creation_ttl,
+        path: old.creation_path,
+        namespaceId: entry.namespaceId,
+        ...(old.wrapped_accessor ? { wrappedAccessor: old.wrapped_accessor } : {}),
+      });
+    },
+    async forget(tokenKey) {
+      await store.delete(WRAPPED_PREFIX + tokenKey);
+    },
+  };
+}

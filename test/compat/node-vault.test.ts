@@ -1,0 +1,208 @@
+/**
+ * node-vault (a dev dependency) driven against the real binary, as a Node
+ * application uses it: every call below must succeed and answer what Vault
+ * would. Legacy paths it still calls (sys/policy, sys/revoke-prefix,
+ * LIST without a trailing slash) included.
+ */
+import { createHash } from 'node:crypto';
+import { join } from 'node:path';
+import { startLeaseServer, type LeaseServer } from '../helpers/lease-plugin';
+import { scratchDir } from '../helpers/server';
+
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const nodeVault = require('node-vault') as (opts: { endpoint: string; token?: string }) => Record<string, any>;
+
+jest.setTimeout(180_000);
+
+let s: LeaseServer;
+afterAll(async () => {
+  await s?.stop('SIGKILL');
+});
+
+interface CallResult {
+  call: string;
+  ok: boolean;
+  error?: string;
+}
+
+it('every node-vault call the suite makes succeeds with the right answer', async () => {
+  s = await startLeaseServer();
+  expect((await s.api('POST', 'lt/roles/r', { ttl: 300, max_ttl: 3600 })).status).toBe(204);
+  const v = nodeVault({ endpoint: s.url, token: s.rootToken });
+  const results: CallResult[] = [];
+  const call = async <T = any>(name: string, fn: () => Promise<T>, check?: (r: T) => void): Promise<T | undefined> => {
+    try {
+      const r = await fn();
+      // node-vault adopts the token of every token-creating answer (tokenSource): the admin client keeps root.
+      v.token = s.rootToken;
+      check?.(r);
+      results.push({ call: name, ok: true });
+      return r;
+    } catch (e) {
+      results.push({ call: name, ok: false, error: e instanceof Error ? e.message.slice(0, 400) : String(e) });
+      return undefined;
+    }
+  };
+  const refused = async (name: string, fn: () => Promise<unknown>, status: number) => {
+    try {
+      await fn();
+      results.push({ call: name, ok: false, error: 'succeeded but must be refused' });
+    } catch (e) {
+      const got = (e as { response?: { statusCode?: number } }).response?.statusCode;
+      results.push({ call: name, ok: got === status, ...(got === status ? {} : { error: `status ${got}: ${(e as Error).message}` }) });
+    }
+  };
+  const eq = (a: unknown, b: unknown) => expect(a).toEqual(b);
+
+  // ---- sys status ----
+  await call('health', () => v.health(), (r) => eq(r.initialized, true));
+  await call('initialized', () => v.initialized(), (r) => eq(r.initialized, true));
+  await call('status', () => v.status(), (r) => eq(r.sealed, false));
+  await call('leader', () => v.leader(), (r) => eq(r.is_self, true));
+  await call('rotate', () => v.rotate());
+  await call('stepDown', () => v.stepDown());
+  await call('help', () => v.help('sys/mounts'), (r) => eq(typeof r.help, 'string'));
+
+  // ---- mounts ----
+  await call('mount kv v1', () => v.mount({ mount_point: 'nv-kv', type: 'kv', options: { version: '1' } }));
+  await call('mount kv v2', () => v.mount({ mount_point: 'nv-kv2', type: 'kv', options: { version: '2' } }));
+  await call('mount transit', () => v.mount({ mount_point: 'transit', type: 'transit' }));
+  await call('mounts', () => v.mounts(), (r) => eq(Object.keys(r.data).includes('nv-kv2/'), true));
+  await call('write (kv v1)', () => v.write('nv-kv/app', { password: 'pw' }));
+  await call('read (kv v1)', () => v.read('nv-kv/app'), (r) => eq(r.data, { password: 'pw' }));
+  await call('list (kv v1, no trailing slash)', () => v.list('nv-kv'), (r) => eq(r.data.keys, ['app']));
+  await call('remount', () => v.remount({ from: 'nv-kv', to: 'nv-kv-moved' }));
+  await call('read (after remount)', () => v.read('nv-kv-moved/app'), (r) => eq(r.data, { password: 'pw' }));
+  await call('delete (kv v1)', () => v.delete('nv-kv-moved/app'));
+  await call('unmount', () => v.unmount({ mount_point: 'nv-kv-moved' }));
+  await call('write (kv v2 data)', () => v.write('nv-kv2/data/svc', { data: { a: '1' } }), (r) => eq(r.data.version, 1));
+  await call('update (kv v2 PATCH)', () => v.update('nv-kv2/data/svc', { data: { b: '2' } }), (r) => eq(r.data.version, 2));
+  await call('read (kv v2 data)', () => v.read('nv-kv2/data/svc'), (r) => eq(r.data.data, { a: '1', b: '2' }));
+  await call('list (kv v2 metadata)', () => v.list('nv-kv2/metadata'), (r) => eq(r.data.keys, ['svc']));
+  await call('destroySecretVersions', () => v.destroySecretVersions({ mount_point: 'nv-kv2', path: 'svc', versions: [1] }));
+  await call('read (kv v2 metadata)', () => v.read('nv-kv2/metadata/svc'), (r) => eq(r.data.versions['1'].destroyed, true));
+
+  // ---- policies (node-vault uses the legacy sys/policy paths) ----
+  const rules = 'path "nv-kv2/data/*" { capabilities = ["read"] }';
+  await call('addPolicy', () => v.addPolicy({ name: 'nv-reader', rules }));
+  await call('getPolicy', () => v.getPolicy({ name: 'nv-reader' }), (r) => eq(r.rules, rules));
+  await call('policies', () => v.policies(), (r) => eq(r.policies.includes('nv-reader'), true));
+  await call('addPolicy (scratch)', () => v.addPolicy({ name: 'nv-scratch', rules }));
+  await call('removePolicy', () => v.removePolicy({ name: 'nv-scratch' }));
+
+  // ---- audit ----
+  const auditFile = join(scratchDir('sr-nv-'), 'audit.log');
+  await call('enableAudit', () => v.enableAudit({ name: 'nvfile', type: 'file', options: { file_path: auditFile } }));
+  await call('audits', () => v.audits(), (r) => eq(Object.keys(r.data ?? r).includes('nvfile/'), true));
+
+  // ---- transit ----
+  await call('transitCreateKey', () => v.transitCreateKey({ name: 'nvk' }));
+  await call('transitReadKey', () => v.transitReadKey({ name: 'nvk' }), (r) => eq(r.data.type, 'aes256-gcm96'));
+  await call('transitListKeys', () => v.transitListKeys(), (r) => eq(r.data.keys, ['nvk']));
+  const plaintext = Buffer.from('node-vault secret').toString('base64');
+  const enc = await call('encryptData', () => v.encryptData({ name: 'nvk', plaintext }), (r) => eq(r.data.ciphertext.startsWith('service:v1:'), true));
+  if (enc) {
+    await call('decryptData', () => v.decryptData({ name: 'nvk', ciphertext: enc.data.ciphertext }), (r) => eq(r.data.plaintext, plaintext));
+    await call('write (transit key rotate)', () => v.write('transit/keys/nvk/rotate', {}));
+    await call('rewrapData', () => v.rewrapData({ name: 'nvk', ciphertext: enc.data.ciphertext }), (r) => eq(r.data.ciphertext.startsWith('service:v2:'), true));
+  }
+  await call('write (transit hash)', () => v.write('transit/hash', { input: plaintext }), (r) => eq(r.data.sum, createHash('sha256').update('node-vault secret').digest('hex')));
+  await call('write (transit key config)', () => v.write('transit/keys/nvk/config', { deletion_allowed: true }));
+  await call('transitDeleteKey', () => v.transitDeleteKey({ name: 'nvk' }));
+
+  // ---- approle ----
+  await call('enableAuth', () => v.enableAuth({ mount_point: 'approle', type: 'approle' }));
+  await call('auths', () => v.auths(), (r) => eq(Object.keys(r.data).includes('approle/'), true));
+  await call('addApproleRole', () => v.addApproleRole({ role_name: 'nvapp', policies: 'nv-reader', token_ttl: 600 }));
+  await call('approleRoles', () => v.approleRoles(), (r) => eq(r.data.keys, ['nvapp']));
+  await call('getApproleRole', () => v.getApproleRole({ role_name: 'nvapp' }), (r) => eq(r.data.token_ttl, 600));
+  await call('updateApproleRoleId', () => v.updateApproleRoleId({ role_name: 'nvapp', role_id: 'nv-role-id' }));
+  await call('getApproleRoleId', () => v.getApproleRoleId({ role_name: 'nvapp' }), (r) => eq(r.data.role_id, 'nv-role-id'));
+  const secret = await call('getApproleRoleSecret', () => v.getApproleRoleSecret({ role_name: 'nvapp' }), (r) => eq(typeof r.data.secret_id, 'string'));
+  const second = await call('getApproleRoleSecret (second)', () => v.getApproleRoleSecret({ role_name: 'nvapp', metadata: '{"host":"h2"}' }));
+  if (secret && second) {
+    await call('approleSecretLookup', () => v.approleSecretLookup({ role_name: 'nvapp', secret_id: secret.data.secret_id }), (r) => eq(r.data.secret_id_accessor, secret.data.secret_id_accessor));
+    await call('approleSecretAccessors', () => v.approleSecretAccessors({ role_name: 'nvapp' }), (r) => eq(r.data.keys.length, 2));
+    await call('approleSecretAccessorLookup', () => v.approleSecretAccessorLookup({ role_name: 'nvapp', secret_id_accessor: second.data.secret_id_accessor }), (r) => eq(r.data.metadata, { host: 'h2' }));
+    await call('approleSecretAccessorDestroy', () => v.approleSecretAccessorDestroy({ role_name: 'nvapp', secret_id_accessor: second.data.secret_id_accessor }));
+    const app = nodeVault({ endpoint: s.url });
+    await call('approleLogin', () => app.approleLogin({ role_id: 'nv-role-id', secret_id: secret.data.secret_id }), (r) => eq(r.auth.policies.includes('nv-reader'), true));
+    await call('read (as the approle token)', () => app.read('nv-kv2/data/svc'), (r) => eq(r.data.data.a, '1'));
+    await refused('write (as the approle token: denied)', () => app.write('nv-kv2/data/svc', { data: { x: 'y' } }), 403);
+    await call('approleSecretDestroy', () => v.approleSecretDestroy({ role_name: 'nvapp', secret_id: secret.data.secret_id }));
+  }
+  await call('deleteApproleRole', () => v.deleteApproleRole({ role_name: 'nvapp' }));
+  await call('disableAuth', () => v.disableAuth({ mount_point: 'approle' }));
+
+  // ---- tokens ----
+  const child = await call('tokenCreate', () => v.tokenCreate({ policies: ['nv-reader'], ttl: '1h' }), (r) => eq(r.auth.policies, ['default', 'nv-reader']));
+  const orphan = await call('tokenCreateOrphan', () => v.tokenCreateOrphan({ policies: ['default'], ttl: '1h' }), (r) => eq(r.auth.orphan, true));
+  await call('tokenLookupSelf', () => v.tokenLookupSelf(), (r) => eq(r.data.policies, ['root']));
+  if (child) {
+    const { client_token: ct, accessor } = child.auth;
+    await call('tokenLookup', () => v.tokenLookup({ token: ct }), (r) => eq(r.data.accessor, accessor));
+    await call('tokenLookupAccessor', () => v.tokenLookupAccessor({ accessor }), (r) => eq(r.data.accessor, accessor));
+    await call('tokenRenew', () => v.tokenRenew({ token: ct, increment: '2h' }), (r) => eq(r.auth.client_token, ct));
+    await call('tokenAccessors', () => v.tokenAccessors(), (r) => eq(r.data.keys.includes(accessor), true));
+    const user = nodeVault({ endpoint: s.url, token: ct });
+    await call('tokenRenewSelf (child)', () => user.tokenRenewSelf(), (r) => eq(r.auth.accessor, accessor));
+    await call('tokenRevokeSelf (child)', () => user.tokenRevokeSelf());
+    await refused('tokenLookupSelf (revoked)', () => user.tokenLookupSelf(), 403);
+  }
+  await call('addTokenRole', () => v.addTokenRole({ role_name: 'nvrole', allowed_policies: 'nv-reader', orphan: true }));
+  await call('getTokenRole', () => v.getTokenRole({ role_name: 'nvrole' }), (r) => eq(r.data.orphan, true));
+  await call('tokenRoles', () => v.tokenRoles(), (r) => eq(r.data.keys, ['nvrole']));
+  const fromRole = await call('tokenCreateRole', () => v.tokenCreateRole({ role_name: 'nvrole', policies: ['nv-reader'] }), (r) => eq(r.auth.orphan, true));
+  if (fromRole) await call('tokenRevokeAccessor', () => v.tokenRevokeAccessor({ accessor: fromRole.auth.accessor }));
+  await call('removeTokenRole', () => v.removeTokenRole({ role_name: 'nvrole' }));
+  const parent = await call('tokenCreate (parent)', () => v.tokenCreate({ policies: ['default'], ttl: '1h' }));
+  if (parent) await call('tokenRevokeOrphan', () => v.tokenRevokeOrphan({ token: parent.auth.client_token }));
+  if (orphan) await call('tokenRevoke', () => v.tokenRevoke({ token: orphan.auth.client_token }));
+
+  // ---- leases (legacy sys/revoke-prefix included) ----
+  const creds = await call('read (leased credentials)', () => v.read('lt/creds/r'), (r) => eq(r.lease_id.startsWith('lt/creds/r/'), true));
+  if (creds) {
+    await call('renew', () => v.renew({ lease_id: creds.lease_id, increment: 600 }), (r) => eq(r.lease_duration, 600));
+    await call('revoke', () => v.revoke({ lease_id: creds.lease_id }));
+  }
+  await v.read('lt/creds/r');
+  await call('revokePrefix (sys/revoke-prefix)', () => v.revokePrefix({ path_prefix: 'lt/creds/r' }));
+
+  // ---- response wrapping ----
+  const wrapped = await call('read (X-Vault-Wrap-TTL)', () => v.read('nv-kv2/data/svc', { headers: { 'X-Vault-Wrap-TTL': '90s' } }), (r) => {
+    eq(r.data, null);
+    eq(r.wrap_info.ttl, 90);
+  });
+  if (wrapped) {
+    await call('unwrap (token in the body)', () => v.unwrap({ token: wrapped.wrap_info.token }), (r) => eq(r.data.data, { a: '1', b: '2' }));
+    await refused('unwrap (second time)', () => v.unwrap({ token: wrapped.wrap_info.token }), 400);
+  }
+  const wrappedToken = await call('tokenCreate (X-Vault-Wrap-TTL)', () => v.tokenCreate({ policies: ['default'], requestOptions: { headers: { 'X-Vault-Wrap-TTL': '60' } } }), (r) => eq(typeof r.wrap_info.wrapped_accessor, 'string'));
+  if (wrappedToken) {
+    const holder = nodeVault({ endpoint: s.url, token: wrappedToken.wrap_info.token });
+    await call('unwrap (wrapping token as the client token)', () => holder.unwrap(), (r) => eq(r.auth.accessor, wrappedToken.wrap_info.wrapped_accessor));
+  }
+
+  // ---- generate-root ----
+  await call('generateRootCancel (none started)', () => v.generateRootCancel());
+  const started = await call('generateRootInit', () => v.generateRootInit(), (r) => eq(r.started, true));
+  if (started) {
+    const done = await call('generateRootUpdate', () => v.generateRootUpdate({ key: s.unsealKeys[0]!, nonce: started.nonce }), (r) => eq(r.complete, true));
+    if (done) {
+      const raw = Buffer.from(done.encoded_token, 'base64');
+      const root = Buffer.from(raw.map((b, i) => b ^ started.otp.charCodeAt(i))).toString('utf8');
+      const nr = nodeVault({ endpoint: s.url, token: root });
+      await call('tokenLookupSelf (generated root)', () => nr.tokenLookupSelf(), (r) => eq(r.data.policies, ['root']));
+    }
+  }
+
+  // ---- seal and unseal last ----
+  await call('disableAudit', () => v.disableAudit({ name: 'nvfile' }));
+  await call('seal', () => v.seal());
+  await call('status (sealed)', () => v.status(), (r) => eq(r.sealed, true));
+  await call('unseal', () => v.unseal({ key: s.unsealKeys[0]! }), (r) => eq(r.sealed, false));
+
+  if (process.env.COMPAT_REPORT) console.log(results.map((r) => `${r.ok ? 'ok  ' : 'FAIL'} ${r.call}${r.error ? `  (${r.error})` : ''}`).join('\n'));
+  expect(results.length).toBeGreaterThan(85);
+  expect(results.filter((r) => !r.ok)).toEqual([]);
+});
