@@ -87,7 +87,15 @@ describe('leases in namespaces', () => {
   });
 });
 
-describe('tokens and audit in namespaces', () => {
+describe('tokens, audit and metrics in namespaces', () => {
+  it('labels lease and token metrics with the namespace', async () => {
+    await issue('org/team');
+    const text = await (await fetch(`${s.url}/v1/sys/metrics?format=prometheus`, { headers: { 'X-Service-Token': s.rootToken } })).text();
+    expect(text).toMatch(/strongroom_leases\{[^}]*mount="lt\/"[^}]*namespace="org\/team\/"[^}]*\} [1-9]/);
+    expect(text).toMatch(/strongroom_lease_revocations_total\{[^}]*namespace="org\/"[^}]*\} [1-9]/);
+    expect(text).toMatch(/strongroom_tokens\{[^}]*namespace="root"[^}]*\} [1-9]/);
+  });
+
   it('revoking a namespace token revokes its children', async () => {
     await s.api('PUT', 'sys/policies/acl/mint', { policy: 'path "auth/token/create" { capabilities = ["update"] }' }, ns('org'));
     const parent = (await s.api('POST', 'auth/token/create', { policies: ['mint'] }, ns('org'))).body.auth.client_token as string;

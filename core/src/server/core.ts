@@ -142,7 +142,7 @@ export async function createCore(opts: { config: ServerConfig; logger: CoreLogge
     metrics.pluginUp.reset();
     metrics.pluginDegraded.reset();
     if (!s) return;
-    for (const [mount, n] of s.expiration.countByMount()) metrics.leases.set({ mount }, n);
+    for (const m of s.expiration.countByMount()) metrics.leases.set({ mount: m.mountPath, namespace: namespaceLabel(m.namespaceId) }, m.count);
     metrics.irrevocableLeases.set(s.expiration.stats().irrevocable);
     for (const p of s.supervisor.stats()) {
       metrics.pluginUp.set({ plugin: p.plugin, version: p.version }, p.state === 'running' ? 1 : 0);
@@ -151,8 +151,10 @@ export async function createCore(opts: { config: ServerConfig; logger: CoreLogge
     // Counting tokens scans their entries: at most once a minute, as Vault's usage gauges are periodic too.
     if (!tokenCounts || Date.now() - tokenCounts.at > 60_000) tokenCounts = { at: Date.now(), counts: await s.tokens.countTokens() };
     metrics.tokens.reset();
-    for (const c of tokenCounts.counts) metrics.tokens.set({ type: c.type, namespace: namespaces.byId(c.namespaceId)?.path || (c.namespaceId === 'root' || c.namespaceId === '' ? 'root' : c.namespaceId) }, c.count);
+    for (const c of tokenCounts.counts) metrics.tokens.set({ type: c.type, namespace: namespaceLabel(c.namespaceId) }, c.count);
   });
+  /** A namespace as a metric label: its path, "root", or its id once it is gone. */
+  const namespaceLabel = (id: string) => namespaces.byId(id || ROOT_NAMESPACE.id)?.path || (id === 'root' || id === '' ? 'root' : id);
   const namespaces = createNamespaceRegistry();
   const router = createRouter<MountBinding>();
   const aclCache = createAclCache();
@@ -335,11 +337,11 @@ export async function createCore(opts: { config: ServerConfig; logger: CoreLogge
       store: barrier,
       logger: logger.named('expiration'),
       events: {
-        revoked: (mount, expired) => {
-          metrics.leaseRevocations.inc({ mount });
-          if (expired) metrics.leaseExpirations.inc({ mount });
+        revoked: (mount, expired, ns) => {
+          metrics.leaseRevocations.inc({ mount, namespace: namespaceLabel(ns) });
+          if (expired) metrics.leaseExpirations.inc({ mount, namespace: namespaceLabel(ns) });
         },
-        irrevocable: (mount) => metrics.leaseIrrevocable.inc({ mount }),
+        irrevocable: (mount, ns) => metrics.leaseIrrevocable.inc({ mount, namespace: namespaceLabel(ns) }),
       },
       mountTtls: (uuid) => mountTtls(router.byUuid(uuid)?.entry),
       tokenExists: (key) => tokens.isLiveKey(key),

@@ -52,11 +52,11 @@ export const SYS_ROOT_PATHS = [
 ];
 
 /**
- * Paths of the server as a whole (seal, keys, plugins, audit devices, HA,
+ * Paths of the server as a whole (seal and its state, keys, plugins, audit devices, HA,
  * metrics): served by the root namespace's sys/ only, as in Vault; a child
  * namespace's sys/ does not have them, so a tenant can never seal the server.
  */
-const ROOT_NAMESPACE_ONLY = /^(audit|audit-hash|seal|step-down|rotate|key-status|plugins|raw|generate-root|rekey|metrics|loggers|host-info|leader|config|storage|replication)(\/|\{|$)/;
+const ROOT_NAMESPACE_ONLY = /^(audit|audit-hash|seal|seal-status|unseal|init|health|step-down|rotate|key-status|plugins|raw|generate-root|rekey|metrics|loggers|host-info|leader|config|storage|replication)(\/|\{|$)/;
 
 export function createSystemBackend(deps: SysDeps, opts: { rootNamespace: boolean } = { rootNamespace: true }): BackendFactory {
   const all: PathDef[] = [
