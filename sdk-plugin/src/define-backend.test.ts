@@ -3,7 +3,6 @@ import { defineBackend, definePath, defineSecret, renewedAuth } from './define-b
 import { f } from './fields.js';
 import { createTestBackend } from './harness.js';
 import { getJSON, putJSON } from './storage.js';
-import { paginate } from './paginate.js';
 import { StrongroomError } from './errors.js';
 
 const calls: string[] = [];
@@ -49,7 +48,8 @@ const listPath = definePath({
   operations: {
     list: {
       summary: 'List keys',
-      handler: async (req) => ({ data: { keys: paginate(await req.storage.list('keys/'), req.list.after, req.list.limit) } }),
+      // Answers the keys: the SDK paginates and answers 404 for an empty page.
+      handler: async (req) => req.storage.list('keys/'),
     },
   },
   synopsis: 'List keys',
@@ -120,10 +120,20 @@ describe('routing', () => {
 
   it('lists with a trailing slash and paginates', async () => {
     const b = await createTestBackend(factory);
+    expect(await b.list('keys')).toBeNull();
     for (const n of ['b', 'a', 'c']) await b.write(`keys/${n}`, {});
     expect((await b.list('keys'))?.data).toEqual({ keys: ['a', 'b', 'c'] });
     expect((await b.list('keys/', { after: 'a', limit: 1 }))?.data).toEqual({ keys: ['b'] });
+    expect(await b.list('keys', { after: 'c' })).toBeNull();
     expect(await errOf(b.list('keys', { limit: -1 }))).toMatchObject({ message: 'field "limit": must not be negative' });
+  });
+});
+
+describe('list handlers answering keys', () => {
+  it('refuses a key list from an operation that is not a LIST', async () => {
+    const odd = definePath({ pattern: 'odd', operations: { read: { summary: 'x', handler: async () => ['a'] } }, synopsis: 'x' });
+    const b = await createTestBackend(defineBackend({ type: 'secret', help: '', paths: [odd] }));
+    expect(await errOf(b.read('odd'))).toMatchObject({ status: 500 });
   });
 });
 
@@ -167,6 +177,21 @@ describe('fields', () => {
     expect(res?.warnings?.[0]).toMatch(/"name".*URL value is used/);
     expect(await b.read('keys/body')).toBeNull();
     expect((await b.read('keys/url'))?.data).toMatchObject({ name: 'url' });
+  });
+
+  it('takes a JSON null as an unset field: the default applies, it is not provided, and a required one is missing', async () => {
+    const b = await createTestBackend(factory);
+    await b.request({ operation: 'create', path: 'keys/n', data: { ttl: null, exportable: null } });
+    expect((await b.read('keys/n'))?.data).toEqual({ name: 'n', ttl: 60, exportable: false });
+    await b.request({ operation: 'update', path: 'keys/n', data: { ttl: null } });
+    expect(calls).toContain('update:n:name');
+    expect(await errOf(b.write('hash', { input: null }))).toMatchObject({ status: 400, message: 'field "input": missing required field' });
+  });
+
+  it('shows f.string() as a string in help and OpenAPI', async () => {
+    const b = await createTestBackend(factory);
+    const login = b.backend.describe().paths.find((p) => p.pattern === 'login')!;
+    expect(login.fields.find((x) => x.name === 'secret')?.schema).toMatchObject({ type: 'string' });
   });
 
   it('tells provided fields from defaults', async () => {

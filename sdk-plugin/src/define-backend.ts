@@ -15,15 +15,16 @@
  * - create/update: the existence check (when declared) decides which of the
  *   two the core sends; a path declaring only one of them serves both.
  * - Fields: URL captures win over body/query values (with a warning when they
- *   differ); unknown fields are ignored with a warning unless the path takes
+ *   differ); a JSON null is the same as an absent field; unknown fields are ignored with a warning unless the path takes
  *   arbitrary input; a validation failure is a 400 naming the field.
- * - Lists: `after`/`limit` arrive in `req.list`; use `paginate`. An empty list
- *   is returned as `{ keys: [] }` and the core answers 404, as the spec says.
+ * - Lists: a LIST handler answers its keys; the SDK sorts and paginates them
+ *   by `after`/`limit` and answers 404 for an empty page, as the spec says.
  */
 import { z } from 'zod';
 import type { BackendFactory, BackendType, Backend, MountEnv } from './backend.js';
 import type { BackendDescription, FieldDescription, PathDescription } from './describe.js';
-import { badRequest, unsupportedOperation, unsupportedPath, unrecoverable, StrongroomError } from './errors.js';
+import { badRequest, internalError, unsupportedOperation, unsupportedPath, unrecoverable, StrongroomError } from './errors.js';
+import { paginate } from './paginate.js';
 import { FieldParseError, fieldJsonSchema, fieldMeta, parseInteger } from './fields.js';
 import type {
   ClientInfo,
@@ -73,7 +74,14 @@ export interface HandlerRequest<D = Record<string, unknown>> {
   raw: LogicalRequest;
 }
 
-export type Handler<D> = (req: HandlerRequest<D>) => Promise<LogicalResponse | null | void>;
+/**
+ * A handler answers a response, or null/nothing (a read: 404; a write: 204).
+ * A LIST handler may answer the keys instead: the SDK sorts and paginates them
+ * (`after`/`limit`) and answers 404 when none is left.
+ */
+export type Handler<D> = (req: HandlerRequest<D>) => Promise<LogicalResponse | readonly string[] | null | void>;
+/** Renew, revoke and token renewal answer a response. */
+export type SecretHandler = (req: HandlerRequest<Record<string, unknown>>) => Promise<LogicalResponse | null | void>;
 
 export interface OperationSpec<D> {
   summary: string;
@@ -147,8 +155,8 @@ export interface SecretTypeSpec {
   defaultTtl?: number;
   maxTtl?: number;
   /** Omit to refuse renewal ("lease is not renewable"). */
-  renew?: Handler<Record<string, unknown>>;
-  revoke: Handler<Record<string, unknown>>;
+  renew?: SecretHandler;
+  revoke: SecretHandler;
 }
 
 export interface SecretTypeDef {
@@ -193,7 +201,7 @@ export interface BackendDefinition {
    * still holds (the role exists, ...) and answer `renewedAuth(...)`; throw to
    * refuse. Without it such tokens cannot be renewed, as in Vault.
    */
-  authRenew?: Handler<Record<string, unknown>>;
+  authRenew?: SecretHandler;
   /** A storage key changed elsewhere (another node, a replication): drop what is cached for it. */
   invalidate?(key: string): Promise<void> | void;
   periodic?(): Promise<void>;
@@ -209,7 +217,7 @@ export interface BackendSpec {
   paths?: PathDef[];
   secrets?: SecretTypeDef[];
   specialPaths?: Partial<SpecialPaths>;
-  authRenew?: Handler<Record<string, unknown>>;
+  authRenew?: SecretHandler;
 }
 
 /**
@@ -388,7 +396,11 @@ function buildBackend(help: string, def: BackendDefinition, env: MountEnv): Back
       if (!r) throw unsupportedPath(req.path);
       const handler = operationFor(r.def, op, req.path);
       const hreq = buildRequest(r.def, r.captures, req);
-      return finish(await handler.handler(hreq), hreq.warnings);
+      const res = await handler.handler(hreq);
+      if (!isKeys(res)) return finish(res, hreq.warnings);
+      if (op !== 'list') throw internalError(`the ${op} handler of ${r.def.spec.pattern} answered a key list`);
+      const keys = paginate(res, hreq.list.after, hreq.list.limit);
+      return finish(keys.length ? { data: { keys } } : null, hreq.warnings);
     },
     async existenceCheck(req): Promise<ExistenceResult> {
       const r = route(req.path, req.operation);
@@ -409,6 +421,8 @@ function buildBackend(help: string, def: BackendDefinition, env: MountEnv): Back
     },
   };
 }
+
+const isKeys = (res: unknown): res is readonly string[] => Array.isArray(res);
 
 function finish(res: LogicalResponse | null | void, warnings: string[]): LogicalResponse | null {
   if (!warnings.length) return res ?? null;

@@ -162,6 +162,9 @@ function lenient<In extends z.ZodType, Out>(input: In, parse: (v: z.output<In>) 
 
 const scalar = () => z.union([z.string(), z.number(), z.boolean()]);
 
+/** Metadata key: the type help and OpenAPI show, when the wire is more lenient than what the field means. */
+const WIRE_TYPE = 'strongroomType';
+
 /** Metadata keys the SDK understands on a field schema (set through `f.sensitive` / `f.query`). */
 export interface FieldMeta {
   sensitive?: boolean;
@@ -194,8 +197,8 @@ export function fieldMeta(schema: z.ZodType): FieldMeta {
  * duration, an array for a list).
  */
 export const f = {
-  /** A string; numbers and booleans are accepted and stringified, as Vault weak-decodes them. */
-  string: () => lenient(scalar(), (v) => String(v)),
+  /** A string; numbers and booleans are accepted and stringified, as Vault weak-decodes them (help and OpenAPI say "string"). */
+  string: () => lenient(scalar(), (v) => String(v)).meta({ [WIRE_TYPE]: 'string' }),
   /** An integer: 3 or "3". */
   int: (opts: { min?: number; max?: number } = {}) =>
     lenient(z.union([z.number(), z.string()]), (v) => {
@@ -246,6 +249,8 @@ export function fieldJsonSchema(schema: z.ZodType): Record<string, unknown> {
   delete js.$schema;
   delete js.sensitive;
   delete js.query;
+  if (typeof js[WIRE_TYPE] === 'string') js.type = js[WIRE_TYPE];
+  delete js[WIRE_TYPE];
   // zod omits defaults under transforms in input mode; the parsed default is still a valid wire value for our helpers.
   if (!('default' in js)) {
     const d = schema.safeParse(undefined);

@@ -1,22 +1,27 @@
-export * from './logical.js';
-export * from './errors.js';
-export * from './storage.js';
-export * from './system-view.js';
-export * from './backend.js';
-export * from './describe.js';
-export * from './fields.js';
-export * from './pattern.js';
-export * from './paginate.js';
-export * from './keyed-mutex.js';
-export * from './cidr.js';
-export * from './read-cache.js';
-export * from './define-backend.js';
-export * from './password-policy/index.js';
-export * from './openapi.js';
-export * from './harness.js';
-export * as transport from './transport/index.js';
-export * from './serve.js';
-export * as database from './database/index.js';
-export * from './tool-paths.js';
-export * from './base64.js';
-export * from './kit/template.js';
+/**
+ * `@strongroom/sdk-plugin`: what an engine author imports. Declarations
+ * (paths, fields, secrets), the engine kit (records, batches, locks,
+ * schedules, scrubbing), errors, `serve` and the test harness. The core's
+ * side lives in `@strongroom/sdk-plugin/host`, the database-plugin contract
+ * in `@strongroom/sdk-plugin/database`.
+ */
+export { serve } from './serve.js';
+export { defineBackend, definePath, defineSecret } from './define-backend.js';
+export type { HandlerRequest, PathDef } from './define-backend.js';
+export { f } from './fields.js';
+export { StrongroomError, badRequest, notFound, permissionDenied, codedError } from './errors.js';
+export type { LogicalResponse } from './logical.js';
+export type { BackendFactory } from './backend.js';
+export type { Storage } from './storage.js';
+export { createRecordStore } from './kit/record-store.js';
+export type { RecordStore, Records } from './kit/record-store.js';
+export { createKeyedMutex } from './kit/keyed-mutex.js';
+export { createDueScheduler } from './kit/due-scheduler.js';
+export { createManualClock } from './kit/clock.js';
+export { createRotationScheduler } from './kit/rotation.js';
+export type { RotationTarget } from './kit/rotation.js';
+export { scrubSecrets, redactCredentials } from './kit/scrub.js';
+export { compileTemplate, renderTemplate } from './kit/template.js';
+export * as tokens from './kit/token-fields.js';
+export * as cidr from './kit/cidr.js';
+export { createTestBackend, errorOf } from './harness.js';

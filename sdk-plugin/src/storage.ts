@@ -1,3 +1,9 @@
+/** One write of an atomic batch. */
+export type StorageOp = { type: 'put'; key: string; value: Uint8Array } | { type: 'delete'; key: string };
+
+/** Operations one batch may carry at most (the core refuses more). */
+export const MAX_BATCH_OPS = 1000;
+
 /**
  * The storage an engine sees: its own mount's view, encrypted by the core's
  * barrier. Keys are plain text (never put a secret in a key); values are bytes.
@@ -8,6 +14,12 @@ export interface Storage {
   delete(key: string): Promise<void>;
   /** One level below `prefix`, `/`-delimited: "a/b" and "a/c/d" under "a/" give ["b", "c/"]. Sorted. */
   list(prefix: string): Promise<string[]>;
+  /**
+   * All of `ops` or none, in order (the core applies them through the
+   * barrier's batch): a record and its index written together can never be
+   * seen, nor survive a crash, half-written.
+   */
+  batch(ops: StorageOp[]): Promise<void>;
 }
 
 /** JSON helpers over a Storage, so engines never hand-roll encoding. */
@@ -36,6 +48,12 @@ export function createMemoryStorage(): Storage & { dump(): Map<string, Uint8Arra
     },
     async list(prefix) {
       return listOneLevel(m.keys(), prefix);
+    },
+    async batch(ops) {
+      for (const op of ops) {
+        if (op.type === 'put') m.set(op.key, Uint8Array.from(op.value));
+        else m.delete(op.key);
+      }
     },
     dump: () => m,
   };

@@ -6,7 +6,7 @@
 import { resolve } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import * as mysql from 'mysql2/promise';
-import { database } from '@strongroom/sdk-plugin';
+import * as database from '@strongroom/sdk-plugin/database';
 import { caught, loginFailure, mysqlUrl, newUserRequest, testPassword, withCredentials } from '../helpers/databases';
 
 const PLUGIN = resolve(__dirname, '../../plugins/database-mysql/dist/main.js');

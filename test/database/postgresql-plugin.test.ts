@@ -6,7 +6,8 @@
 import { resolve } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { Client } from 'pg';
-import { database, StrongroomError } from '@strongroom/sdk-plugin';
+import { StrongroomError } from '@strongroom/sdk-plugin';
+import * as database from '@strongroom/sdk-plugin/database';
 import { caught, loginFailure, newUserRequest, postgresUrl, testPassword, withCredentials } from '../helpers/databases';
 
 const PLUGIN = resolve(__dirname, '../../plugins/database-postgresql/dist/main.js');

@@ -6,7 +6,8 @@
  * a password.
  */
 import { randomBytes } from 'node:crypto';
-import { database, StrongroomError } from '@strongroom/sdk-plugin';
+import { StrongroomError } from '@strongroom/sdk-plugin';
+import * as database from '@strongroom/sdk-plugin/database';
 import { dedicatedService, sharedService, type DedicatedService } from './services';
 
 type Kind = 'postgres' | 'mysql';

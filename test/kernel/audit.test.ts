@@ -79,6 +79,19 @@ describe('file audit device', () => {
     for (const plain of [secretValue, rootToken, created.client_token, created.accessor]) expect(raw.includes(plain)).toBe(false);
   });
 
+  it("HMACs a field the engine declares sensitive even when the mount lists it in audit_non_hmac_request_keys, and writes the others listed in plain", async () => {
+    expect((await s.api('POST', 'sys/auth/approle', { type: 'approle', config: { audit_non_hmac_request_keys: ['secret_id', 'role_id', 'note'] } })).status).toBe(204);
+    expect((await s.api('POST', 'auth/approle/role/web', { token_policies: 'default' })).status).toBe(204);
+    const roleId = (await s.api('GET', 'auth/approle/role/web/role-id')).body.data.role_id as string;
+    const secretId = (await s.api('POST', 'auth/approle/role/web/secret-id', {})).body.data.secret_id as string;
+    expect((await s.api('POST', 'auth/approle/login', { role_id: roleId, secret_id: secretId, note: 'plain-note' }, { token: '' })).status).toBe(200);
+    const login = entries().find((e) => e.type === 'request' && e.request?.path === 'auth/approle/login');
+    expect(login.request.data.note).toBe('plain-note');
+    expect(login.request.data.role_id).toBe(await auditHash('file', roleId));
+    expect(login.request.data.secret_id).toBe(await auditHash('file', secretId));
+    expect(readFileSync(logFile, 'utf8').includes(secretId)).toBe(false);
+  });
+
   it('hashes with a per-device key', async () => {
     const other = join(dir, 'other.log');
     expect((await s.api('POST', 'sys/audit/other', { type: 'file', options: { file_path: other } })).status).toBe(204);

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createAuditBroker, type AuditEntry } from './broker';
 import { createNullLogger } from '../log/logger';
-import { createMemoryStorage } from '@strongroom/sdk-plugin';
+import { createMemoryStorage } from '@strongroom/sdk-plugin/host';
 
 const entry = (token: string, secret: string): AuditEntry => ({
   auth: { client_token: token, accessor: 'acc-1', display_name: 'root', policies: ['root'], token_policies: ['root'], metadata: {}, entity_id: '', token_type: 'service', token_ttl: 0 },

@@ -7,7 +7,7 @@
 import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
 import { createWriteStream, type WriteStream } from 'node:fs';
-import { badRequest, StrongroomError } from '@strongroom/sdk-plugin';
+import { badRequest, StrongroomError } from '@strongroom/sdk-plugin/host';
 import type { Physical } from '../storage/physical.js';
 import type { CoreLogger } from '../log/logger.js';
 import { hashStructure, hmacValue } from './hash.js';

@@ -3,9 +3,29 @@
  * token and accessor, is written as `hmac-sha256:<hex>` keyed by the device's
  * own salt, so an operator can check a known value (sys/audit-hash) but the
  * log never holds a secret. Keys listed in a mount's audit_non_hmac_* config
- * are written in plain, as Vault does.
+ * are written in plain, as Vault does, except a field the engine declares
+ * sensitive (`f.sensitive`): that one is always HMAC'd.
  */
 import { createHmac } from 'node:crypto';
+import type { BackendDescription } from '@strongroom/sdk-plugin/host';
+
+const sensitiveFields = new WeakMap<BackendDescription, ReadonlySet<string>>();
+
+/**
+ * The request keys of a mount written in plain: its audit_non_hmac_request_keys
+ * without any field a path of the engine declares sensitive (by name, on any
+ * path of the mount: the safe side when two paths share a name).
+ */
+export function plainRequestKeys(configured: readonly string[], description: BackendDescription | undefined): string[] {
+  if (configured.length === 0 || !description) return [...configured];
+  let sensitive = sensitiveFields.get(description);
+  if (!sensitive) {
+    sensitive = new Set(description.paths.flatMap((p) => p.fields.filter((fd) => fd.sensitive).map((fd) => fd.name)));
+    sensitiveFields.set(description, sensitive);
+  }
+  const s = sensitive;
+  return configured.filter((k) => !s.has(k));
+}
 
 export function hmacValue(salt: Buffer, value: string): string {
   return `hmac-sha256:${createHmac('sha256', salt).update(value).digest('hex')}`;

@@ -16,7 +16,7 @@
  * be wiped).
  */
 import { randomFillSync } from 'node:crypto';
-import { StrongroomError, badRequest } from '@strongroom/sdk-plugin';
+import { StrongroomError, badRequest } from '@strongroom/sdk-plugin/host';
 import type { PhysicalEntry, PhysicalOp } from '../storage/physical.js';
 import type { KeyValueStore } from '../storage/keys.js';
 import { decrypt, encrypt, envelopeTerm } from './envelope.js';

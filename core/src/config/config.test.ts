@@ -1,7 +1,7 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { errorOf } from '@strongroom/sdk-plugin';
+import { errorOf } from '@strongroom/sdk-plugin/host';
 import { DEFAULT_LEASE_TTL_SECONDS, DEFAULT_MAX_REQUEST_SIZE, loadConfig, parseConfig } from './config.js';
 
 const FULL_HCL = `

@@ -19,7 +19,7 @@
  * "true"` or `1` work. Errors name the file, the key and its line.
  */
 import { readFile } from 'node:fs/promises';
-import { badRequest, parseDuration, parseDurationMs } from '@strongroom/sdk-plugin';
+import { badRequest, parseDuration, parseDurationMs } from '@strongroom/sdk-plugin/host';
 import { z } from 'zod';
 import { statSync } from 'node:fs';
 import { dirname } from 'node:path';

@@ -21,13 +21,13 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
-import { createMemoryStorage, type Backend, type LogicalRequest, type MountInfo, type SecretSpec, type Storage, type SystemView } from '@strongroom/sdk-plugin';
+import { createMemoryStorage, type Backend, type LogicalRequest, type MountInfo, type SecretSpec, type Storage, type SystemView } from '@strongroom/sdk-plugin/host';
 import { createBarrier } from '../barrier/barrier.js';
 import { createPluginCatalog } from '../plugins/catalog.js';
 import { createPluginSupervisor, type PluginSupervisor } from '../plugins/supervisor.js';
 import { pluginRuntimeDirs } from '../server/builtins.js';
 import { createLevelPhysical } from '../storage/level.js';
-import { createManualClock } from './clock.js';
+import { createManualClock } from '@strongroom/sdk-plugin/host';
 import { createExpirationManager, defaultExpirationOptions, type ExpirationManager } from './expiration-manager.js';
 import { LEASE_BODY_PREFIX, leaseIdFromBodyKey, type LeaseEntry } from './lease-entry.js';
 

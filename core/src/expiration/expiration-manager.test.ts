@@ -1,8 +1,8 @@
-import { StrongroomError, badRequest, unrecoverable, type SecretSpec } from '@strongroom/sdk-plugin';
-import { createFaultyStore } from '../storage/faulty.js';
+import { StrongroomError, badRequest, unrecoverable, type SecretSpec } from '@strongroom/sdk-plugin/host';
+import { createFaultyStore } from '@strongroom/sdk-plugin/host';
 import { createInmemPhysical } from '../storage/inmem.js';
 import type { Physical } from '../storage/physical.js';
-import { createManualClock, type ManualClock } from './clock.js';
+import { createManualClock, type ManualClock } from '@strongroom/sdk-plugin/host';
 import { createExpirationManager, defaultExpirationOptions, type ExpirationDeps, type ExpirationManager, type Revoker } from './expiration-manager.js';
 import { decodeEntry, leaseBodyKey, type LeaseEntry } from './lease-entry.js';
 

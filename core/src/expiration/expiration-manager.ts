@@ -13,12 +13,12 @@
  * - Revocations go through per-mount FIFOs served round-robin with per-mount caps: a hanging
  *   or failing backend cannot starve another mount.
  */
-import { badRequest, internalError, StrongroomError, unrecoverable, type Logger, type SecretSpec } from '@strongroom/sdk-plugin';
+import { badRequest, internalError, StrongroomError, unrecoverable, type Logger, type SecretSpec } from '@strongroom/sdk-plugin/host';
 import { z } from 'zod';
 import type { PhysicalOp } from '../storage/physical.js';
 import type { KeyValueStore } from '../storage/keys.js';
-import { systemClock, type Clock } from './clock.js';
-import { createDueHeap } from './due-heap.js';
+import { systemClock, type Clock } from '@strongroom/sdk-plugin/host';
+import { createDueHeap, createKeyedMutex } from '@strongroom/sdk-plugin/host';
 import { createFairQueue } from './fair-queue.js';
 import {
   decodeEntry,
@@ -320,7 +320,7 @@ export function createExpirationManager(deps: ExpirationDeps): ExpirationManager
   const mounts: MountRef[] = [];
   const mountOrdinals = new Map<string, number>();
   let irrevocableLeases = new Map<string, { mount: number; expireTime: number; reason: string }>();
-  const locks = new Map<string, Promise<void>>();
+  const locks = createKeyedMutex();
 
   let timer: { handle: unknown; at: number } | null = null;
   let continuationPending = false;
@@ -409,20 +409,7 @@ export function createExpirationManager(deps: ExpirationDeps): ExpirationManager
 
   // ---- per-lease lock ----
 
-  const withLock = async <T>(id: string, fn: () => Promise<T>): Promise<T> => {
-    const prev = locks.get(id) ?? Promise.resolve();
-    const run = prev.then(fn);
-    const settled = run.then(
-      () => undefined,
-      () => undefined,
-    );
-    locks.set(id, settled);
-    try {
-      return await run;
-    } finally {
-      if (locks.get(id) === settled) locks.delete(id);
-    }
-  };
+  const withLock = <T>(id: string, fn: () => Promise<T>): Promise<T> => locks.run(id, fn);
 
   // ---- memory bookkeeping ----
 
@@ -999,7 +986,7 @@ export function createExpirationManager(deps: ExpirationDeps): ExpirationManager
 
     async whenIdle() {
       for (;;) {
-        const busy = !stopped && (continuationPending || restoring !== null || queue.queued() > 0 || queue.inFlight() > 0 || locks.size > 0);
+        const busy = !stopped && (continuationPending || restoring !== null || queue.queued() > 0 || queue.inFlight() > 0 || locks.size() > 0);
         if (!busy) return;
         await yieldToEventLoop();
       }

@@ -15,7 +15,7 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 import * as http from 'node:http';
 import * as https from 'node:https';
 import type { IncomingHttpHeaders } from 'node:http';
-import { StrongroomError } from '@strongroom/sdk-plugin';
+import { StrongroomError } from '@strongroom/sdk-plugin/host';
 import type { ApiReply, ApiRequest } from '../http/types.js';
 
 export const FORWARDED_FOR_HEADER = 'x-strongroom-forwarded-for';

@@ -4,7 +4,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { createServer } from 'node:net';
-import { StrongroomError } from '@strongroom/sdk-plugin';
+import { StrongroomError } from '@strongroom/sdk-plugin/host';
 import { postgresUrl } from '../../../test/helpers/databases.js';
 import { FencedWriteError, createPostgresPhysical, type PostgresPhysical } from '../storage/postgresql.js';
 import { createPostgresLock } from './postgres-lock.js';

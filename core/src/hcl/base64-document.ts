@@ -5,7 +5,7 @@
  * an HCL or JSON document itself never passes the strict base64 test, since
  * both need `=` mid-text, `{`, quotes or spaces.
  */
-import { isStdBase64 } from '@strongroom/sdk-plugin';
+import { isStdBase64 } from '@strongroom/sdk-plugin/host';
 
 export function decodeBase64Document(text: string): string {
   const compact = text.replace(/\s+/g, '');

@@ -1,4 +1,4 @@
-import { StrongroomError } from '@strongroom/sdk-plugin';
+import { StrongroomError } from '@strongroom/sdk-plugin/host';
 import { blocksOf, HclSyntaxError, parseHcl } from './parse.js';
 
 describe('parseHcl: values', () => {

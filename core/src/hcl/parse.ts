@@ -19,7 +19,7 @@
  * `constructor` are ordinary keys here), so hostile input cannot touch
  * prototypes. Errors are `bad_request` and name line and column.
  */
-import { StrongroomError } from '@strongroom/sdk-plugin';
+import { StrongroomError } from '@strongroom/sdk-plugin/host';
 
 export type HclValue = string | number | boolean | null | HclValue[] | HclObject;
 export interface HclObject {

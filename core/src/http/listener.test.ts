@@ -6,7 +6,7 @@ import * as net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as tls from 'node:tls';
-import { badRequest } from '@strongroom/sdk-plugin';
+import { badRequest } from '@strongroom/sdk-plugin/host';
 import { createListener, type Listener, type ListenerOptions } from './listener.js';
 import type { ApiHandler, ApiRequest } from './types.js';
 

@@ -20,7 +20,7 @@ import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
 import express from 'express';
 import { z } from 'zod';
-import type { Logger } from '@strongroom/sdk-plugin';
+import type { Logger } from '@strongroom/sdk-plugin/host';
 import { wrapConnection } from './list-method.js';
 import { API_PREFIX, parseApiRequest } from './request.js';
 import { errorReply, renderReply, replyForError, writeRendered } from './response.js';

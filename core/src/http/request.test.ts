@@ -1,4 +1,4 @@
-import { StrongroomError } from '@strongroom/sdk-plugin';
+import { StrongroomError } from '@strongroom/sdk-plugin/host';
 import { LIST_MARKER_HEADER } from './list-method.js';
 import { MAX_JSON_DEPTH, extractToken, jsonDeeperThan, normaliseNamespace, normalisePath, parseApiRequest, parseJsonBody, parseQuery, type RawHttpRequest } from './request.js';
 

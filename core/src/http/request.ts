@@ -12,7 +12,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
-import { StrongroomError, badRequest } from '@strongroom/sdk-plugin';
+import { StrongroomError, badRequest } from '@strongroom/sdk-plugin/host';
 import { LIST_MARKER_HEADER } from './list-method.js';
 import type { ApiOperation, ApiRequest } from './types.js';
 

@@ -1,4 +1,4 @@
-import { StrongroomError, notFound } from '@strongroom/sdk-plugin';
+import { StrongroomError, notFound } from '@strongroom/sdk-plugin/host';
 import { envelope, errorReply, renderReply, replyForError } from './response.js';
 
 describe('envelope', () => {

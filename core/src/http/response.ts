@@ -8,7 +8,7 @@
  * id. Every reply carries `Cache-Control: no-store` (bodies hold secrets).
  */
 import type { ServerResponse } from 'node:http';
-import { StrongroomError, httpStatusFor, type Logger } from '@strongroom/sdk-plugin';
+import { StrongroomError, httpStatusFor, type Logger } from '@strongroom/sdk-plugin/host';
 import type { ApiReply, RawBody } from './types.js';
 
 /** The JSON shape of a successful Vault response. */

@@ -9,7 +9,7 @@
  * change applies at once to every child already handed out.
  */
 import winston from 'winston';
-import type { Logger } from '@strongroom/sdk-plugin';
+import type { Logger } from '@strongroom/sdk-plugin/host';
 
 export type LogLevel = 'trace' | 'debug' | 'info' | 'warn' | 'error';
 

@@ -4,7 +4,7 @@
  * plugin is starting answers after it is ready, one whose plugin failed
  * answers a clear 503, and neither holds up unseal or other mounts.
  */
-import { badRequest, type Backend, type BackendDescription } from '@strongroom/sdk-plugin';
+import { badRequest, type Backend, type BackendDescription } from '@strongroom/sdk-plugin/host';
 import type { CoreLogger } from '../log/logger.js';
 import type { Namespace, NamespaceRegistry } from '../namespace/namespaces.js';
 import { compileSpecialPaths } from '../request/special-paths.js';

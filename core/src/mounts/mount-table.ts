@@ -7,7 +7,7 @@
  * namespace.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
-import { badRequest, type MountInfo } from '@strongroom/sdk-plugin';
+import { badRequest, type MountInfo } from '@strongroom/sdk-plugin/host';
 import type { Physical } from '../storage/physical.js';
 
 export type MountTableKind = 'mounts' | 'auth';

@@ -8,7 +8,7 @@
  * resolving at once; a deletion cut short by a crash resumes at the next
  * unseal (the record is marked first), so nothing of it is left behind.
  */
-import { badRequest } from '@strongroom/sdk-plugin';
+import { badRequest } from '@strongroom/sdk-plugin/host';
 import type { CoreLogger } from '../log/logger.js';
 import type { DefaultMounts, MountManager } from '../mounts/mount-manager.js';
 import { routePath } from '../mounts/mount-table.js';

@@ -9,7 +9,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
-import { badRequest, notFound } from '@strongroom/sdk-plugin';
+import { badRequest, notFound } from '@strongroom/sdk-plugin/host';
 import type { Physical } from '../storage/physical.js';
 import type { Namespace, NamespaceRegistry } from './namespaces.js';
 

@@ -1,4 +1,4 @@
-import { defaultPasswordPolicy, errorOf, generatePassword } from '@strongroom/sdk-plugin';
+import { defaultPasswordPolicy, errorOf, generatePassword } from '@strongroom/sdk-plugin/host';
 import { parsePasswordPolicy } from './password-policy.js';
 
 describe('parsePasswordPolicy', () => {

@@ -10,7 +10,7 @@
  * The document may arrive base64-encoded. This module only parses; the
  * structure, its checks and generation live in the SDK so engines share them.
  */
-import { badRequest, passwordPolicy, type PasswordPolicy } from '@strongroom/sdk-plugin';
+import { badRequest, passwordPolicy, type PasswordPolicy } from '@strongroom/sdk-plugin/host';
 import { z } from 'zod';
 import { decodeBase64Document } from '../hcl/base64-document.js';
 import { blocksOf, parseHcl, type HclValue } from '../hcl/parse.js';

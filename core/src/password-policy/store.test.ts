@@ -1,4 +1,4 @@
-import { satisfiesPolicy, StrongroomError } from '@strongroom/sdk-plugin';
+import { satisfiesPolicy, StrongroomError } from '@strongroom/sdk-plugin/host';
 import { createNamespaceRegistry, ROOT_NAMESPACE, type Namespace } from '../namespace/namespaces.js';
 import { createInmemPhysical } from '../storage/inmem.js';
 import { parsePasswordPolicy } from './password-policy.js';

@@ -4,7 +4,7 @@
  * parsed once and cached. A policy is test-generated before it is saved, so
  * a stored policy always generates.
  */
-import { badRequest, generatePassword, testGenerate, type PasswordPolicy } from '@strongroom/sdk-plugin';
+import { badRequest, generatePassword, testGenerate, type PasswordPolicy } from '@strongroom/sdk-plugin/host';
 import type { Namespace, NamespaceRegistry } from '../namespace/namespaces.js';
 import type { Physical } from '../storage/physical.js';
 import { decodeBase64Document } from '../hcl/base64-document.js';

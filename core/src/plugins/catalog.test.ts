@@ -2,7 +2,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { createHash } from 'node:crypto';
-import { createMemoryStorage, StrongroomError } from '@strongroom/sdk-plugin';
+import { createMemoryStorage, StrongroomError } from '@strongroom/sdk-plugin/host';
 import { canonicalVersion, compareVersions, createPluginCatalog } from './catalog.js';
 
 describe('plugin catalog', () => {

@@ -15,7 +15,7 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { z } from 'zod';
-import { badRequest, notFound, StrongroomError, type BackendType } from '@strongroom/sdk-plugin';
+import { badRequest, notFound, StrongroomError, type BackendType } from '@strongroom/sdk-plugin/host';
 
 export const CATALOG_PREFIX = 'core/plugin-catalog/';
 export const PLUGIN_TYPES = ['secret', 'auth', 'database'] as const satisfies readonly BackendType[];

@@ -22,18 +22,9 @@ import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as readline from 'node:readline';
-import {
-  StrongroomError,
-  transport,
-  type Backend,
-  type BackendDescription,
-  type Logger,
-  type MountInfo,
-  type SpecialPaths,
-  type Storage,
-  type SystemView,
-  type database,
-} from '@strongroom/sdk-plugin';
+import { StrongroomError, type Backend, type BackendDescription, type Logger, type MountInfo, type SpecialPaths, type Storage, type SystemView } from '@strongroom/sdk-plugin/host';
+import * as transport from '@strongroom/sdk-plugin/host';
+import * as database from '@strongroom/sdk-plugin/database';
 import { NODE_ENV_ITEM, type PluginCatalog, type PluginEntry } from './catalog.js';
 
 export type PluginStatus = 'running' | 'starting' | 'degraded' | 'failed';

@@ -1,4 +1,4 @@
-import { errorOf } from '@strongroom/sdk-plugin';
+import { errorOf } from '@strongroom/sdk-plugin/host';
 import {
   assertPolicyDeletable,
   assertPolicyWritable,

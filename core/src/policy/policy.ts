@@ -8,7 +8,7 @@
  * pattern never grants more than it reads as.
  */
 import { createHash } from 'node:crypto';
-import { badRequest, parseDuration } from '@strongroom/sdk-plugin';
+import { badRequest, parseDuration } from '@strongroom/sdk-plugin/host';
 import { z } from 'zod';
 import { blocksOf, parseHcl, type HclObject, type HclValue } from '../hcl/parse.js';
 import { DEFAULT_POLICY_TEXT } from './default-policy.js';

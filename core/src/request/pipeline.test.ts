@@ -1,4 +1,4 @@
-import type { Backend, LogicalRequest, LogicalResponse } from '@strongroom/sdk-plugin';
+import type { Backend, LogicalRequest, LogicalResponse } from '@strongroom/sdk-plugin/host';
 import type { AuditEntry } from '../audit/broker.js';
 import { createNullLogger } from '../log/logger.js';
 import { createMetrics } from '../metrics/metrics.js';

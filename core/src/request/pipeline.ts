@@ -9,18 +9,13 @@
  * request gets 403 before routing reveals anything; a secret that cannot be
  * leased is never returned.
  */
-import {
-  StrongroomError,
-  permissionDenied,
-  type LogicalRequest,
-  type LogicalResponse,
-  type Operation,
-} from '@strongroom/sdk-plugin';
+import { StrongroomError, permissionDenied, type LogicalRequest, type LogicalResponse, type Operation } from '@strongroom/sdk-plugin/host';
 import type { CoreLogger } from '../log/logger.js';
 import type { Metrics } from '../metrics/metrics.js';
 import { mountInfoOf, routePath, type RouteMatch, type Router } from '../mounts/mount-table.js';
 import { tokenScope, type Namespace, type NamespaceRegistry } from '../namespace/namespaces.js';
 import type { AuditEntry } from '../audit/broker.js';
+import { plainRequestKeys } from '../audit/hash.js';
 import type { AclOperation, AclPort, AuditPort, CallerToken, InProcessRequest, LeasePort, MountBinding, TokenPort, WrappingPort } from './ports.js';
 
 export type ApiOperation = 'read' | 'list' | 'write' | 'delete' | 'patch';
@@ -171,7 +166,7 @@ export function createPipeline(deps: PipelineDeps) {
             client_token_accessor: token?.accessor ?? '',
             data: req.data,
           },
-          nonHmacRequestKeys: mount.config.audit_non_hmac_request_keys,
+          nonHmacRequestKeys: plainRequestKeys(mount.config.audit_non_hmac_request_keys, binding.description),
           nonHmacResponseKeys: mount.config.audit_non_hmac_response_keys,
         }
       : null;

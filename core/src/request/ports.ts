@@ -3,7 +3,7 @@
  * Each is implemented by an adapter in core/src/server/compose.ts, so the
  * pipeline can be tested with fakes of exactly what it uses.
  */
-import type { AuthSpec, Backend, BackendDescription, LogicalRequest, SecretSpec } from '@strongroom/sdk-plugin';
+import type { AuthSpec, Backend, BackendDescription, LogicalRequest, SecretSpec } from '@strongroom/sdk-plugin/host';
 import type { MountEntry } from '../mounts/mount-table.js';
 import type { Namespace } from '../namespace/namespaces.js';
 import type { PathMatcher } from './special-paths.js';

@@ -16,7 +16,7 @@
  *   attempt cannot complete another.
  */
 import { randomUUID, timingSafeEqual } from 'node:crypto';
-import { badRequest } from '@strongroom/sdk-plugin';
+import { badRequest } from '@strongroom/sdk-plugin/host';
 import { randomBase62 } from '../token/ids.js';
 import { decodePart, type InitResult } from './seal-manager.js';
 

@@ -13,7 +13,7 @@
  */
 import { randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
 import { z } from 'zod';
-import { StrongroomError, badRequest, isStdBase64 } from '@strongroom/sdk-plugin';
+import { StrongroomError, badRequest, isStdBase64 } from '@strongroom/sdk-plugin/host';
 import type { Physical } from '../storage/physical.js';
 import { KEY_BYTES, SEAL_CONFIG_PATH, type Barrier } from '../barrier/barrier.js';
 import { ShamirError, combine, split } from '../barrier/shamir.js';

@@ -10,19 +10,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import {
-  StrongroomError,
-  badRequest,
-  helpFor,
-  httpStatusFor,
-  toOpenApi,
-  type Backend,
-  type LogicalRequest,
-  type MountEnv,
-  type PathDef,
-  type Storage,
-  type SystemView,
-} from '@strongroom/sdk-plugin';
+import { StrongroomError, badRequest, helpFor, httpStatusFor, toOpenApi, type Backend, type LogicalRequest, type MountEnv, type PathDef, type Storage, type SystemView } from '@strongroom/sdk-plugin/host';
 import { createAuditBroker, type AuditBroker } from '../audit/broker.js';
 import { BarrierIntegrityError, createBarrier } from '../barrier/barrier.js';
 import { FORWARDED_FOR_HEADER, createForwarder, forwardedClient, forwardingKey, redirectReply, wantsRedirect } from '../ha/forward.js';

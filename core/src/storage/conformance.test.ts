@@ -11,7 +11,7 @@ import { createLevelPhysical } from './level.js';
 import { createPostgresPhysical } from './postgresql.js';
 import { postgresUrl } from '../../../test/helpers/databases.js';
 import { createView } from './view.js';
-import { createFaultyStore } from './faulty.js';
+import { createFaultyStore } from '@strongroom/sdk-plugin/host';
 import { createBarrier } from '../barrier/barrier.js';
 import type { KeyValueStore } from './keys.js';
 import type { Physical } from './physical.js';

@@ -1,5 +1,5 @@
 import { createInmemPhysical } from './inmem.js';
-import { createFaultyStore, InjectedFaultError } from './faulty.js';
+import { createFaultyStore, InjectedFaultError } from '@strongroom/sdk-plugin/host';
 import { createView } from './view.js';
 
 describe('faulty store', () => {

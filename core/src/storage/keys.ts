@@ -4,7 +4,7 @@
  * UTF-16 order and disagrees above U+FFFF. Every backend here sorts by code
  * point so `list` and `scan` give the same order whatever the backend.
  */
-import { badRequest } from '@strongroom/sdk-plugin';
+import { badRequest } from '@strongroom/sdk-plugin/host';
 import type { Physical } from './physical.js';
 
 /** The store shape shared by physical backends, views and the barrier. */

@@ -16,7 +16,7 @@
  *   (the server keeps running and says why in the log and in 503 replies).
  */
 import { knex, type Knex } from 'knex';
-import { StrongroomError, badRequest } from '@strongroom/sdk-plugin';
+import { StrongroomError, badRequest } from '@strongroom/sdk-plugin/host';
 import type { Physical, PhysicalEntry, PhysicalOp } from './physical.js';
 import { assertValidKey, compareKeys, prefixUpperBound } from './keys.js';
 

@@ -1,5 +1,5 @@
 /** sys/seal, sys/step-down, sys/rotate, sys/key-status, sys/metrics, sys/loggers and sys/tools (sys/leader is node-local: core/src/server/core.ts). */
-import { badRequest, definePath, f, hashToolPath, randomToolPath, type PathDef } from '@strongroom/sdk-plugin';
+import { badRequest, definePath, f, hashToolPath, randomToolPath, type PathDef } from '@strongroom/sdk-plugin/host';
 import { LEVELS, type LogLevel } from '../log/logger.js';
 import type { SysDeps } from './deps.js';
 

@@ -1,5 +1,5 @@
 /** sys/audit(/:path) and sys/audit-hash/:path (Vault's documented API). */
-import { definePath, f, type PathDef } from '@strongroom/sdk-plugin';
+import { definePath, f, type PathDef } from '@strongroom/sdk-plugin/host';
 import type { SysDeps } from './deps.js';
 
 export function auditPaths(deps: SysDeps): PathDef[] {

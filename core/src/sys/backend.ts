@@ -4,7 +4,7 @@
  * The seal endpoints that must answer while sealed (init, unseal,
  * seal-status, health) are served before routing, by core/src/server/core.ts.
  */
-import { defineBackend, type BackendFactory, type PathDef } from '@strongroom/sdk-plugin';
+import { defineBackend, type BackendFactory, type PathDef } from '@strongroom/sdk-plugin/host';
 import type { SysDeps } from './deps.js';
 import { adminPaths } from './admin.js';
 import { auditPaths } from './audit.js';

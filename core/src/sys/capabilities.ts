@@ -1,5 +1,5 @@
 /** sys/capabilities-self, sys/capabilities and sys/capabilities-accessor (Vault's documented API). */
-import { badRequest, definePath, f, type PathDef } from '@strongroom/sdk-plugin';
+import { badRequest, definePath, f, type PathDef } from '@strongroom/sdk-plugin/host';
 import type { InProcessRequest } from '../request/ports.js';
 import type { SysDeps } from './deps.js';
 import { namespaceOf } from './namespace-of.js';

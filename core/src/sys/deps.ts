@@ -7,7 +7,7 @@ import type { NamespaceRegistry, Namespace } from '../namespace/namespaces.js';
 import type { AuditBroker } from '../audit/broker.js';
 import type { Metrics } from '../metrics/metrics.js';
 import type { CoreLogger } from '../log/logger.js';
-import type { OpenApiDocument } from '@strongroom/sdk-plugin';
+import type { OpenApiDocument } from '@strongroom/sdk-plugin/host';
 import type { PasswordPolicyStore } from '../password-policy/store.js';
 import type { PluginEntry, RegisterInput } from '../plugins/catalog.js';
 

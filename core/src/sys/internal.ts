@@ -2,7 +2,7 @@
  * sys/internal/ui/mounts(/:path), which clients use to detect kv versions, and
  * sys/internal/specs/openapi, the whole API's OpenAPI document.
  */
-import { definePath, f, notFound, permissionDenied, type PathDef } from '@strongroom/sdk-plugin';
+import { definePath, f, notFound, permissionDenied, type PathDef } from '@strongroom/sdk-plugin/host';
 import { routePath, type MountEntry } from '../mounts/mount-table.js';
 import type { Namespace } from '../namespace/namespaces.js';
 import type { InProcessRequest } from '../request/ports.js';

@@ -3,7 +3,7 @@
  * revoke-prefix, revoke-force, tidy, and the irrevocable-lease reports.
  * Lease ids may be given in the body or as a path suffix; the body wins.
  */
-import { badRequest, definePath, f, paginate, type MountInfo, type PathDef } from '@strongroom/sdk-plugin';
+import { badRequest, definePath, f, paginate, type MountInfo, type PathDef } from '@strongroom/sdk-plugin/host';
 import type { ExpirationManager } from '../expiration/index.js';
 import { namespaceOfLeaseId } from '../expiration/lease-entry.js';
 import type { CoreLogger } from '../log/logger.js';

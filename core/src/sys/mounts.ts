@@ -3,7 +3,7 @@
  * (Vault's documented API). Paths inside a table may contain slashes, so the
  * `/tune` suffix is recognised on the captured path.
  */
-import { badRequest, definePath, f, notFound, type PathDef } from '@strongroom/sdk-plugin';
+import { badRequest, definePath, f, notFound, type PathDef } from '@strongroom/sdk-plugin/host';
 import { randomUUID } from 'node:crypto';
 import { routePath, type MountConfig, type MountEntry, type MountTableKind } from '../mounts/mount-table.js';
 import type { SysDeps } from './deps.js';

@@ -1,4 +1,4 @@
-import { badRequest, type MountInfo } from '@strongroom/sdk-plugin';
+import { badRequest, type MountInfo } from '@strongroom/sdk-plugin/host';
 import type { Namespace } from '../namespace/namespaces.js';
 import type { SysDeps } from './deps.js';
 

@@ -5,7 +5,7 @@
  * then its leases, tokens, mounts and storage are removed in the background.
  */
 import { z } from 'zod';
-import { badRequest, definePath, f, notFound, paginate, type PathDef } from '@strongroom/sdk-plugin';
+import { badRequest, definePath, f, notFound, paginate, type PathDef } from '@strongroom/sdk-plugin/host';
 import type { Namespace } from '../namespace/namespaces.js';
 import type { SysDeps } from './deps.js';
 import { namespaceOf } from './namespace-of.js';

@@ -1,5 +1,5 @@
 /** sys/plugins/catalog(/:type(/:name)) and sys/plugins/reload/backend (Vault's documented API). */
-import { badRequest, definePath, f, notFound, paginate, type PathDef } from '@strongroom/sdk-plugin';
+import { badRequest, definePath, f, notFound, paginate, type PathDef } from '@strongroom/sdk-plugin/host';
 import type { SysDeps } from './deps.js';
 
 const TYPES = ['secret', 'auth', 'database'] as const;

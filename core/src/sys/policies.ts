@@ -1,5 +1,5 @@
 /** sys/policies/acl(/:name) and the legacy sys/policy(/:name) (Vault's documented API). */
-import { badRequest, definePath, f, notFound, paginate, permissionDenied, type HandlerRequest, type LogicalResponse, type PathDef } from '@strongroom/sdk-plugin';
+import { badRequest, definePath, f, notFound, paginate, permissionDenied, type HandlerRequest, type LogicalResponse, type PathDef } from '@strongroom/sdk-plugin/host';
 import type { InProcessRequest } from '../request/ports.js';
 import { decodeBase64Document } from '../hcl/base64-document.js';
 import type { SysDeps } from './deps.js';
@@ -37,7 +37,7 @@ export function policyPaths(deps: SysDeps): PathDef[] {
       operations: {
         [legacy ? 'read' : 'list']: {
           summary: 'List the names of the ACL policies.',
-          handler: async (req: { mount: import('@strongroom/sdk-plugin').MountInfo; list: { after: string; limit: number }; raw: { id: string } }) => {
+          handler: async (req: { mount: import('@strongroom/sdk-plugin/host').MountInfo; list: { after: string; limit: number }; raw: { id: string } }) => {
             const names = (await deps.policies.list(namespaceOf(deps, req.mount))).sort();
             return legacy ? legacyEnvelope(req.raw.id, { keys: names, policies: names }) : { data: { keys: paginate(names, req.list.after, req.list.limit) } };
           },

@@ -3,7 +3,7 @@
  * documents them: unauthenticated (the operators' key shares are the
  * credential), answered as plain JSON objects outside the envelope.
  */
-import { definePath, f, type LogicalResponse, type PathDef } from '@strongroom/sdk-plugin';
+import { definePath, f, type LogicalResponse, type PathDef } from '@strongroom/sdk-plugin/host';
 import type { createGenerateRoot, createRekey } from '../seal/root-recovery.js';
 
 const json = (body: unknown): LogicalResponse => ({ raw: { status: 200, contentType: 'application/json', body: JSON.stringify(body) } });

@@ -4,7 +4,7 @@
  * declared here only so that `?help=1` and the OpenAPI document describe
  * them like every other path; a request never reaches these handlers.
  */
-import { StrongroomError, definePath, f, type PathDef } from '@strongroom/sdk-plugin';
+import { StrongroomError, definePath, f, type PathDef } from '@strongroom/sdk-plugin/host';
 
 const servedBeforeRouting = async (): Promise<never> => {
   throw new StrongroomError('internal', 'this path is served before routing');

@@ -4,7 +4,7 @@
  * the request's own token. Unwrap answers the wrapped response exactly as it
  * was, so a client reads it as if it had made the original request.
  */
-import { badRequest, definePath, f, type HandlerRequest, type PathDef } from '@strongroom/sdk-plugin';
+import { badRequest, definePath, f, type HandlerRequest, type PathDef } from '@strongroom/sdk-plugin/host';
 import type { InProcessRequest } from '../request/ports.js';
 import type { TokenEntry } from '../token/index.js';
 import { DEFAULT_WRAP_TTL, type ResponseWrapping } from '../wrapping/response-wrapping.js';

@@ -4,17 +4,7 @@
  * arrive in bodies (never in URLs, which end up in logs) and are marked
  * sensitive so the audit log HMACs them.
  */
-import {
-  badRequest,
-  defineBackend,
-  definePath,
-  notFound,
-  paginate,
-  permissionDenied,
-  type BackendFactory,
-  type HandlerRequest,
-  type PathDef,
-} from '@strongroom/sdk-plugin';
+import { badRequest, defineBackend, definePath, notFound, paginate, permissionDenied, type BackendFactory, type HandlerRequest, type PathDef } from '@strongroom/sdk-plugin/host';
 import {
   accessorBodySchema,
   createTokenSchema,

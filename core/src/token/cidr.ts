@@ -3,7 +3,7 @@
  * (`::ffff:10.0.0.1`, what a dual-stack socket reports) are checked as IPv4.
  */
 import { BlockList, isIP } from 'node:net';
-import { badRequest } from '@strongroom/sdk-plugin';
+import { badRequest } from '@strongroom/sdk-plugin/host';
 
 interface ParsedCidr {
   address: string;

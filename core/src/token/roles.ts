@@ -1,5 +1,5 @@
 /** Token-store roles: defaults, merging an update over an existing role, validation. */
-import { badRequest } from '@strongroom/sdk-plugin';
+import { badRequest } from '@strongroom/sdk-plugin/host';
 import { validateCidrs } from './cidr.js';
 import type { TokenRole } from './types.js';
 

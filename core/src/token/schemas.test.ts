@@ -1,4 +1,4 @@
-import { StrongroomError } from '@strongroom/sdk-plugin';
+import { StrongroomError } from '@strongroom/sdk-plugin/host';
 import {
   createTokenSchema,
   parseOrBadRequest,

@@ -6,7 +6,7 @@
  * Token ids are marked sensitive so audit HMACs them and logs never see them.
  */
 import { z } from 'zod';
-import { badRequest, f } from '@strongroom/sdk-plugin';
+import { badRequest, f } from '@strongroom/sdk-plugin/host';
 import type { CreateTokenRequest, TokenRole } from './types.js';
 
 /** Values a client sends for "not set": treat like an absent key. */

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { StrongroomError } from '@strongroom/sdk-plugin';
+import { StrongroomError } from '@strongroom/sdk-plugin/host';
 import type { Physical, PhysicalEntry, PhysicalOp } from '../storage/physical.js';
 import { createTokenStore, type LoginRenewal, type TokenStore, type TokenStoreDeps } from './token-store.js';
 import type { TokenEntry } from './types.js';

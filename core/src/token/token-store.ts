@@ -12,13 +12,12 @@
  *   (or `startExpiry`) resumes any pending revocation.
  * - Expired, exhausted and pending-revocation tokens are nonexistent to `lookup`.
  */
-import type { AuthSpec, Logger } from '@strongroom/sdk-plugin';
-import { badRequest, permissionDenied } from '@strongroom/sdk-plugin';
+import type { AuthSpec, Logger } from '@strongroom/sdk-plugin/host';
+import { badRequest, createDueScheduler, createKeyedMutex, permissionDenied, systemClock } from '@strongroom/sdk-plugin/host';
 import { namespaceStoragePrefix } from '../namespace/namespaces.js';
 import type { Physical } from '../storage/physical.js';
 import { RESPONSE_WRAPPING_POLICY_NAME } from '../policy/policy.js';
 import { addressAllowed, buildBlockList, validateCidrs } from './cidr.js';
-import { createExpiryHeap } from './expiry-heap.js';
 import {
   BATCH_PREFIX,
   decryptBatchToken,
@@ -41,8 +40,6 @@ const PARENT = `${TOKEN_PREFIX}parent/`;
 /** Token roles are per namespace, under the namespace's own tree. */
 const rolesFolder = (namespaceId: string) => `${namespaceStoragePrefix(namespaceId)}${TOKEN_PREFIX}roles/`;
 
-/** Longest single wait of the expiry timer; it re-arms after (setTimeout caps near 24.8 days). */
-const MAX_TIMER_MS = 60 * 60 * 1000;
 /** Longer presented tokens are not looked at (a batch token is well under 2 KiB). */
 const MAX_TOKEN_LENGTH = 8192;
 /** Delay before an expiry revocation that failed (e.g. a lease backend down) is tried again. */
@@ -192,15 +189,22 @@ export function createTokenStore(deps: TokenStoreDeps): TokenStore {
   const log = deps.logger;
   const cacheSize = deps.cacheSize ?? 10_000;
   const cache = new Map<string, TokenEntry>();
-  const heap = createExpiryHeap();
-  const locks = new Map<string, Promise<unknown>>();
+  const locks = createKeyedMutex();
   const inFlight = new Map<string, Promise<void>>();
   /** Keys being destroyed by a running tree revocation: already nonexistent to lookups. */
   const revoking = new Set<string>();
   const cidrLists = new WeakMap<TokenEntry, BlockList>();
-  let timer: NodeJS.Timeout | null = null;
-  let timerAt = 0;
-  let running = false;
+  /** Expiry: the one due-time scheduler (one timer for every token); due keys are revoked one at a time. */
+  const dueKeys: string[] = [];
+  let draining: Promise<void> | null = null;
+  const expiry = createDueScheduler({
+    clock: { now: () => clock.now(), setTimer: systemClock.setTimer, clearTimer: systemClock.clearTimer },
+    stopped: true,
+    onDue: (key) => {
+      dueKeys.push(key);
+      draining ??= drainExpired().finally(() => (draining = null));
+    },
+  });
 
   const tokenKey = (id: string): string => hmacHex(deps.hmacKey, id);
   const accessorKey = (accessor: string): string => hmacHex(deps.hmacKey, `accessor:${accessor}`);
@@ -235,59 +239,42 @@ export function createTokenStore(deps: TokenStoreDeps): TokenStore {
     track(e);
   }
 
-  async function withLock<T>(key: string, fn: () => Promise<T>): Promise<T> {
-    const prev = locks.get(key) ?? Promise.resolve();
-    const run = prev.then(fn, fn);
-    const tail = run.catch(() => undefined);
-    locks.set(key, tail);
-    try {
-      return await run;
-    } finally {
-      if (locks.get(key) === tail) locks.delete(key);
-    }
-  }
+  const withLock = <T>(key: string, fn: () => Promise<T>): Promise<T> => locks.run(key, fn);
 
-  // ---- expiry: one min-heap, one timer ----
+  // ---- expiry ----
 
   function track(e: TokenEntry): void {
     if (e.type !== 'service' || e.expireTime === 0) return;
-    heap.push({ at: e.expireTime, key: e.key });
-    if (running && (timer === null || e.expireTime < timerAt)) arm();
+    expiry.schedule(e.key, e.expireTime);
   }
 
-  function arm(): void {
-    if (timer !== null) clearTimeout(timer);
-    timer = null;
-    const top = heap.peek();
-    if (!running || top === undefined) return;
-    const delay = Math.min(Math.max(0, top.at - clock.now()), MAX_TIMER_MS);
-    timerAt = clock.now() + delay;
-    timer = setTimeout(() => {
-      timer = null;
-      void sweepExpired()
-        .catch((err: unknown) => log.error('token expiry sweep failed', { error: String(err) }))
-        .finally(arm);
-    }, delay);
-    timer.unref();
+  /** Revokes the token of `key` if it is still expired (renewed and already revoked ones are skipped); a failure is retried later. */
+  async function expireOne(key: string): Promise<boolean> {
+    const e = await loadRaw(key);
+    if (e === null || e.expireTime === 0 || e.expireTime > clock.now()) return false;
+    try {
+      await revokeTree(e.key);
+      return true;
+    } catch (err) {
+      log.warn('revoking an expired token failed; will retry', { accessor: e.accessor, error: String(err) });
+      expiry.schedule(e.key, clock.now() + EXPIRY_RETRY_MS);
+      return false;
+    }
+  }
+
+  async function drainExpired(): Promise<void> {
+    for (let key = dueKeys.shift(); key !== undefined; key = dueKeys.shift()) {
+      await expireOne(key).catch((err: unknown) => log.error('token expiry failed', { error: String(err) }));
+    }
   }
 
   async function sweepExpired(): Promise<number> {
     let revoked = 0;
-    const retry: { at: number; key: string }[] = [];
-    for (let top = heap.peek(); top !== undefined && top.at <= clock.now(); top = heap.peek()) {
-      heap.pop();
-      const e = await loadRaw(top.key);
-      // Stale heap items (renewed or already revoked tokens) are skipped here.
-      if (e === null || e.expireTime === 0 || e.expireTime > clock.now()) continue;
-      try {
-        await revokeTree(e.key);
-        revoked++;
-      } catch (err) {
-        log.warn('revoking an expired token failed; will retry', { accessor: e.accessor, error: String(err) });
-        retry.push({ at: clock.now() + EXPIRY_RETRY_MS, key: e.key });
-      }
+    for (const [key, at] of expiry.entries()) {
+      if (at > clock.now()) continue;
+      expiry.cancel(key);
+      if (await expireOne(key)) revoked++;
     }
-    for (const r of retry) heap.push(r);
     return revoked;
   }
 
@@ -942,12 +929,11 @@ export function createTokenStore(deps: TokenStoreDeps): TokenStore {
   }
 
   async function startExpiry(): Promise<void> {
-    running = true;
     const pending: TokenEntry[] = [];
     for await (const { value } of deps.store.scan(ID)) {
       const e = decode<TokenEntry>(value);
       if (e.revokePending !== undefined) pending.push(e);
-      else if (e.type === 'service' && e.expireTime !== 0) heap.push({ at: e.expireTime, key: e.key });
+      else if (e.type === 'service' && e.expireTime !== 0) expiry.schedule(e.key, e.expireTime);
     }
     // Revocations cut short by a crash are finished before anything else expires.
     for (const e of pending) {
@@ -957,7 +943,7 @@ export function createTokenStore(deps: TokenStoreDeps): TokenStore {
         log.warn('resuming a pending token revocation failed; tidy will retry', { accessor: e.accessor, error: String(err) });
       }
     }
-    arm();
+    expiry.start();
   }
 
   async function countTokens(): Promise<Array<{ type: string; namespaceId: string; count: number }>> {
@@ -973,9 +959,7 @@ export function createTokenStore(deps: TokenStoreDeps): TokenStore {
   }
 
   function stop(): void {
-    running = false;
-    if (timer !== null) clearTimeout(timer);
-    timer = null;
+    expiry.stop();
   }
 
   return {

@@ -5,7 +5,7 @@
  * other token gets increment, else its own TTL, else the system default, and
  * can never outlive issue time + effective max TTL.
  */
-import { badRequest } from '@strongroom/sdk-plugin';
+import { badRequest } from '@strongroom/sdk-plugin/host';
 
 export interface TtlInput {
   /** Seconds requested on renewal (0: none). */

@@ -12,7 +12,7 @@
  * - the wrapped response never reaches a log or an audit entry: audit sees
  *   `wrap_info` only.
  */
-import { badRequest, parseDuration, FieldParseError } from '@strongroom/sdk-plugin';
+import { badRequest, parseDuration, FieldParseError } from '@strongroom/sdk-plugin/host';
 import type { Physical } from '../storage/physical.js';
 import { RESPONSE_WRAPPING_POLICY_NAME } from '../policy/policy.js';
 import type { TokenEntry, TokenStore } from '../token/index.js';

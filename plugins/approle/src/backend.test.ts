@@ -1,4 +1,5 @@
-import { createMemoryStorage, createTestBackend, putJSON, StrongroomError, type LogicalResponse, type Storage } from '@strongroom/sdk-plugin';
+import { createTestBackend, StrongroomError, type LogicalResponse, type Storage } from '@strongroom/sdk-plugin';
+import { createFaultyStore, createMemoryStorage, putJSON } from '@strongroom/sdk-plugin/host';
 import { createApproleBackend } from './backend.js';
 
 const errOf = (p: Promise<unknown>) => p.then(() => { throw new Error('expected an error'); }, (e: StrongroomError) => e);
@@ -79,7 +80,7 @@ describe('approle secret IDs', () => {
     await b.write('role/r/secret-id/destroy', { secret_id });
     expect(await b.write('role/r/secret-id/lookup', { secret_id })).toBeNull();
     await b.write('role/r/secret-id-accessor/destroy', { secret_id_accessor: ((await b.list('role/r/secret-id'))?.data?.keys as string[])[0] });
-    expect((await b.list('role/r/secret-id'))?.data).toEqual({ keys: [] });
+    expect(await b.list('role/r/secret-id')).toBeNull(); // empty: 404
   });
 
   it('never stores a SecretID in plain text', async () => {
@@ -112,12 +113,16 @@ describe('approle secret IDs', () => {
 describe('approle login', () => {
   it('issues the auth block from the role and the SecretID metadata', async () => {
     const b = await approle();
-    await b.write('role/r', { token_policies: 'p1', token_ttl: 60, token_max_ttl: 120, token_num_uses: 4, token_type: 'batch', token_period: 0 });
+    // Vault's tokenutil: a batch token can be neither periodic nor use-limited.
+    expect((await errOf(b.write('role/r', { token_type: 'batch', token_num_uses: 4 }))).message).toContain('use limit');
+    expect((await errOf(b.write('role/r', { token_type: 'batch', token_period: 60 }))).message).toContain('periodic');
+    await b.write('role/r', { token_policies: 'p1', token_ttl: 60, token_max_ttl: 120, token_num_uses: 0, token_type: 'batch', token_period: 0 });
+    await b.write('role/r', { token_num_uses: 4, token_type: 'service' });
     const { roleId, secret_id } = await creds(b, 'r', { metadata: '{"env":"prod"}' });
     const res = await login(b, { role_id: roleId, secret_id });
     expect(res?.auth).toMatchObject({
       displayName: 'approle', policies: ['p1'], metadata: { role_name: 'r', env: 'prod' }, ttl: 60, maxTtl: 120,
-      numUses: 4, renewable: true, boundCidrs: [], tokenType: 'batch',
+      numUses: 4, renewable: true, boundCidrs: [], tokenType: 'service',
     });
     expect((await errOf(login(b, { role_id: roleId, secret_id: 'wrong' }))).message).toBe('invalid role or secret ID');
     expect((await errOf(login(b, { role_id: 'wrong', secret_id }))).message).toBe('invalid role or secret ID');
@@ -269,5 +274,25 @@ describe('approle caches', () => {
     await mem.delete(sidKey!);
     await b.backend.invalidateKey(sidKey!);
     expect((await errOf(login(b, { role_id: roleId, secret_id }))).message).toBe('invalid role or secret ID');
+  });
+});
+
+describe('approle writes are atomic', () => {
+  it('a RoleID change cut short at the storage (fault injector) leaves the role and its index as they were', async () => {
+    const storage = createFaultyStore(createMemoryStorage());
+    const b = await createTestBackend(createApproleBackend(), { mount: { path: 'approle/' }, storage });
+    await b.write('role/r', { role_id: 'old-id' });
+    const { secret_id } = (await b.write('role/r/secret-id', {}))!.data as { secret_id: string };
+    const keys = [...storage.dump().keys()].sort();
+
+    storage.faults.failNext(1, 'batch');
+    await expect(b.write('role/r/role-id', { role_id: 'new-id' })).rejects.toThrow('injected storage fault');
+    expect([...storage.dump().keys()].sort()).toEqual(keys);
+    expect((await b.read('role/r/role-id'))?.data).toEqual({ role_id: 'old-id' });
+    expect((await login(b, { role_id: 'old-id', secret_id }))?.auth).toBeDefined();
+
+    await b.write('role/r/role-id', { role_id: 'new-id' });
+    expect((await login(b, { role_id: 'new-id', secret_id }))?.auth).toBeDefined();
+    await expect(login(b, { role_id: 'old-id', secret_id })).rejects.toThrow('invalid role or secret ID');
   });
 });

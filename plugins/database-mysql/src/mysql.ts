@@ -6,7 +6,8 @@
  * change runs the role's renew statements, or does nothing.
  */
 import { knex, type Knex } from 'knex';
-import { badRequest, database } from '@strongroom/sdk-plugin';
+import { badRequest } from '@strongroom/sdk-plugin';
+import * as database from '@strongroom/sdk-plugin/database';
 
 export const DEFAULT_USERNAME_TEMPLATE =
   '{{ printf "v-%s-%s-%s-%s" (.DisplayName | truncate 10) (.RoleName | truncate 10) (random 20) (unix_time) | truncate 32 }}';

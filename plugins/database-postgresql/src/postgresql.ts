@@ -7,7 +7,8 @@
  */
 import { knex, type Knex } from 'knex';
 import { z } from 'zod';
-import { badRequest, database } from '@strongroom/sdk-plugin';
+import { badRequest } from '@strongroom/sdk-plugin';
+import * as database from '@strongroom/sdk-plugin/database';
 import { scramSha256Verifier } from './scram.js';
 
 export const DEFAULT_USERNAME_TEMPLATE =

@@ -4,7 +4,9 @@
  * fake keeps users and passwords like a database would and can be made to
  * fail or to "restart" (forget its initialized connections).
  */
-import { StrongroomError, createMemoryStorage, createTestBackend, database, satisfiesPolicy, defaultPasswordPolicy } from '@strongroom/sdk-plugin';
+import { StrongroomError, createTestBackend } from '@strongroom/sdk-plugin';
+import { createMemoryStorage, satisfiesPolicy, defaultPasswordPolicy } from '@strongroom/sdk-plugin/host';
+import * as database from '@strongroom/sdk-plugin/database';
 import { createDatabaseBackend } from './backend.js';
 import type { DatabaseClientFactory } from './connections.js';
 
@@ -178,14 +180,14 @@ describe('database engine: connections', () => {
 
     test('a crash after the database change: after a restart the first use finishes it with the new password; reads never show it', async () => {
       const { tb, db, storage, now } = await withRoot();
-      // The crash: the database took the new password, the config write that follows never happens.
-      const put = storage.put;
-      storage.put = async (key, value) => {
-        if (key === 'config/main') throw new Error('process killed');
-        return put(key, value);
+      // The crash: the database took the new password, the batch that stores it (config + end of the entry) never happens.
+      const batch = storage.batch;
+      storage.batch = async (ops) => {
+        if (ops.some((o) => o.key === 'config/main')) throw new Error('process killed');
+        return batch(ops);
       };
       await errorOf(tb.write('rotate-root/main', {}));
-      storage.put = put;
+      storage.batch = batch;
       const newPw = db.users.get('root')!.password;
       expect(newPw).not.toBe('root-secret');
       expect((await storedConfig(storage)).connection_details.password).toBe('root-secret');

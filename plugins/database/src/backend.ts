@@ -1,4 +1,5 @@
-import { createKeyedMutex, database, defineBackend, type BackendFactory } from '@strongroom/sdk-plugin';
+import { defineBackend, type BackendFactory } from '@strongroom/sdk-plugin';
+import * as database from '@strongroom/sdk-plugin/database';
 import { createConnections, type DatabaseClientFactory } from './connections.js';
 import type { EngineDeps } from './deps.js';
 import { configPaths } from './paths/config.js';
@@ -20,15 +21,12 @@ export interface DatabaseBackendOptions {
 
 /** The database secrets engine: connections, dynamic roles (leases) and static roles. */
 export function createDatabaseBackend(opts: DatabaseBackendOptions = {}): BackendFactory {
-  const mutex = createKeyedMutex();
   return defineBackend({
     type: 'secret',
     help: DATABASE_HELP,
     setup({ mount, storage, system, logger }) {
       const store = createDatabaseStore(storage);
       const now = opts.now ?? Date.now;
-      // The mutex is per process; keys carry the mount so two mounts never wait on each other.
-      const scoped = { run: <T>(key: string, fn: () => Promise<T>) => mutex.run(`${mount.uuid}/${key}`, fn) };
       const connections = createConnections({
         mountUuid: mount.uuid,
         system,
@@ -37,7 +35,7 @@ export function createDatabaseBackend(opts: DatabaseBackendOptions = {}): Backen
         clientFactory: opts.clientFactory ?? ((address, id, o) => database.createDatabasePluginClient(address, id, o)),
         ready: (name) => rootRotation.ready(name),
       });
-      const base = { store, connections, system, logger, mutex: scoped, now };
+      const base = { store, connections, system, logger, now };
       const rootRotation = createRootRotation(base);
       const rotation = createStaticRotation(base);
       const deps: EngineDeps = { ...base, rotation, rootRotation };
@@ -46,7 +44,7 @@ export function createDatabaseBackend(opts: DatabaseBackendOptions = {}): Backen
       return {
         paths: [...configPaths(deps), ...rolePaths(deps), credsPath(deps, secret), ...staticRolePaths(deps)],
         secrets: [secret],
-        invalidate: (key) => store.invalidate(key),
+        invalidate: (key) => store.records.invalidate(key),
         periodic: () => rotation.tick(),
         async cleanup() {
           rotation.stop();

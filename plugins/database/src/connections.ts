@@ -12,7 +12,9 @@
  * Configuration errors never carry the connection's password: the plugin
  * scrubs its errors, and nothing here logs a config.
  */
-import { StrongroomError, badRequest, database, type Logger, type SystemView } from '@strongroom/sdk-plugin';
+import { StrongroomError, badRequest } from '@strongroom/sdk-plugin';
+import { type Logger, type SystemView } from '@strongroom/sdk-plugin/host';
+import * as database from '@strongroom/sdk-plugin/database';
 import type { ConnectionConfig, DatabaseStore } from './store.js';
 
 export type DatabaseClientFactory = (
@@ -48,7 +50,7 @@ const processGone = (err: unknown) => err instanceof StrongroomError && (err.cod
 export function createConnections(deps: {
   mountUuid: string;
   system: SystemView;
-  store: Pick<DatabaseStore, 'getConfig'>;
+  store: Pick<DatabaseStore, 'configs'>;
   logger: Logger;
   clientFactory: DatabaseClientFactory;
   /** Resolves once the connection may be used (a root rotation a crash cut short is settled first: root-rotation.ts). */
@@ -87,7 +89,7 @@ export function createConnections(deps: {
   const api: Connections = {
     async use(name, fn) {
       await deps.ready(name);
-      const cfg = await deps.store.getConfig(name);
+      const cfg = await deps.store.configs.get(name);
       if (!cfg) throw badRequest(`db_name: connection "${name}" does not exist`);
       let l = live.get(name);
       if (l && l.plugin !== pluginKey(cfg)) {

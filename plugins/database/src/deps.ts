@@ -1,4 +1,4 @@
-import type { KeyedMutex, Logger, SystemView } from '@strongroom/sdk-plugin';
+import type { Logger, SystemView } from '@strongroom/sdk-plugin/host';
 import type { Connections } from './connections.js';
 import type { DatabaseStore } from './store.js';
 import type { RootRotation } from './root-rotation.js';
@@ -10,8 +10,6 @@ export interface EngineDeps {
   connections: Connections;
   system: SystemView;
   logger: Logger;
-  /** Keys: `conn/<name>` (config writes, rotate-root), `static/<name>` (a static role's rotation). */
-  mutex: KeyedMutex;
   rotation: StaticRotation;
   rootRotation: RootRotation;
   now: () => number;

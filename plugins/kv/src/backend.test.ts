@@ -1,4 +1,5 @@
-import { createMemoryStorage, createTestBackend, toOpenApi, helpFor, type Storage } from '@strongroom/sdk-plugin';
+import { createTestBackend, type Storage } from '@strongroom/sdk-plugin';
+import { createFaultyStore, createMemoryStorage, toOpenApi, helpFor } from '@strongroom/sdk-plugin/host';
 import { createKvBackend, kvBackend } from './index.js';
 
 describe('kv backend', () => {
@@ -83,5 +84,34 @@ describe('kv v2 read cache', () => {
     expect((await tb.read('data/app'))?.data?.data).toEqual({ v: 1 });
     await tb.backend.invalidateKey(versionKey);
     expect((await tb.read('data/app'))?.data?.data).toEqual({ v: 'elsewhere' });
+  });
+});
+
+describe('kv v2 writes are atomic', () => {
+  it('a version write cut short at the storage (fault injector) leaves neither the version nor its metadata', async () => {
+    const storage = createFaultyStore(createMemoryStorage());
+    const tb = await createTestBackend(createKvBackend(), { mount: { path: 'secret/', options: { version: '2' } }, storage });
+    await tb.write('metadata/app', { max_versions: 2 });
+    await tb.write('data/app', { data: { v: 1 } });
+    await tb.write('data/app', { data: { v: 2 } });
+    const before = [...storage.dump().keys()].sort();
+
+    // The third version pushes version 1 out: version data, the removal and the metadata are one batch.
+    storage.faults.failNext(1, 'batch');
+    await expect(tb.write('data/app', { data: { v: 3 } })).rejects.toThrow('injected storage fault');
+    expect([...storage.dump().keys()].sort()).toEqual(before);
+    const read = await tb.read('data/app');
+    expect(read?.data?.data).toEqual({ v: 2 });
+    expect((read?.data?.metadata as { version: number }).version).toBe(2);
+    expect((await tb.read('data/app', { version: 1 }))?.data?.data).toEqual({ v: 1 });
+
+    await tb.write('data/app', { data: { v: 3 } });
+    expect((await tb.read('metadata/app'))?.data).toMatchObject({ current_version: 3, oldest_version: 2 });
+    expect(await tb.read('data/app', { version: 1 })).toBeNull();
+
+    // Destroy: the data removal and the metadata change go together as well.
+    storage.faults.failNext(1, 'batch');
+    await expect(tb.write('destroy/app', { versions: [3] })).rejects.toThrow('injected storage fault');
+    expect((await tb.read('data/app'))?.data?.data).toEqual({ v: 3 });
   });
 });

@@ -1,45 +1,51 @@
 /**
  * kv v2 storage model, inside the mount's storage view (encrypted by the
  * core's barrier):
- *   config                      mount-wide settings (cached in memory, dropped on invalidate)
+ *   config                      mount-wide settings
  *   metadata/<key path>         one JSON record per key: settings and the versions map
  *   versions/<sha256(path)>/<n> the data of version n
- * Metadata and version data are also cached in this process (the SDK's read
- * cache: every write goes through it, and the core's invalidation drops a
- * key), so a hot read makes no storage round trip. Readers get a copy: the
- * handlers edit the metadata they read before writing it back.
+ * All three are record kinds of the SDK's record store (cached in this
+ * process, dropped on invalidation), so a hot read makes no storage round
+ * trip; readers get a copy, since handlers edit the metadata they read. A
+ * change touching versions and metadata is one batch.
  * Key paths are addressing, chosen by clients and visible to ACLs; no secret
  * value ever appears in a storage key. Secret values are never logged.
  */
 import { createHash } from 'node:crypto';
-import { badRequest, getJSON, putJSON, createKeyedMutex, createReadCache, type Storage } from '@strongroom/sdk-plugin';
+import { badRequest, createRecordStore, type Storage } from '@strongroom/sdk-plugin';
+import { z } from 'zod';
 
-export interface KvConfig {
-  max_versions: number;
-  cas_required: boolean;
+const kvConfig = z.object({
+  max_versions: z.number().default(0),
+  cas_required: z.boolean().default(false),
   /** Seconds; 0 disables automatic deletion. */
-  delete_version_after: number;
-}
+  delete_version_after: z.number().default(0),
+});
+export type KvConfig = z.output<typeof kvConfig>;
 
-export interface VersionMetadata {
-  created_time: string;
+const versionMetadata = z.object({
+  created_time: z.string(),
   /** RFC 3339, or "" when not deleted. May lie in the future (delete_version_after). */
-  deletion_time: string;
-  destroyed: boolean;
-}
+  deletion_time: z.string(),
+  destroyed: z.boolean(),
+});
+export type VersionMetadata = z.output<typeof versionMetadata>;
 
-export interface KeyMetadata {
-  versions: Record<string, VersionMetadata>;
-  current_version: number;
-  oldest_version: number;
-  max_versions: number;
-  cas_required: boolean;
+const keyMetadata = z.object({
+  versions: z.record(z.string(), versionMetadata),
+  current_version: z.number(),
+  oldest_version: z.number(),
+  max_versions: z.number(),
+  cas_required: z.boolean(),
   /** Seconds. */
-  delete_version_after: number;
-  custom_metadata: Record<string, string> | null;
-  created_time: string;
-  updated_time: string;
-}
+  delete_version_after: z.number(),
+  custom_metadata: z.record(z.string(), z.string()).nullable(),
+  created_time: z.string(),
+  updated_time: z.string(),
+});
+export type KeyMetadata = z.output<typeof keyMetadata>;
+
+const versionData = z.object({ data: z.record(z.string(), z.unknown()) });
 
 /** Vault's default when neither the key nor the mount sets max_versions. */
 export const DEFAULT_MAX_VERSIONS = 10;
@@ -50,68 +56,45 @@ export function rfc3339Nano(d: Date): string {
   return d.toISOString().replace(/\.(\d*?)0*Z$/, (_m, frac: string) => (frac ? `.${frac}Z` : 'Z'));
 }
 
-export interface KvStore {
-  now(): Date;
-  getConfig(): Promise<KvConfig>;
-  putConfig(c: KvConfig): Promise<void>;
-  getMetadata(path: string): Promise<KeyMetadata | null>;
-  putMetadata(path: string, m: KeyMetadata): Promise<void>;
-  getVersion(path: string, version: number): Promise<Record<string, unknown> | null>;
-  putVersion(path: string, version: number, data: Record<string, unknown>): Promise<void>;
-  deleteVersion(path: string, version: number): Promise<void>;
-  /** Deletes the key's metadata and every stored version. */
-  deleteKey(path: string, m: KeyMetadata): Promise<void>;
-  listMetadata(dir: string): Promise<string[]>;
-  /** Serializes read-modify-write of one key. */
-  withKey<T>(path: string, fn: () => Promise<T>): Promise<T>;
-  invalidate(key: string): void;
-}
+const versionName = (path: string, n: number) => `${createHash('sha256').update(path).digest('hex')}/${n}`;
 
-const versionKey = (path: string, n: number) => `versions/${createHash('sha256').update(path).digest('hex')}/${n}`;
-
-/** Entries cached per mount (metadata records and version data together). */
+/** Records cached per mount (metadata records and version data together). */
 const CACHE_MAX = 10_000;
 
-export function createKvStore(deps: { storage: Storage; now?: () => Date; cacheMax?: number }): KvStore {
-  const { storage } = deps;
+export type KvStore = ReturnType<typeof createKvStore>;
+
+export function createKvStore(deps: { storage: Storage; now?: () => Date; cacheMax?: number }) {
   const now = deps.now ?? (() => new Date());
-  const mutex = createKeyedMutex();
-  const cache = createReadCache<object>({ max: deps.cacheMax ?? CACHE_MAX });
-  const cachedJSON = async <T extends object>(key: string): Promise<T | null> => {
-    const v = await cache.get(key, () => getJSON<T>(storage, key));
-    return v === null ? null : (structuredClone(v) as T);
-  };
-  const write = (key: string, value: object) => cache.write(key, () => putJSON(storage, key, value));
-  const remove = (key: string) => cache.write(key, () => storage.delete(key));
-  let config: KvConfig | null = null;
+  const records = createRecordStore(deps.storage, { cacheMax: deps.cacheMax ?? CACHE_MAX });
+  const config = records.single('config', kvConfig);
+  const metadata = records.kind('metadata/', keyMetadata);
+  const versions = records.kind('versions/', versionData);
+  /** A version's data removed, as a batch operation. */
+  const dropVersion = (path: string, n: number) => versions.deleteOp(versionName(path, n));
   return {
     now,
-    async getConfig() {
-      config ??= { ...DEFAULT_CONFIG, ...((await getJSON<KvConfig>(storage, 'config')) ?? {}) };
-      return config;
+    getConfig: async (): Promise<KvConfig> => (await config.get()) ?? { ...DEFAULT_CONFIG },
+    putConfig: (c: KvConfig) => config.put(c),
+    /** The key's metadata, the caller's own copy to change. */
+    getMetadata: (path: string) => metadata.get(path),
+    putMetadata: (path: string, m: KeyMetadata) => metadata.put(path, m),
+    async getVersion(path: string, n: number): Promise<Record<string, unknown> | null> {
+      return (await versions.get(versionName(path, n)))?.data ?? null;
     },
-    async putConfig(c) {
-      await putJSON(storage, 'config', c);
-      config = c;
+    /** Stores the metadata together with version data writes and removals (`putVersion`/`dropVersion` operations), atomically. */
+    commit: (path: string, m: KeyMetadata, ops: ReturnType<typeof dropVersion>[] = []) => records.batch([...ops, metadata.putOp(path, m)]),
+    putVersion: (path: string, n: number, data: Record<string, unknown>) => versions.putOp(versionName(path, n), { data }),
+    dropVersion,
+    /** Deletes the key's metadata and every stored version; the metadata goes in the last batch, so a failure leaves it to retry. */
+    async deleteKey(path: string, m: KeyMetadata) {
+      const ops = Object.keys(m.versions).map((v) => dropVersion(path, Number(v)));
+      while (ops.length > 999) await records.batch(ops.splice(0, 999));
+      await records.batch([...ops, metadata.deleteOp(path)]);
     },
-    getMetadata: (path) => cachedJSON<KeyMetadata>(`metadata/${path}`),
-    putMetadata: (path, m) => write(`metadata/${path}`, m),
-    async getVersion(path, n) {
-      const v = await cachedJSON<{ data: Record<string, unknown> }>(versionKey(path, n));
-      return v ? v.data : null;
-    },
-    putVersion: (path, n, data) => write(versionKey(path, n), { data }),
-    deleteVersion: (path, n) => remove(versionKey(path, n)),
-    async deleteKey(path, m) {
-      for (const v of Object.keys(m.versions)) await remove(versionKey(path, Number(v)));
-      await remove(`metadata/${path}`);
-    },
-    listMetadata: (dir) => storage.list(`metadata/${dir}`),
-    withKey: (path, fn) => mutex.run(path, fn),
-    invalidate(key) {
-      if (key === 'config') config = null;
-      else cache.drop(key);
-    },
+    listMetadata: (dir: string) => metadata.list({ dir }),
+    /** Serializes read-modify-write of one key. */
+    withKey: <T>(path: string, fn: () => Promise<T>) => metadata.lock(path, fn),
+    invalidate: (key: string) => records.invalidate(key),
   };
 }
 
@@ -209,8 +192,9 @@ export function checkCas(options: Record<string, unknown> | undefined, m: KeyMet
 }
 
 /**
- * Writes `data` as the next version, then removes versions beyond the
- * effective max_versions (oldest first). Caller holds the key's lock.
+ * Writes `data` as the next version and removes versions beyond the
+ * effective max_versions (oldest first), in one batch with the metadata.
+ * Caller holds the key's lock.
  */
 export async function writeVersion(store: KvStore, path: string, existing: KeyMetadata | null, data: Record<string, unknown>): Promise<KeyMetadata> {
   const now = store.now();
@@ -225,17 +209,18 @@ export async function writeVersion(store: KvStore, path: string, existing: KeyMe
   };
   m.current_version = version;
   m.updated_time = rfc3339Nano(now);
-  await store.putVersion(path, version, data);
+  const ops = [store.putVersion(path, version, data)];
   const keepFrom = version - effectiveMaxVersions(m, c) + 1;
   if (keepFrom > 1) {
     for (const v of Object.keys(m.versions)) {
       if (Number(v) < keepFrom) {
-        await store.deleteVersion(path, Number(v));
+        ops.push(store.dropVersion(path, Number(v)));
         delete m.versions[v];
       }
     }
     m.oldest_version = Math.max(m.oldest_version, keepFrom);
   }
-  await store.putMetadata(path, m);
+  // The version, the versions it pushes out and the metadata naming them: one batch, so a crash never leaves half of it.
+  await store.commit(path, m, ops);
   return m;
 }

@@ -8,7 +8,8 @@
  * least one upper, one lower and one digit. They are never logged and never
  * put into an error message.
  */
-import { badRequest, generatePassword, passwordPolicy, type KeyedMutex, type Logger, type PasswordPolicy, type SystemView } from '@strongroom/sdk-plugin';
+import { badRequest } from '@strongroom/sdk-plugin';
+import { generatePassword, passwordPolicy, type KeyedMutex, type Logger, type PasswordPolicy, type SystemView } from '@strongroom/sdk-plugin/host';
 import { bindName, canBind, createDirectory, type Directory } from './directory.js';
 import type { LdapConfig, LdapStore } from './store.js';
 

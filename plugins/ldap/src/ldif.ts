@@ -10,7 +10,8 @@
  * rollback go on past errors.
  */
 import { Attribute, Change, type Client } from 'ldapts';
-import { badRequest, compileTemplate, utf16le, type CompiledTemplate } from '@strongroom/sdk-plugin';
+import { badRequest, compileTemplate } from '@strongroom/sdk-plugin';
+import { utf16le, type CompiledTemplate } from '@strongroom/sdk-plugin/host';
 
 export type LdifRecord =
   | { dn: string; changetype: 'add'; attributes: Array<{ type: string; values: Array<string | Buffer> }> }

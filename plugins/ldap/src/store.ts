@@ -14,7 +14,8 @@
  * Records are kept hot in memory (read-through, dropped on every write and on
  * invalidation); WALs are read only on recovery and rotation, never cached.
  */
-import { createReadCache, type Storage } from '@strongroom/sdk-plugin';
+import { type Storage } from '@strongroom/sdk-plugin';
+import { createReadCache } from '@strongroom/sdk-plugin/host';
 
 export type Schema = 'openldap' | 'ad' | 'racf';
 

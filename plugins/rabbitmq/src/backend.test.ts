@@ -4,7 +4,8 @@
  * the OpenAPI document. Everything that talks to RabbitMQ is tested against a
  * real broker in test/rabbitmq/.
  */
-import { createMemoryStorage, createTestBackend, toOpenApi, type SecretRef } from '@strongroom/sdk-plugin';
+import { createTestBackend } from '@strongroom/sdk-plugin';
+import { createMemoryStorage, toOpenApi, type SecretRef } from '@strongroom/sdk-plugin/host';
 import { createRabbitmqBackend } from './index.js';
 
 const HOUR = 3600;

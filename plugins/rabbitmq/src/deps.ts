@@ -1,4 +1,5 @@
-import { badRequest, compileTemplate, type CompiledTemplate, type KeyedMutex, type Logger, type SystemView } from '@strongroom/sdk-plugin';
+import { badRequest, compileTemplate } from '@strongroom/sdk-plugin';
+import { type CompiledTemplate, type KeyedMutex, type Logger, type SystemView } from '@strongroom/sdk-plugin/host';
 import { createManagementClient, type ManagementClient, type ManagementConnection } from './management-client.js';
 import type { ConnectionConfig, RabbitmqStore } from './store.js';
 

@@ -10,7 +10,8 @@
  * Everything is kept hot in memory (a creds request reads config and role
  * without a storage round trip) and dropped on invalidation.
  */
-import { createReadCache, type Storage } from '@strongroom/sdk-plugin';
+import { type Storage } from '@strongroom/sdk-plugin';
+import { createReadCache } from '@strongroom/sdk-plugin/host';
 import type { TopicPermissions, VhostPermissions } from './management-client.js';
 
 export interface ConnectionConfig {

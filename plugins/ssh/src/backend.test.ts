@@ -1,5 +1,6 @@
 import sshpk from 'sshpk';
-import { createMemoryStorage, createTestBackend, StrongroomError, toOpenApi, type LogicalResponse, type TestBackend } from '@strongroom/sdk-plugin';
+import { createTestBackend, StrongroomError, type LogicalResponse } from '@strongroom/sdk-plugin';
+import { createMemoryStorage, toOpenApi, type TestBackend } from '@strongroom/sdk-plugin/host';
 import { createSshBackend } from './backend.js';
 import { caKeySpec, generateKey, issueKeySpec } from './crypto/keys.js';
 

@@ -5,7 +5,8 @@
  * the default; deleting the default issuer (or DELETE config/ca) leaves none,
  * and what needs one then fails with a 400 saying so.
  */
-import { badRequest, f, type FieldValues } from '@strongroom/sdk-plugin';
+import { badRequest, f } from '@strongroom/sdk-plugin';
+import { type FieldValues } from '@strongroom/sdk-plugin/host';
 import { caKeySpec, generateKey, importCaPair } from './crypto/keys.js';
 import type { IssuerRecord, SshStore } from './store.js';
 

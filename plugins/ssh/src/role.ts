@@ -3,7 +3,8 @@
  * hosts in its CIDRs; a CA role signs keys within its constraints. A write
  * replaces the whole role, as in Vault. Every refusal is a 400 naming the field.
  */
-import { badRequest, f, FieldParseError, parseCommaList, parseInteger, validateCidrs, type FieldValues } from '@strongroom/sdk-plugin';
+import { badRequest, f } from '@strongroom/sdk-plugin';
+import { FieldParseError, parseCommaList, parseInteger, validateCidrs, type FieldValues } from '@strongroom/sdk-plugin/host';
 
 export const ALGORITHM_SIGNERS = ['', 'default', 'ssh-rsa', 'rsa-sha2-256', 'rsa-sha2-512'] as const;
 

@@ -17,7 +17,8 @@
  * write and on the core's invalidation.
  */
 import { createHmac, createPrivateKey, randomBytes, randomUUID } from 'node:crypto';
-import { createKeyedMutex, createReadCache, getJSON, putJSON, type KeyedMutex, type Storage } from '@strongroom/sdk-plugin';
+import { createKeyedMutex, type Storage } from '@strongroom/sdk-plugin';
+import { createReadCache, getJSON, putJSON, type KeyedMutex } from '@strongroom/sdk-plugin/host';
 import type { CaSigner } from './crypto/certificate.js';
 import { publicBlobOf, type KeyKind } from './crypto/keys.js';
 import type { SshRole } from './role.js';

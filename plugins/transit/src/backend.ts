@@ -3,7 +3,8 @@
  * this process (see key-store.ts) and dropped on invalidation; every path is
  * declared in `paths/`, one per file.
  */
-import { defineBackend, hashToolPath, randomToolPath, type BackendFactory } from '@strongroom/sdk-plugin';
+import { defineBackend, type BackendFactory } from '@strongroom/sdk-plugin';
+import { hashToolPath, randomToolPath } from '@strongroom/sdk-plugin/host';
 import { createKeyStore } from './key-store.js';
 import { canRotate } from './keys/key-types.js';
 import type { PolicyRecord } from './keys/policy.js';

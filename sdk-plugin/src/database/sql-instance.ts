@@ -20,7 +20,8 @@
  */
 import { StrongroomError, badRequest } from '../errors.js';
 import type { SqlConnectionConfig } from './sql-config.js';
-import { assertSqlSafe, formatExpiration, renderStatement, scrubSecrets, splitStatements } from './statements.js';
+import { assertSqlSafe, formatExpiration, renderStatement, splitStatements } from './statements.js';
+import { scrubSecrets } from '../kit/scrub.js';
 import type { DatabaseCredentialType, DatabaseInstance } from './types.js';
 import { renderTemplate } from '../kit/template.js';
 

@@ -48,13 +48,3 @@ export function formatExpiration(unixSeconds: number): string {
   const p = (n: number) => String(n).padStart(2, '0');
   return `${d.getUTCFullYear()}-${p(d.getUTCMonth() + 1)}-${p(d.getUTCDate())} ${p(d.getUTCHours())}:${p(d.getUTCMinutes())}:${p(d.getUTCSeconds())}+0000`;
 }
-
-/** Replaces every occurrence of each secret (and its URL-encoded form) in a message from a driver or server. */
-export function scrubSecrets(text: string, secrets: readonly (string | undefined | null)[]): string {
-  let out = text;
-  for (const s of secrets) {
-    if (!s) continue;
-    for (const form of new Set([s, encodeURIComponent(s)])) out = out.split(form).join('[redacted]');
-  }
-  return out;
-}

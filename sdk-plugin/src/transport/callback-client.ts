@@ -104,6 +104,11 @@ export function createCallbackClient(opts: CallbackClientOptions): CallbackClien
             'list_reply',
           ).keys;
         },
+        async batch(ops) {
+          if (ops.length === 0) return;
+          const wire = ops.map((o) => (o.type === 'put' ? { key: o.key, delete: false, value: o.value } : { key: o.key, delete: true }));
+          reply(await storageLane.call('batch', { mount_uuid: mountUuid, ops: wire }), 'batch_reply');
+        },
       };
     },
     system(mountUuid) {

@@ -13,9 +13,9 @@
  */
 import * as fs from 'node:fs';
 import * as grpc from '@grpc/grpc-js';
-import type { Storage } from '../storage.js';
+import { MAX_BATCH_OPS, type Storage, type StorageOp } from '../storage.js';
 import type { SystemView } from '../system-view.js';
-import { permissionDenied, StrongroomError, unsupportedOperation } from '../errors.js';
+import { badRequest, permissionDenied, StrongroomError, unsupportedOperation } from '../errors.js';
 import { encodeError, type WireFrame } from './codec.js';
 import { SECRET_METADATA_KEY, secretMatches } from './handshake.js';
 import { serveFrames } from './mux.js';
@@ -69,6 +69,13 @@ export function createCallbackServer(opts: CallbackServerOptions): CallbackServe
     },
     async list(a) {
       return ['list_reply', { keys: await mountOf(a.mount_uuid).storage.list(String(a.prefix)), err: null }];
+    },
+    async batch(a) {
+      const storage = mountOf(a.mount_uuid).storage;
+      const ops = Array.isArray(a.ops) ? (a.ops as { key: string; delete: boolean; value: Uint8Array }[]) : [];
+      if (ops.length > MAX_BATCH_OPS) throw badRequest(`a storage batch carries at most ${MAX_BATCH_OPS} operations`);
+      await storage.batch(ops.map((o): StorageOp => (o.delete ? { type: 'delete', key: String(o.key) } : { type: 'put', key: String(o.key), value: o.value })));
+      return ['batch_reply', { err: null }];
     },
   };
 

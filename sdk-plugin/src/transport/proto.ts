@@ -1,13 +1,13 @@
 /**
- * Loads proto/ once per process with @grpc/proto-loader and exposes the
- * service constructors. The directory is found relative to this file so the
- * same code works from `src/` under ts-jest and from `dist/` (both sit three
- * levels below the repository root); STRONGROOM_PROTO_DIR overrides it.
+ * Loads the wire contract once per process with @grpc/proto-loader and
+ * exposes the service constructors. The contract is proto/*.proto, compiled
+ * into protocol.json (scripts/proto-json.js; a unit test keeps the two in
+ * step) so nothing is read from disk at run time: a plugin bundled into one
+ * file carries its contract inside it.
  */
-import * as fs from 'node:fs';
-import * as path from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
+import protocol from './protocol.json';
 
 export interface PluginProtos {
   Backend: grpc.ServiceClientConstructor;
@@ -19,26 +19,12 @@ export interface PluginProtos {
 
 let cached: PluginProtos | null = null;
 
-export function protoDir(): string {
-  const fromEnv = process.env.STRONGROOM_PROTO_DIR;
-  if (fromEnv) return fromEnv;
-  const candidates = [path.resolve(__dirname, '../../../proto'), path.resolve(__dirname, '../../proto')];
-  for (const dir of candidates) {
-    if (fs.existsSync(path.join(dir, 'backend.proto'))) return dir;
-  }
-  throw new Error(`cannot find proto/backend.proto (looked in ${candidates.join(', ')}); set STRONGROOM_PROTO_DIR`);
-}
-
 /** Options shared by every loader: snake_case fields, 64-bit ints as numbers, defaults filled, `kind` set for oneofs. */
 export const LOADER_OPTIONS: protoLoader.Options = { keepCase: true, longs: Number, defaults: true, oneofs: true };
 
 export function loadProtos(): PluginProtos {
   if (cached) return cached;
-  const dir = protoDir();
-  const def = protoLoader.loadSync(['backend.proto', 'database.proto', 'grpc/health/v1/health.proto'], {
-    ...LOADER_OPTIONS,
-    includeDirs: [dir],
-  });
+  const def = protoLoader.fromJSON(protocol as Parameters<typeof protoLoader.fromJSON>[0], LOADER_OPTIONS);
   const pkg = grpc.loadPackageDefinition(def) as unknown as {
     strongroom: { plugin: { v1: Record<string, grpc.ServiceClientConstructor> }; database: { v1: Record<string, grpc.ServiceClientConstructor> } };
     grpc: { health: { v1: Record<string, grpc.ServiceClientConstructor> } };

@@ -10,7 +10,7 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { createMemoryStorage, type Backend, type LogicalRequest, type MountInfo, type Storage, type SystemView } from '@strongroom/sdk-plugin';
+import { createMemoryStorage, type Backend, type LogicalRequest, type MountInfo, type Storage, type SystemView } from '@strongroom/sdk-plugin/host';
 import { createEchoFactory } from '@strongroom/sdk-plugin/dist/transport/fixtures/echo-backend.js';
 import { createPluginCatalog } from '../catalog.js';
 import { createPluginSupervisor } from '../supervisor.js';

@@ -5,7 +5,8 @@
  * times; every failure says the same thing, so a caller cannot probe which of
  * RoleID or SecretID was wrong.
  */
-import { hostCidr, ipAllowed, badRequest, definePath, f, renewedAuth, type Handler, type KeyedMutex, type PathDef } from '@strongroom/sdk-plugin';
+import { badRequest, cidr, definePath, f, tokens, type PathDef } from '@strongroom/sdk-plugin';
+import { type SecretHandler, type KeyedMutex } from '@strongroom/sdk-plugin/host';
 import type { ApproleStore, SecretIdEntry } from '../store.js';
 import { isExpired } from './secret-id.js';
 
@@ -29,7 +30,7 @@ export function loginPath({ store, mutex, mountId, now }: Deps): PathDef {
   const spendSecretId = async (role: string, h: string, ip: string): Promise<SecretIdEntry> => {
     const cached = store.cachedSecretId(role, h);
     if (cached && store.sameHmac(cached.hmac, h) && !isExpired(cached, now())) {
-      if (!ipAllowed(ip, cached.cidr_list)) throw badRequest(cidrRefused(ip));
+      if (!cidr.ipAllowed(ip, cached.cidr_list)) throw badRequest(cidrRefused(ip));
       return cached;
     }
     return mutex.run(`${mountId}:sid:${role}:${h}`, async () => {
@@ -39,7 +40,7 @@ export function loginPath({ store, mutex, mountId, now }: Deps): PathDef {
         await store.deleteSecretId(e);
         throw badRequest(INVALID);
       }
-      if (!ipAllowed(ip, e.cidr_list)) throw badRequest(cidrRefused(ip));
+      if (!cidr.ipAllowed(ip, e.cidr_list)) throw badRequest(cidrRefused(ip));
       if (e.num_uses === 1) await store.deleteSecretId(e);
       else if (e.num_uses > 1) await store.updateSecretId({ ...e, num_uses: e.num_uses - 1, last_updated_time: now().toISOString() });
       return e;
@@ -63,7 +64,7 @@ export function loginPath({ store, mutex, mountId, now }: Deps): PathDef {
           const role = name === null ? null : await store.getRole(name);
           if (!role) throw badRequest(INVALID);
           const ip = req.client.remoteAddress;
-          if (!ipAllowed(ip, role.secret_id_bound_cidrs)) throw badRequest(`source address "${ip}" unauthorized by CIDR restrictions on the role`);
+          if (!cidr.ipAllowed(ip, role.secret_id_bound_cidrs)) throw badRequest(`source address "${ip}" unauthorized by CIDR restrictions on the role`);
 
           let used: SecretIdEntry | null = null;
           if (role.bind_secret_id) {
@@ -73,29 +74,18 @@ export function loginPath({ store, mutex, mountId, now }: Deps): PathDef {
           }
 
           const tokenCidrs = role.token_strictly_bind_ip
-            ? [hostCidr(ip)]
+            ? [cidr.hostCidr(ip)]
             : used && used.token_bound_cidrs.length > 0
               ? used.token_bound_cidrs
               : role.token_bound_cidrs;
-          if (tokenCidrs.length > 0 && !ipAllowed(ip, tokenCidrs)) throw badRequest(`source address "${ip}" unauthorized by token_bound_cidrs`);
-          return {
-            auth: {
-              displayName: 'approle',
-              policies: role.token_policies,
-              noDefaultPolicy: role.token_no_default_policy,
-              metadata: { ...(used?.metadata ?? {}), role_name: role.name },
-              internalData: { role_name: role.name, role_id: role.role_id, ...(used ? { secret_id_accessor: used.accessor } : {}) },
-              ttl: role.token_ttl,
-              maxTtl: role.token_max_ttl,
-              explicitMaxTtl: role.token_explicit_max_ttl,
-              period: role.token_period,
-              numUses: role.token_num_uses,
-              renewable: true,
-              boundCidrs: tokenCidrs,
-              tokenType: role.token_type === 'default' ? '' : role.token_type,
-              aliasName: role.role_id,
-            },
-          };
+          if (tokenCidrs.length > 0 && !cidr.ipAllowed(ip, tokenCidrs)) throw badRequest(`source address "${ip}" unauthorized by token_bound_cidrs`);
+          return tokens.auth(role, {
+            displayName: 'approle',
+            metadata: { ...(used?.metadata ?? {}), role_name: role.name },
+            internalData: { role_name: role.name, role_id: role.role_id, ...(used ? { secret_id_accessor: used.accessor } : {}) },
+            boundCidrs: tokenCidrs,
+            aliasName: role.role_id,
+          });
         },
       },
     },
@@ -110,7 +100,7 @@ SecretID's metadata. The SecretID's use count is spent once per successful login
  * still exist with the same RoleID (a role deleted and created again under the
  * same name has a new one), and the token takes the role's current TTLs.
  */
-export function loginRenew({ store }: Pick<Deps, 'store'>): Handler<Record<string, unknown>> {
+export function loginRenew({ store }: Pick<Deps, 'store'>): SecretHandler {
   return async (req) => {
     const auth = req.auth;
     const name = auth?.internalData.role_name;
@@ -119,6 +109,6 @@ export function loginRenew({ store }: Pick<Deps, 'store'>): Handler<Record<strin
     if (!role) throw badRequest(`role "${name}" does not exist during renewal`);
     const roleId = auth.internalData.role_id;
     if (typeof roleId === 'string' && roleId !== role.role_id) throw badRequest(`role "${name}" has a different role_id than at login; the token cannot be renewed`);
-    return renewedAuth(auth, { ttl: role.token_ttl, maxTtl: role.token_max_ttl, period: role.token_period });
+    return tokens.renewal(auth, role);
   };
 }

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { validateCidrs, badRequest, definePath, f, paginate, type PathDef, type KeyedMutex } from '@strongroom/sdk-plugin';
+import { badRequest, cidr, definePath, f, tokens, type PathDef } from '@strongroom/sdk-plugin';
+import { type KeyedMutex } from '@strongroom/sdk-plugin/host';
 import type { ApproleStore, RoleEntry } from '../store.js';
 
 const NAME_RE = /^[A-Za-z0-9 _.-]+$/;
@@ -17,18 +18,8 @@ export const roleFields = {
   secret_id_num_uses: f.int({ min: 0 }).describe('Uses per SecretID; 0 is unlimited').optional(),
   secret_id_ttl: f.duration().describe('SecretID lifetime; 0 never expires').optional(),
   local_secret_ids: f.bool().describe('SecretIDs are cluster local; only at creation').optional(),
-  token_ttl: f.duration().describe('Incremental token lifetime').optional(),
-  token_max_ttl: f.duration().describe('Maximum token lifetime').optional(),
-  token_policies: f.commaList().describe('Policies encoded on tokens').optional(),
-  policies: f.deprecated(f.commaList().describe('Deprecated alias of token_policies')).optional(),
-  token_bound_cidrs: f.commaList().describe('CIDRs allowed to authenticate; tokens are tied to them').optional(),
+  ...tokens.fields,
   token_strictly_bind_ip: f.bool().describe('Bind the token to the login source IP').optional(),
-  token_explicit_max_ttl: f.duration().describe('Hard cap on token life').optional(),
-  token_no_default_policy: f.bool().describe('Do not add the default policy').optional(),
-  token_num_uses: f.int({ min: 0 }).describe('Max uses of a token; 0 is unlimited').optional(),
-  token_period: f.duration().describe('Period of periodic tokens').optional(),
-  period: f.deprecated(f.duration().describe('Deprecated alias of token_period')).optional(),
-  token_type: f.enum(['', 'default', 'service', 'batch']).describe('Token type; empty or default for the mount default').optional(),
 };
 export type RoleInput = { [K in keyof typeof roleFields]?: unknown };
 
@@ -41,16 +32,8 @@ export function defaultRole(name: string): RoleEntry {
     secret_id_num_uses: 0,
     secret_id_ttl: 0,
     local_secret_ids: false,
-    token_ttl: 0,
-    token_max_ttl: 0,
-    token_policies: [],
-    token_bound_cidrs: [],
+    ...tokens.defaults(),
     token_strictly_bind_ip: false,
-    token_explicit_max_ttl: 0,
-    token_no_default_policy: false,
-    token_num_uses: 0,
-    token_period: 0,
-    token_type: '',
   };
 }
 
@@ -62,35 +45,23 @@ export function applyRoleInput(r: RoleEntry, d: Record<string, unknown>, provide
     if (has(from)) next[k] = d[from] as RoleEntry[K];
   };
   set('bind_secret_id');
-  if (has('secret_id_bound_cidrs')) next.secret_id_bound_cidrs = validateCidrs(d.secret_id_bound_cidrs as string[], 'secret_id_bound_cidrs');
+  if (has('secret_id_bound_cidrs')) next.secret_id_bound_cidrs = cidr.validateCidrs(d.secret_id_bound_cidrs as string[], 'secret_id_bound_cidrs');
   set('secret_id_num_uses');
   set('secret_id_ttl');
   if (has('local_secret_ids')) {
     if (!creating && d.local_secret_ids !== r.local_secret_ids) throw badRequest('field "local_secret_ids": can only be set at role creation');
     next.local_secret_ids = d.local_secret_ids as boolean;
   }
-  set('token_ttl');
-  set('token_max_ttl');
-  if (has('token_policies')) set('token_policies');
-  else set('token_policies', 'policies');
-  if (has('token_bound_cidrs')) next.token_bound_cidrs = validateCidrs(d.token_bound_cidrs as string[], 'token_bound_cidrs');
   set('token_strictly_bind_ip');
-  set('token_explicit_max_ttl');
-  set('token_no_default_policy');
-  set('token_num_uses');
-  if (has('token_period')) set('token_period');
-  else set('token_period', 'period');
-  set('token_type');
-  next.token_policies = [...new Set(next.token_policies.map((p) => p.trim().toLowerCase()).filter((p) => p !== ''))].sort();
-  checkRole(next);
-  return next;
+  const withTokens = tokens.apply(next, d, provided);
+  checkRole(withTokens);
+  return withTokens;
 }
 
 export function checkRole(r: RoleEntry): void {
   if (!r.bind_secret_id && r.secret_id_bound_cidrs.length === 0 && r.token_bound_cidrs.length === 0) {
     throw badRequest('at least one constraint should be enabled on the role: bind_secret_id, secret_id_bound_cidrs or token_bound_cidrs');
   }
-  if (r.token_max_ttl > 0 && r.token_ttl > r.token_max_ttl) throw badRequest('field "token_ttl": must not exceed token_max_ttl');
   if (r.token_strictly_bind_ip && r.token_bound_cidrs.length > 0) {
     throw badRequest('field "token_strictly_bind_ip": conflicts with token_bound_cidrs');
   }
@@ -103,18 +74,8 @@ export function roleView(r: RoleEntry): Record<string, unknown> {
     secret_id_num_uses: r.secret_id_num_uses,
     secret_id_ttl: r.secret_id_ttl,
     local_secret_ids: r.local_secret_ids,
-    token_ttl: r.token_ttl,
-    token_max_ttl: r.token_max_ttl,
-    token_policies: r.token_policies,
-    policies: r.token_policies,
-    token_bound_cidrs: r.token_bound_cidrs,
+    ...tokens.view(r),
     token_strictly_bind_ip: r.token_strictly_bind_ip,
-    token_explicit_max_ttl: r.token_explicit_max_ttl,
-    token_no_default_policy: r.token_no_default_policy,
-    token_num_uses: r.token_num_uses,
-    token_period: r.token_period,
-    period: r.token_period,
-    token_type: r.token_type === '' ? 'default' : r.token_type,
   };
 }
 
@@ -132,7 +93,7 @@ export function roleListPath({ store }: Pick<Deps, 'store'>): PathDef {
     operations: {
       list: {
         summary: 'List the roles',
-        handler: async (req) => ({ data: { keys: paginate(await store.listRoles(), req.list.after, req.list.limit) } }),
+        handler: () => store.listRoles(),
       },
     },
     synopsis: 'List the AppRole roles.',
@@ -166,15 +127,14 @@ export function rolePath({ store, mutex, mountId, dropSecretIds }: Deps): PathDe
             const next = applyRoleInput(existing ?? defaultRole(name), req.data, req.provided, existing === null);
             const wanted = req.provided.has('role_id') ? (req.data.role_id ?? '').trim() : '';
             if (req.provided.has('role_id') && wanted === '') throw badRequest('field "role_id": must not be empty');
+            const previous = next.role_id;
             if (wanted !== '' && wanted !== next.role_id) {
               const owner = await store.roleNameForRoleId(wanted);
               if (owner !== null && owner !== name) throw badRequest('field "role_id": already in use');
-              if (next.role_id !== '') await store.deleteRoleId(next.role_id);
               next.role_id = wanted;
             }
             if (next.role_id === '') next.role_id = randomUUID();
-            await store.putRoleId(next.role_id, name);
-            await store.putRole(next);
+            await store.saveRole(next, previous);
           });
         },
       },
@@ -186,8 +146,7 @@ export function rolePath({ store, mutex, mountId, dropSecretIds }: Deps): PathDe
             const r = await store.getRole(name);
             if (!r) return;
             await dropSecretIds(name);
-            await store.deleteRoleId(r.role_id);
-            await store.deleteRole(name);
+            await store.deleteRole(r);
           });
         },
       },
@@ -225,9 +184,7 @@ export function roleIdPath({ store, mutex, mountId }: Pick<Deps, 'store' | 'mute
             if (!r) throw badRequest(`role "${name}" does not exist`);
             const owner = await store.roleNameForRoleId(wanted);
             if (owner !== null && owner !== name) throw badRequest('field "role_id": already in use');
-            await store.deleteRoleId(r.role_id);
-            await store.putRoleId(wanted, name);
-            await store.putRole({ ...r, role_id: wanted });
+            await store.saveRole({ ...r, role_id: wanted }, r.role_id);
             return { data: { role_id: wanted } };
           });
         },
@@ -258,7 +215,7 @@ export function roleFieldPaths({ store, mutex, mountId }: Pick<Deps, 'store' | '
       mutex.run(`${mountId}:role:${name}`, async () => {
         const r = await store.getRole(name);
         if (!r) throw badRequest(`role "${name}" does not exist`);
-        await store.putRole(applyRoleInput(r, data, provided, false));
+        await store.saveRole(applyRoleInput(r, data, provided, false));
       });
     return definePath({
       pattern: `role/:role_name/${endpoint}`,

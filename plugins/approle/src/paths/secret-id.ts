@@ -4,7 +4,8 @@
  * num_uses and ttl not above the role's, CIDRs subsets of the role's.
  */
 import { randomUUID } from 'node:crypto';
-import { isSubset, validateCidrs, badRequest, definePath, f, paginate, type HandlerRequest, type KeyedMutex, type PathDef } from '@strongroom/sdk-plugin';
+import { badRequest, cidr, definePath, f, type HandlerRequest, type PathDef } from '@strongroom/sdk-plugin';
+import { type KeyedMutex } from '@strongroom/sdk-plugin/host';
 import type { ApproleStore, RoleEntry, SecretIdEntry } from '../store.js';
 import { ZERO_TIME } from '../store.js';
 
@@ -75,12 +76,12 @@ export function secretIdPaths(deps: Deps): PathDef[] {
   const issue = async (req: HandlerRequest<{ role_name: string; metadata?: string | undefined; cidr_list?: string[] | undefined; token_bound_cidrs?: string[] | undefined; num_uses?: number | undefined; ttl?: number | undefined }>, secretId: string) => {
     const role = await roleOr400(req.data.role_name);
     const metadata = parseMetadata(req.data.metadata);
-    const cidrList = validateCidrs(req.data.cidr_list ?? [], 'cidr_list');
-    if (role.secret_id_bound_cidrs.length > 0 && !isSubset(cidrList, role.secret_id_bound_cidrs, 'cidr_list')) {
+    const cidrList = cidr.validateCidrs(req.data.cidr_list ?? [], 'cidr_list');
+    if (role.secret_id_bound_cidrs.length > 0 && !cidr.isSubset(cidrList, role.secret_id_bound_cidrs, 'cidr_list')) {
       throw badRequest('field "cidr_list": must be a subset of the role\'s secret_id_bound_cidrs');
     }
-    const tokenCidrs = validateCidrs(req.data.token_bound_cidrs ?? [], 'token_bound_cidrs');
-    if (role.token_bound_cidrs.length > 0 && !isSubset(tokenCidrs, role.token_bound_cidrs, 'token_bound_cidrs')) {
+    const tokenCidrs = cidr.validateCidrs(req.data.token_bound_cidrs ?? [], 'token_bound_cidrs');
+    if (role.token_bound_cidrs.length > 0 && !cidr.isSubset(tokenCidrs, role.token_bound_cidrs, 'token_bound_cidrs')) {
       throw badRequest('field "token_bound_cidrs": must be a subset of the role\'s token_bound_cidrs');
     }
     const numUses = narrowed(req.data.num_uses, role.secret_id_num_uses, 'num_uses', 'secret_id_num_uses');
@@ -137,7 +138,7 @@ export function secretIdPaths(deps: Deps): PathDef[] {
           summary: 'List the accessors of the SecretIDs of a role',
           handler: async (req) => {
             await roleOr400(req.data.role_name);
-            return { data: { keys: paginate(await store.listAccessors(req.data.role_name), req.list.after, req.list.limit) } };
+            return store.listAccessors(req.data.role_name);
           },
         },
       },

@@ -1,4 +1,5 @@
-import { definePath, type KeyedMutex, type Logger, type PathDef } from '@strongroom/sdk-plugin';
+import { definePath, type PathDef } from '@strongroom/sdk-plugin';
+import { type KeyedMutex, type Logger } from '@strongroom/sdk-plugin/host';
 import type { ApproleStore } from '../store.js';
 import { isExpired } from './secret-id.js';
 

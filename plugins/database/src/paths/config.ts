@@ -7,7 +7,7 @@
  * rotate-root and its crash recovery are root-rotation.ts; config writes and
  * reset settle a rotation a crash cut short before they read the config.
  */
-import { badRequest, definePath, f, notFound, paginate, type HandlerRequest, type PathDef } from '@strongroom/sdk-plugin';
+import { badRequest, definePath, f, notFound, redactCredentials, type HandlerRequest, type PathDef } from '@strongroom/sdk-plugin';
 import type { EngineDeps } from '../deps.js';
 import type { ConnectionConfig } from '../store.js';
 
@@ -33,24 +33,6 @@ const pluginFields = {
 };
 
 const ENGINE_KEYS = new Set(['name', ...Object.keys(engineFields)]);
-/** Detail keys that hold credentials and are never read back. */
-const SECRET_DETAIL = /password|private_key|secret|token/i;
-
-/** Details without credentials; a URL's inline password is masked. */
-export function redactDetails(details: Record<string, unknown>): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(details)) {
-    if (SECRET_DETAIL.test(k)) continue;
-    out[k] = typeof v === 'string' && /url|dsn/i.test(k) ? redactUrl(v) : v;
-  }
-  return out;
-}
-
-function redactUrl(url: string): string {
-  // scheme://user:password@host -> scheme://user:*****@host ({{password}} templates are kept: they hold no secret)
-  return url.replace(/^([a-z][a-z0-9+.-]*:\/\/[^:/@]*):([^@/]*)@/i, (_m, head: string, pw: string) => (pw === '{{password}}' ? _m : `${head}:*****@`));
-}
-
 export function configPaths(deps: EngineDeps): PathDef[] {
   const { store, connections } = deps;
 
@@ -60,7 +42,7 @@ export function configPaths(deps: EngineDeps): PathDef[] {
     operations: {
       list: {
         summary: 'Names of the connections.',
-        handler: async (req) => ({ data: { keys: paginate(await store.listConfigs(), req.list.after, req.list.limit) } }),
+        handler: () => store.configs.list(),
       },
     },
   });
@@ -71,12 +53,12 @@ export function configPaths(deps: EngineDeps): PathDef[] {
     arbitraryInput: true,
     synopsis: 'Configure a connection to a database.',
     description: CONFIG_HELP,
-    existenceCheck: async (req) => (await store.getConfig(req.data.name)) !== null,
+    existenceCheck: async (req) => (await store.configs.get(req.data.name)) !== null,
     operations: {
       read: {
         summary: 'Read a connection (without its password).',
         handler: async (req) => {
-          const c = await store.getConfig(req.data.name);
+          const c = await store.configs.get(req.data.name);
           if (!c) return null;
           return {
             data: {
@@ -86,7 +68,7 @@ export function configPaths(deps: EngineDeps): PathDef[] {
               allowed_roles: c.allowed_roles,
               root_credentials_rotate_statements: c.root_rotation_statements,
               password_policy: c.password_policy,
-              connection_details: redactDetails(c.connection_details),
+              connection_details: redactCredentials(c.connection_details),
             },
           };
         },
@@ -96,10 +78,11 @@ export function configPaths(deps: EngineDeps): PathDef[] {
       delete: {
         summary: 'Delete a connection (roles using it stop working).',
         handler: async (req) =>
-          deps.mutex.run(`conn/${req.data.name}`, async () => {
+          deps.rootRotation.locked(req.data.name, async () => {
             await connections.close(req.data.name);
+            // The connection and an unfinished root rotation of it go together.
+            await store.records.batch([store.configs.deleteOp(req.data.name), store.rootWals.deleteOp(req.data.name)]);
             await deps.rootRotation.discard(req.data.name);
-            await store.deleteConfig(req.data.name);
             return null;
           }),
       },
@@ -108,14 +91,14 @@ export function configPaths(deps: EngineDeps): PathDef[] {
 
   type WriteReq = Pick<HandlerRequest, 'provided' | 'raw'> & { data: { name: string } };
   const write = (req: WriteReq): Promise<null> =>
-    deps.mutex.run(`conn/${String(req.data.name)}`, async () => {
+    deps.rootRotation.locked(String(req.data.name), async () => {
       const d = req.data as Record<string, unknown>;
       const has = (k: string) => req.provided.has(k) && d[k] !== undefined;
       const name = String(d.name);
       // A password sent now replaces whatever a cut-short rotation left; otherwise that is settled first (the kept password must be the live one).
       if (has('password')) await deps.rootRotation.discard(name);
       else await deps.rootRotation.settle(name);
-      const existing = await store.getConfig(name);
+      const existing = await store.configs.get(name);
       const pluginName = has('plugin_name') ? String(d.plugin_name) : existing?.plugin_name;
       if (!pluginName) throw badRequest('plugin_name: missing required field');
       const details: Record<string, unknown> = { ...(existing?.connection_details ?? {}) };
@@ -136,7 +119,7 @@ export function configPaths(deps: EngineDeps): PathDef[] {
         connection_details: details,
       };
       cfg.connection_details = await connections.configure(cfg, cfg.verify_connection);
-      await store.putConfig(cfg);
+      await store.configs.put(cfg.name, cfg);
       return null;
     });
 
@@ -148,9 +131,9 @@ export function configPaths(deps: EngineDeps): PathDef[] {
       update: {
         summary: 'Reset a connection.',
         handler: async (req) =>
-          deps.mutex.run(`conn/${req.data.name}`, async () => {
+          deps.rootRotation.locked(req.data.name, async () => {
             await deps.rootRotation.settle(req.data.name);
-            const cfg = await store.getConfig(req.data.name);
+            const cfg = await store.configs.get(req.data.name);
             if (!cfg) throw notFound(`connection "${req.data.name}" does not exist`);
             await connections.close(cfg.name);
             await connections.configure(cfg, false);
@@ -168,7 +151,7 @@ export function configPaths(deps: EngineDeps): PathDef[] {
       update: {
         summary: 'Rotate the root credentials.',
         handler: async (req) =>
-          deps.mutex.run(`conn/${req.data.name}`, async () => {
+          deps.rootRotation.locked(req.data.name, async () => {
             await deps.rootRotation.rotate(req.data.name);
             return null;
           }),

@@ -5,7 +5,7 @@
  * the core's expiration manager retries it, and only after its retries
  * marks the lease irrevocable.
  */
-import { badRequest, defineSecret, definePath, f, type HandlerRequest, type PathDef, type SecretTypeDef } from '@strongroom/sdk-plugin';
+import { badRequest, defineSecret, definePath, f, type HandlerRequest, type PathDef } from '@strongroom/sdk-plugin';
 import { newPassword, newRsaKeyPair } from '../credentials.js';
 import { roleAllowed, type EngineDeps } from '../deps.js';
 import type { CredentialType, DynamicRole } from '../store.js';
@@ -42,12 +42,12 @@ async function roleTtls(deps: EngineDeps, role: DynamicRole): Promise<{ defaultT
   return { defaultTtl: role.default_ttl || mountDefault, maxTtl: role.max_ttl || mountMax };
 }
 
-export function credsSecret(deps: EngineDeps): SecretTypeDef {
+export function credsSecret(deps: EngineDeps): ReturnType<typeof defineSecret> {
   return defineSecret({
     type: CREDS_SECRET_TYPE,
     renew: async (req) => {
       const i = internalOf(req);
-      const role = await deps.store.getRole(i.role);
+      const role = await deps.store.roles.get(i.role);
       if (!role) throw badRequest(`role "${i.role}" no longer exists; the lease cannot be renewed`);
       const ref = req.secret!;
       const { defaultTtl, maxTtl } = await roleTtls(deps, role);
@@ -66,7 +66,7 @@ export function credsSecret(deps: EngineDeps): SecretTypeDef {
     },
     revoke: async (req) => {
       const i = internalOf(req);
-      const role = i.role ? await deps.store.getRole(i.role) : null;
+      const role = i.role ? await deps.store.roles.get(i.role) : null;
       const statements = role ? role.revocation_statements : i.revocation_statements;
       await deps.connections.use(i.db_name, (client) => client.deleteUser({ username: i.username, statements: { commands: statements } }));
       return null;
@@ -74,7 +74,7 @@ export function credsSecret(deps: EngineDeps): SecretTypeDef {
   });
 }
 
-export function credsPath(deps: EngineDeps, secret: SecretTypeDef): PathDef {
+export function credsPath(deps: EngineDeps, secret: ReturnType<typeof defineSecret>): PathDef {
   return definePath({
     pattern: 'creds/:name',
     fields: { name: f.string().describe('Role name') },
@@ -83,9 +83,9 @@ export function credsPath(deps: EngineDeps, secret: SecretTypeDef): PathDef {
       read: {
         summary: 'Create a database user and return its credentials.',
         handler: async (req) => {
-          const role = await deps.store.getRole(req.data.name);
+          const role = await deps.store.roles.get(req.data.name);
           if (!role) throw badRequest(`unknown role: ${req.data.name}`);
-          const cfg = await deps.store.getConfig(role.db_name);
+          const cfg = await deps.store.configs.get(role.db_name);
           if (!cfg) throw badRequest(`db_name: connection "${role.db_name}" of role "${role.name}" does not exist`);
           if (!roleAllowed(cfg.allowed_roles, role.name)) throw badRequest(`role "${role.name}" is not allowed by connection "${cfg.name}" (allowed_roles)`);
           const { defaultTtl, maxTtl } = await roleTtls(deps, role);

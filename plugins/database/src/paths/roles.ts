@@ -1,5 +1,5 @@
 /** Dynamic roles: roles/:name and roles/ (list). */
-import { badRequest, definePath, f, paginate, type PathDef } from '@strongroom/sdk-plugin';
+import { badRequest, definePath, f, type PathDef } from '@strongroom/sdk-plugin';
 import { checkCredentialConfig } from '../credentials.js';
 import type { EngineDeps } from '../deps.js';
 import type { CredentialType, DynamicRole } from '../store.js';
@@ -25,7 +25,7 @@ export function rolePaths(deps: EngineDeps): PathDef[] {
     pattern: 'roles/',
     synopsis: 'List the dynamic roles.',
     operations: {
-      list: { summary: 'Names of the roles.', handler: async (req) => ({ data: { keys: paginate(await store.listRoles(), req.list.after, req.list.limit) } }) },
+      list: { summary: 'Names of the roles.', handler: () => store.roles.list() },
     },
   });
 
@@ -33,23 +33,23 @@ export function rolePaths(deps: EngineDeps): PathDef[] {
     pattern: 'roles/:name',
     fields: roleFields,
     synopsis: 'Manage a dynamic role: the statements that create and drop its users.',
-    existenceCheck: async (req) => (await store.getRole(req.data.name)) !== null,
+    existenceCheck: async (req) => (await store.roles.get(req.data.name)) !== null,
     operations: {
       read: {
         summary: 'Read a role.',
         handler: async (req) => {
-          const r = await store.getRole(req.data.name);
+          const r = await store.roles.get(req.data.name);
           if (!r) return null;
           const { name: _name, ...data } = r;
           return { data };
         },
       },
       create: { summary: 'Create a role.', handler: (req) => write(req.data, req.provided, null) },
-      update: { summary: 'Update a role; fields not sent keep their values.', handler: async (req) => write(req.data, req.provided, await store.getRole(req.data.name)) },
+      update: { summary: 'Update a role; fields not sent keep their values.', handler: async (req) => write(req.data, req.provided, await store.roles.get(req.data.name)) },
       delete: {
         summary: 'Delete a role (leases already issued stay revocable).',
         handler: async (req) => {
-          await store.deleteRole(req.data.name);
+          await store.roles.delete(req.data.name);
           return null;
         },
       },
@@ -79,7 +79,7 @@ export function rolePaths(deps: EngineDeps): PathDef[] {
     if (!r.db_name) throw badRequest('db_name: missing required field');
     if (r.creation_statements.length === 0) throw badRequest('creation_statements: missing required field');
     if (r.max_ttl > 0 && r.default_ttl > r.max_ttl) throw badRequest('default_ttl: cannot be greater than max_ttl');
-    await store.putRole(r);
+    await store.roles.put(r.name, r);
     return null;
   };
 

@@ -4,7 +4,7 @@
  * password the engine rotates (see static-rotation.ts); deleting the role
  * leaves the user in the database.
  */
-import { badRequest, definePath, f, notFound, paginate, type PathDef } from '@strongroom/sdk-plugin';
+import { badRequest, definePath, f, notFound, type PathDef } from '@strongroom/sdk-plugin';
 import { checkCredentialConfig } from '../credentials.js';
 import { roleAllowed, type EngineDeps } from '../deps.js';
 import type { StaticRole } from '../store.js';
@@ -28,7 +28,7 @@ export function staticRolePaths(deps: EngineDeps): PathDef[] {
     pattern: 'static-roles/',
     synopsis: 'List the static roles.',
     operations: {
-      list: { summary: 'Names of the static roles.', handler: async (req) => ({ data: { keys: paginate(await store.listStaticRoles(), req.list.after, req.list.limit) } }) },
+      list: { summary: 'Names of the static roles.', handler: () => store.staticRoles.list() },
     },
   });
 
@@ -36,12 +36,12 @@ export function staticRolePaths(deps: EngineDeps): PathDef[] {
     pattern: 'static-roles/:name',
     fields,
     synopsis: "Manage a static role: a database user whose password is rotated.",
-    existenceCheck: async (req) => (await store.getStaticRole(req.data.name)) !== null,
+    existenceCheck: async (req) => (await store.staticRoles.get(req.data.name)) !== null,
     operations: {
       read: {
         summary: 'Read a static role.',
         handler: async (req) => {
-          const r = await store.getStaticRole(req.data.name);
+          const r = await store.staticRoles.get(req.data.name);
           if (!r) return null;
           return {
             data: {
@@ -61,10 +61,10 @@ export function staticRolePaths(deps: EngineDeps): PathDef[] {
       delete: {
         summary: 'Delete a static role; the database user is left in place.',
         handler: async (req) =>
-          deps.mutex.run(`static/${req.data.name}`, async () => {
+          rotation.locked(req.data.name, async () => {
             rotation.unschedule(req.data.name);
-            await store.deleteStaticRole(req.data.name);
-            await store.deleteWal(req.data.name);
+            // The role and an unfinished rotation of it go together.
+            await store.records.batch([store.staticRoles.deleteOp(req.data.name), store.staticWals.deleteOp(req.data.name)]);
             return null;
           }),
       },
@@ -74,7 +74,7 @@ export function staticRolePaths(deps: EngineDeps): PathDef[] {
   const write = async (d: Record<string, unknown>, provided: ReadonlySet<string>) => {
     const name = String(d.name);
     const has = (k: string) => provided.has(k) && d[k] !== undefined;
-    const existing = await store.getStaticRole(name);
+    const existing = await store.staticRoles.get(name);
     if (existing && has('username') && d.username !== existing.username) throw badRequest('username: cannot be changed on an existing static role');
     if (existing && has('db_name') && d.db_name !== existing.db_name) throw badRequest('db_name: cannot be changed on an existing static role');
     const dbName = has('db_name') ? String(d.db_name) : existing?.db_name;
@@ -84,7 +84,7 @@ export function staticRolePaths(deps: EngineDeps): PathDef[] {
     if (!username) throw badRequest('username: missing required field');
     if (period === undefined) throw badRequest('rotation_period: missing required field');
     if (period < MIN_ROTATION_PERIOD) throw badRequest(`rotation_period: must be at least ${MIN_ROTATION_PERIOD} seconds`);
-    const cfg = await store.getConfig(dbName);
+    const cfg = await store.configs.get(dbName);
     if (!cfg) throw badRequest(`db_name: connection "${dbName}" does not exist`);
     if (!roleAllowed(cfg.allowed_roles, name)) throw badRequest(`role "${name}" is not allowed by connection "${dbName}" (allowed_roles)`);
     const r: StaticRole = {
@@ -99,21 +99,16 @@ export function staticRolePaths(deps: EngineDeps): PathDef[] {
       last_rotation: existing?.last_rotation ?? 0,
     };
     if (existing) {
-      await deps.mutex.run(`static/${name}`, async () => {
-        const current = (await store.getStaticRole(name)) ?? existing;
+      await rotation.locked(name, async () => {
+        const current = (await store.staticRoles.get(name)) ?? existing;
         const next = { ...r, password: current.password, last_rotation: current.last_rotation };
-        await store.putStaticRole(next);
-        rotation.schedule(next);
+        await store.staticRoles.put(next.name, next);
       });
+      await rotation.reschedule(name);
       return null;
     }
     // A new role is saved only once its first rotation succeeded: the engine knows its password from the start.
-    try {
-      await rotation.rotate(name, r);
-    } catch (err) {
-      await store.deleteWal(name).catch(() => undefined);
-      throw err;
-    }
+    await rotation.create(r);
     return null;
   };
 
@@ -125,7 +120,7 @@ export function staticRolePaths(deps: EngineDeps): PathDef[] {
       read: {
         summary: 'Read the current password and when it rotates next.',
         handler: async (req) => {
-          const r = await store.getStaticRole(req.data.name);
+          const r = await store.staticRoles.get(req.data.name);
           if (!r) throw notFound(`unknown static role: ${req.data.name}`);
           const next = rotation.nextDue(r.name) ?? r.last_rotation + r.rotation_period * 1000;
           return {
@@ -150,7 +145,7 @@ export function staticRolePaths(deps: EngineDeps): PathDef[] {
       update: {
         summary: 'Rotate now; the TTL starts over.',
         handler: async (req) => {
-          if (!(await store.getStaticRole(req.data.name))) throw notFound(`unknown static role: ${req.data.name}`);
+          if (!(await store.staticRoles.get(req.data.name))) throw notFound(`unknown static role: ${req.data.name}`);
           await rotation.rotate(req.data.name);
           return null;
         },

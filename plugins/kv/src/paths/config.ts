@@ -1,4 +1,5 @@
-import { definePath, f, formatGoDuration, type PathDef } from '@strongroom/sdk-plugin';
+import { definePath, f, type PathDef } from '@strongroom/sdk-plugin';
+import { formatGoDuration } from '@strongroom/sdk-plugin/host';
 import type { KvStore } from '../store.js';
 
 export function configPath(store: KvStore): PathDef {

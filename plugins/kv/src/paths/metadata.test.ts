@@ -81,6 +81,6 @@ describe('kv v2 metadata/', () => {
     expect((await b.list('metadata/'))?.data).toEqual({ keys: ['a', 'b/', 'c'] });
     expect((await b.list('metadata/b'))?.data).toEqual({ keys: ['x', 'y/'] });
     expect((await b.list('metadata/', { after: 'a', limit: 1 }))?.data).toEqual({ keys: ['b/'] });
-    expect((await b.list('metadata/none/'))?.data).toEqual({ keys: [] });
+    expect(await b.list('metadata/none/')).toBeNull(); // empty: 404
   });
 });

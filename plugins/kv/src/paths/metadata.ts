@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { badRequest, definePath, f, formatGoDuration, paginate, type PathDef } from '@strongroom/sdk-plugin';
+import { badRequest, definePath, f, type PathDef } from '@strongroom/sdk-plugin';
+import { formatGoDuration } from '@strongroom/sdk-plugin/host';
 import { dirPrefix, keyPath, newMetadata, rfc3339Nano, type KeyMetadata, type KvStore } from '../store.js';
 
 // Vault's documented limits on custom_metadata.
@@ -54,7 +55,7 @@ export function metadataPath(store: KvStore): PathDef {
       },
       list: {
         summary: 'List the secrets in a directory',
-        handler: async (req) => ({ data: { keys: paginate(await store.listMetadata(dirPrefix(req.data.path)), req.list.after, req.list.limit) } }),
+        handler: (req) => store.listMetadata(dirPrefix(req.data.path)),
       },
       update: {
         summary: 'Create or update the metadata of a secret',

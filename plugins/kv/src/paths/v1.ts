@@ -1,4 +1,5 @@
-import { badRequest, definePath, getJSON, paginate, putJSON, type PathDef } from '@strongroom/sdk-plugin';
+import { badRequest, definePath, type PathDef } from '@strongroom/sdk-plugin';
+import { getJSON, putJSON } from '@strongroom/sdk-plugin/host';
 import { dirPrefix } from '../store.js';
 
 /** kv version 1: the whole body is the secret, stored as is at `<path>` (no versions). */
@@ -19,7 +20,7 @@ export function v1Path(): PathDef {
       },
       list: {
         summary: 'List the secrets in a directory',
-        handler: async (req) => ({ data: { keys: paginate(await req.storage.list(dirPrefix(req.captures.path ?? '')), req.list.after, req.list.limit) } }),
+        handler: (req) => req.storage.list(dirPrefix(req.captures.path ?? '')),
       },
       update: {
         summary: 'Write a secret (replaces it)',

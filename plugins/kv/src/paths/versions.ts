@@ -1,10 +1,12 @@
 import { badRequest, definePath, f, type PathDef } from '@strongroom/sdk-plugin';
 import { isDeleted, keyPath, rfc3339Nano, type KeyMetadata, type KvStore } from '../store.js';
 
+type StorageOp = ReturnType<KvStore['dropVersion']>;
+
 type Action = 'delete' | 'undelete' | 'destroy';
 
 /** The three version-list endpoints share one shape: `POST <action>/<path>` with `versions`. */
-function versionsPath(store: KvStore, action: Action, apply: (m: KeyMetadata, version: string, path: string) => Promise<void> | void, syn: string, desc: string): PathDef {
+function versionsPath(store: KvStore, action: Action, apply: (m: KeyMetadata, version: string, path: string) => StorageOp[] | void, syn: string, desc: string): PathDef {
   return definePath({
     pattern: `${action}/*path`,
     fields: {
@@ -21,9 +23,10 @@ function versionsPath(store: KvStore, action: Action, apply: (m: KeyMetadata, ve
           await store.withKey(path, async () => {
             const m = await store.getMetadata(path);
             if (!m) return;
-            for (const v of versions) if (m.versions[String(v)]) await apply(m, String(v), path);
+            const ops: StorageOp[] = [];
+            for (const v of versions) if (m.versions[String(v)]) ops.push(...(apply(m, String(v), path) ?? []));
             m.updated_time = rfc3339Nano(store.now());
-            await store.putMetadata(path, m);
+            await store.commit(path, m, ops);
           });
         },
       },
@@ -64,9 +67,9 @@ export function destroyPath(store: KvStore): PathDef {
   return versionsPath(
     store,
     'destroy',
-    async (m, v, path) => {
+    (m, v, path) => {
       m.versions[v]!.destroyed = true;
-      await store.deleteVersion(path, Number(v));
+      return [store.dropVersion(path, Number(v))];
     },
     'Permanently remove the data of versions of a secret.',
     'The versions stay in the metadata, marked destroyed; their data is gone.',

@@ -13,7 +13,8 @@
  * id and token accessor, never by the token itself.
  */
 import { randomUUID } from 'node:crypto';
-import { badRequest, defineSecret, definePath, f, paginate, parseCommaList, permissionDenied, type ClientInfo, type HandlerRequest, type PathDef, type SecretTypeDef } from '@strongroom/sdk-plugin';
+import { badRequest, defineSecret, definePath, f, permissionDenied, type HandlerRequest, type PathDef } from '@strongroom/sdk-plugin';
+import { paginate, parseCommaList, type ClientInfo, type SecretTypeDef } from '@strongroom/sdk-plugin/host';
 import { canBind, directoryError } from '../directory.js';
 import type { Engine } from '../engine.js';
 import type { LibraryAccount, LibrarySet } from '../store.js';

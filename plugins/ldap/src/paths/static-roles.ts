@@ -4,7 +4,8 @@
  * an existing directory entry whose password the engine rotates
  * (rotation.ts); deleting the role leaves the entry in place.
  */
-import { badRequest, definePath, f, notFound, paginate, type PathDef } from '@strongroom/sdk-plugin';
+import { badRequest, definePath, f, notFound, type PathDef } from '@strongroom/sdk-plugin';
+import { paginate } from '@strongroom/sdk-plugin/host';
 import { directoryError, isNoSuchObject } from '../directory.js';
 import type { Engine } from '../engine.js';
 import type { Rotation } from '../rotation.js';

@@ -7,7 +7,8 @@
  * as they were sent.
  */
 import { z } from 'zod';
-import { badRequest, definePath, f, paginate, type PathDef } from '@strongroom/sdk-plugin';
+import { badRequest, definePath, f, type PathDef } from '@strongroom/sdk-plugin';
+import { paginate } from '@strongroom/sdk-plugin/host';
 import type { EngineDeps } from '../deps.js';
 import type { TopicPermissions, VhostPermissions } from '../management-client.js';
 import type { Role } from '../store.js';

@@ -2,7 +2,8 @@
  * The CA issuers: config/ca (the default issuer), issuers/import, issuer/:ref,
  * their public keys (unauthenticated, text/plain), config/issuers and LIST issuers.
  */
-import { badRequest, definePath, f, paginate, type LogicalResponse, type PathDef } from '@strongroom/sdk-plugin';
+import { badRequest, definePath, f, type LogicalResponse, type PathDef } from '@strongroom/sdk-plugin';
+import { paginate } from '@strongroom/sdk-plugin/host';
 import { checkIssuerName, issuerView, publicKeyText, resolveIssuer, submitIssuer, submitIssuerFields } from '../issuers.js';
 import type { IssuerRecord } from '../store.js';
 import type { SshDeps } from './deps.js';

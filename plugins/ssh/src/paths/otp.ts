@@ -10,7 +10,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import { isIP } from 'node:net';
-import { badRequest, defineSecret, definePath, f, ipAllowed, type PathDef, type SecretTypeDef } from '@strongroom/sdk-plugin';
+import { badRequest, defineSecret, definePath, f, type PathDef } from '@strongroom/sdk-plugin';
+import { ipAllowed, type SecretTypeDef } from '@strongroom/sdk-plugin/host';
 import type { SshRole } from '../role.js';
 import type { SshDeps } from './deps.js';
 

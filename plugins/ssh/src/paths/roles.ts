@@ -1,5 +1,6 @@
 /** roles/ (list with key_info) and roles/:name (read, write, delete). */
-import { definePath, paginate, type PathDef } from '@strongroom/sdk-plugin';
+import { definePath, type PathDef } from '@strongroom/sdk-plugin';
+import { paginate } from '@strongroom/sdk-plugin/host';
 import { buildRole, roleFields, roleView } from '../role.js';
 import type { SshDeps } from './deps.js';
 

@@ -2,7 +2,8 @@
  * The `service:v<N>:<base64>` envelope shared by ciphertexts, signatures and
  * HMACs. Parsing failures are the caller's bad input, so they are 400s.
  */
-import { badRequest, isRawUrlBase64, isStdBase64 } from '@strongroom/sdk-plugin';
+import { badRequest } from '@strongroom/sdk-plugin';
+import { isRawUrlBase64, isStdBase64 } from '@strongroom/sdk-plugin/host';
 
 export const PREFIX = 'service:v';
 

@@ -1,5 +1,5 @@
 /** `keys/` LIST. */
-import { definePath, paginate } from '@strongroom/sdk-plugin';
+import { definePath } from '@strongroom/sdk-plugin';
 import type { TransitDeps } from './common.js';
 
 export function keysListPath(deps: TransitDeps) {
@@ -8,7 +8,7 @@ export function keysListPath(deps: TransitDeps) {
     operations: {
       list: {
         summary: 'List key names.',
-        handler: async (req) => ({ data: { keys: paginate(await deps.store.list(), req.list.after, req.list.limit) } }),
+        handler: () => deps.store.list(),
       },
     },
     synopsis: 'List the named keys.',

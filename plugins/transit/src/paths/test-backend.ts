@@ -1,5 +1,6 @@
 /** Test helper: one transit mount in the in-process harness, with an injectable clock. */
-import { createTestBackend, type TestBackend } from '@strongroom/sdk-plugin';
+import { createTestBackend } from '@strongroom/sdk-plugin';
+import { type TestBackend } from '@strongroom/sdk-plugin/host';
 import { createTransitFactory } from '../backend.js';
 
 export interface TransitTest extends TestBackend {

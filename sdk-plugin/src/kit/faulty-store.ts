@@ -1,10 +1,14 @@
 /**
- * A storage wrapper that injects errors and latency, for tests that must see
- * how the core behaves when storage fails (lease registration, revocation
- * retries). Deterministic by default: errors only where a rule asks for them.
+ * The storage fault injector: a wrapper that injects errors and latency, for
+ * tests that must see how the core (lease registration, revocation retries)
+ * or an engine (a batch cut short) behaves when storage fails. Deterministic by default: errors only where a rule asks for them.
  */
-import type { PhysicalEntry, PhysicalOp } from './physical.js';
-import type { KeyValueStore } from './keys.js';
+import type { Storage, StorageOp } from '../storage.js';
+
+/** A Storage, or the core's physical store shape (which also scans). */
+export interface FaultableStore extends Storage {
+  scan?(prefix: string): AsyncIterable<{ key: string; value: Uint8Array }>;
+}
 
 export type StoreOperation = 'get' | 'put' | 'delete' | 'list' | 'scan' | 'batch';
 
@@ -36,7 +40,7 @@ export class InjectedFaultError extends Error {
   }
 }
 
-export function createFaultyStore<T extends KeyValueStore>(inner: T, initial: FaultOptions = {}): T & { faults: FaultControl } {
+export function createFaultyStore<T extends FaultableStore>(inner: T, initial: FaultOptions = {}): T & { faults: FaultControl } {
   let options = { ...initial };
   let failCount = 0;
   let failOp: StoreOperation | undefined;
@@ -74,7 +78,7 @@ export function createFaultyStore<T extends KeyValueStore>(inner: T, initial: Fa
     },
   };
 
-  const wrapped: KeyValueStore = {
+  const wrapped: FaultableStore = {
     async get(key) {
       await maybeFail('get', key);
       return inner.get(key);
@@ -91,15 +95,18 @@ export function createFaultyStore<T extends KeyValueStore>(inner: T, initial: Fa
       await maybeFail('list', prefix);
       return inner.list(prefix);
     },
-    async batch(ops: PhysicalOp[]) {
+    async batch(ops: StorageOp[]) {
       await maybeFail('batch', ops[0]?.key ?? '');
       return inner.batch(ops);
     },
-    async *scan(prefix): AsyncIterable<PhysicalEntry> {
-      await maybeFail('scan', prefix);
-      yield* inner.scan(prefix);
-    },
   };
+  const scan = inner.scan?.bind(inner);
+  if (scan) {
+    wrapped.scan = async function* (prefix) {
+      await maybeFail('scan', prefix);
+      yield* scan(prefix);
+    };
+  }
   // Methods beyond the store shape (close, stats, barrier controls) pass through.
   return Object.assign(Object.create(inner) as T, wrapped, { faults });
 }

@@ -10,12 +10,12 @@
  * unknown keys (guessed RoleIDs) costs no memory.
  */
 export interface ReadCache<T> {
-  /** The cached value, else `load()`'s, kept when not null and `keep` allows it. */
-  get(key: string, load: () => Promise<T | null>): Promise<T | null>;
+  /** The cached value, else `load()`'s, kept when not null and `keep` (this call's, else the cache's) allows it. */
+  get(key: string, load: () => Promise<T | null>, keep?: (value: T) => boolean): Promise<T | null>;
   /** The cached value without loading it (does not count as a use for eviction). */
   peek(key: string): T | undefined;
-  /** Runs a write of `key`; the key is uncached before, during and after it. */
-  write<R>(key: string, op: () => Promise<R>): Promise<R>;
+  /** Runs a write of `key` (or of several keys at once); they are uncached before, during and after it. */
+  write<R>(key: string | readonly string[], op: () => Promise<R>): Promise<R>;
   drop(key: string): void;
   clear(): void;
   size(): number;
@@ -39,7 +39,7 @@ export function createReadCache<T extends object>(opts: ReadCacheOptions<T>): Re
   };
 
   return {
-    async get(key, load) {
+    async get(key, load, keepThis) {
       const hit = entries.get(key);
       if (hit !== undefined) {
         entries.delete(key);
@@ -48,7 +48,8 @@ export function createReadCache<T extends object>(opts: ReadCacheOptions<T>): Re
       }
       const seen = epoch;
       const value = await load();
-      if (value === null || seen !== epoch || (opts.keep && !opts.keep(value))) return value;
+      const keep = keepThis ?? opts.keep;
+      if (value === null || seen !== epoch || (keep && !keep(value))) return value;
       const frozen = deepFreeze(value);
       entries.set(key, frozen);
       if (entries.size > opts.max) {
@@ -59,11 +60,12 @@ export function createReadCache<T extends object>(opts: ReadCacheOptions<T>): Re
     },
     peek: (key) => entries.get(key),
     async write(key, op) {
-      drop(key);
+      const keys = typeof key === 'string' ? [key] : key;
+      for (const k of keys) drop(k);
       try {
         return await op();
       } finally {
-        drop(key);
+        for (const k of keys) drop(k);
       }
     },
     drop,

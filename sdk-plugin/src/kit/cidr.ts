@@ -1,9 +1,5 @@
-/**
- * CIDR blocks as engines take them from callers (approle's bound CIDRs, the SSH
- * engine's OTP roles): parsing with a 400 naming the field, membership, subsets.
- */
 import { BlockList, isIP } from 'node:net';
-import { badRequest } from './errors.js';
+import { badRequest } from '../errors.js';
 
 interface Cidr {
   address: string;

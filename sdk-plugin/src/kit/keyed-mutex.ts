@@ -8,9 +8,15 @@ export interface KeyedMutex {
   run<T>(key: string, fn: () => Promise<T>): Promise<T>;
 }
 
-export function createKeyedMutex(): KeyedMutex {
+export interface KeyedMutexWithSize extends KeyedMutex {
+  /** Keys held or waited for right now (0: idle). */
+  size(): number;
+}
+
+export function createKeyedMutex(): KeyedMutexWithSize {
   const tails = new Map<string, Promise<void>>();
   return {
+    size: () => tails.size,
     async run(key, fn) {
       const prev = tails.get(key) ?? Promise.resolve();
       let release!: () => void;

@@ -1,0 +1,12 @@
+export * from './keyed-mutex.js';
+export * from './clock.js';
+export * from './due-heap.js';
+export * from './due-scheduler.js';
+export * from './read-cache.js';
+export * from './record-store.js';
+export * from './scrub.js';
+export * from './rotation.js';
+export * from './cidr.js';
+export * as tokens from './token-fields.js';
+export * from './faulty-store.js';
+export * from './template.js';
