@@ -1,7 +1,7 @@
 /**
  * sdk-plugin/README.md's hello engine, followed as a newcomer would: the
  * engine file is taken from the README, written OUTSIDE the repository,
- * bundled into one file with the README's esbuild command, put in a dev
+ * bundled into one .js file with the README's esbuild command, put in a dev
  * server's -dev-plugin-dir, registered by its sha256, mounted, written, read,
  * listed and asked for help. A README that stops working fails here.
  */
@@ -44,19 +44,18 @@ it('the hello engine of the README is at most 30 lines, builds outside the repos
   // The README's build lines, run as written (esbuild from the repository's devDependencies; the packages as if installed).
   const sh = block('### Build, register, mount', 'sh').split('\n');
   const build = sh.find((l) => l.startsWith('npx esbuild '))!;
-  const chmod = sh.find((l) => l.startsWith('chmod '))!;
   const bin = join(ROOT, 'node_modules/.bin');
   const env = { ...process.env, PATH: `${bin}:${process.env.PATH}`, NODE_PATH: join(ROOT, 'node_modules') };
-  execFileSync('sh', ['-c', `${build.replace(/^npx esbuild /, 'esbuild --log-level=warning ')} && ${chmod}`], { cwd: dir, env, stdio: 'pipe' });
-  const plugin = join(dir, 'plugins/hello');
-  expect(statSync(plugin).mode & 0o111).not.toBe(0);
+  execFileSync('sh', ['-c', build.replace(/^npx esbuild /, 'esbuild --log-level=warning ')], { cwd: dir, env, stdio: 'pipe' });
+  const plugin = join(dir, 'plugins/hello.js');
+  expect(statSync(plugin).isFile()).toBe(true);
   // One self-contained file (the plugin directory holds nothing else): no require of the SDK or its dependencies at run time.
   const bundled = readFileSync(plugin, 'utf8');
   expect(bundled).not.toMatch(/require\("(@strongroom|@grpc|zod|protobufjs)/);
 
   s = await startDevServer({ extraArgs: [`-dev-plugin-dir=${join(dir, 'plugins')}`] });
   const sha256 = createHash('sha256').update(readFileSync(plugin)).digest('hex');
-  const reg = await s.api('PUT', 'sys/plugins/catalog/secret/hello', { sha256, command: 'hello', version: 'v0.1.0' });
+  const reg = await s.api('PUT', 'sys/plugins/catalog/secret/hello', { sha256, command: 'hello.js', version: 'v0.1.0' });
   expect([reg.status, reg.text]).toEqual([204, '']);
   const mounted = await s.api('POST', 'sys/mounts/hello', { type: 'hello' });
   expect([mounted.status, mounted.text]).toEqual([204, '']);
@@ -69,8 +68,8 @@ it('the hello engine of the README is at most 30 lines, builds outside the repos
   expect(help.body.help).toContain('Greet people by name.');
 
   // The sha256 covers the whole plugin: a copy with one more line is refused under the original's sha256.
-  writeFileSync(join(dir, 'plugins/hello-changed'), `${bundled}\n// changed\n`, { mode: 0o755 });
-  const refused = await s.api('PUT', 'sys/plugins/catalog/secret/hello-changed', { sha256, command: 'hello-changed', version: 'v0.1.0' });
+  writeFileSync(join(dir, 'plugins/hello-changed.js'), `${bundled}\n// changed\n`);
+  const refused = await s.api('PUT', 'sys/plugins/catalog/secret/hello-changed', { sha256, command: 'hello-changed.js', version: 'v0.1.0' });
   expect(refused.status).toBe(400);
   expect(refused.text).toMatch(/sha256/i);
 });

@@ -104,7 +104,8 @@ export interface ExpirationDeps {
   clock?: Clock;
   options?: Partial<ExpirationOptions>;
   /** Metrics hooks, by mount path: each successful revocation (`expired`: the lease ran out its TTL) and each lease that turns irrevocable. */
-  events?: { revoked?(mountPath: string, expired: boolean): void; irrevocable?(mountPath: string): void };
+  /** Lease events for metrics; namespaceId is '' for the root namespace. */
+  events?: { revoked?(mountPath: string, expired: boolean, namespaceId: string): void; irrevocable?(mountPath: string, namespaceId: string): void };
   /** How often restore and tidy log their progress; default 5 s. */
   progressEveryMs?: number;
 }
@@ -219,7 +220,8 @@ export interface ExpirationManager {
   stop(): void;
   stats(): ExpirationStats;
   /** Leases held per mount path (namespace-relative), for the leases gauge. */
-  countByMount(): Map<string, number>;
+  /** Leases held per mount, each mount named by its path and its namespace id ('' for root). */
+  countByMount(): Array<{ mountPath: string; namespaceId: string; count: number }>;
   /**
    * Resolves once no revocation is queued or in flight and no restore or lease operation runs
    * (tests, graceful shutdown). A due entry whose timer has not fired yet does not count.
@@ -480,7 +482,7 @@ export function createExpirationManager(deps: ExpirationDeps): ExpirationManager
     forget(id);
     revokedCount++;
     // A lease whose expire time is still its natural end ran out; an asked revocation moved it earlier.
-    deps.events?.revoked?.(entry.mountPath, entry.expireTime >= (entry.lastRenewalTime ?? entry.issueTime) + entry.ttl * 1000);
+    deps.events?.revoked?.(entry.mountPath, entry.expireTime >= (entry.lastRenewalTime ?? entry.issueTime) + entry.ttl * 1000, entry.namespaceId);
     return { ok: true };
   };
 
@@ -509,7 +511,7 @@ export function createExpirationManager(deps: ExpirationDeps): ExpirationManager
       markIrrevocable(id, slot, entry.expireTime, reason);
       due = now + opts.irrevocableRetryMs;
       logger.error('lease is irrevocable', { leaseId: id, attempts, error: reason });
-      deps.events?.irrevocable?.(entry.mountPath);
+      deps.events?.irrevocable?.(entry.mountPath, entry.namespaceId);
     } else {
       due = now + backoffMs(attempts);
       logger.warn('lease revocation failed; will retry', { leaseId: id, attempts, retryInMs: Math.round(due - now), error: reason });
@@ -957,12 +959,15 @@ export function createExpirationManager(deps: ExpirationDeps): ExpirationManager
     countByMount() {
       const perOrdinal = new Map<number, number>();
       for (const slot of index.values()) perOrdinal.set(slot.mount, (perOrdinal.get(slot.mount) ?? 0) + 1);
-      const out = new Map<string, number>();
+      const out = new Map<string, { mountPath: string; namespaceId: string; count: number }>();
       for (const [ord, n] of perOrdinal) {
-        const path = mounts[ord]?.path ?? 'unknown';
-        out.set(path, (out.get(path) ?? 0) + n);
+        const m = mounts[ord];
+        const key = `${m?.namespaceId ?? ''}\u0000${m?.path ?? 'unknown'}`;
+        const cur = out.get(key) ?? { mountPath: m?.path ?? 'unknown', namespaceId: m?.namespaceId ?? '', count: 0 };
+        cur.count += n;
+        out.set(key, cur);
       }
-      return out;
+      return [...out.values()];
     },
 
     stats() {

@@ -36,9 +36,16 @@ export interface EnableInput {
   external_entropy_access?: boolean;
 }
 
+/** The mounts every namespace starts with (sys/, auth/token/). */
+export type DefaultMounts = (ns: Namespace) => Array<{ table: MountTableKind; path: string; input: EnableInput; system: boolean }>;
+
 export interface MountManager {
   /** Loads both tables of every namespace and binds them (system mounts first). */
-  load(defaults: (ns: Namespace) => Array<{ table: MountTableKind; path: string; input: EnableInput; system: boolean }>): Promise<void>;
+  load(defaults: DefaultMounts): Promise<void>;
+  /** Loads (or, for a new namespace, creates) one namespace's tables with its default mounts, and binds them. */
+  loadNamespace(ns: Namespace, defaults: DefaultMounts): Promise<void>;
+  /** Removes every mount of a namespace being deleted, the system ones too, with their storage. */
+  unloadNamespace(ns: Namespace): Promise<void>;
   enable(table: MountTableKind, ns: Namespace, path: string, input: EnableInput): Promise<MountEntry>;
   disable(table: MountTableKind, ns: Namespace, path: string): Promise<void>;
   tune(table: MountTableKind, ns: Namespace, path: string, patch: { config?: Partial<MountConfig>; description?: string; options?: Record<string, string>; plugin_version?: string }): Promise<MountEntry>;
@@ -146,19 +153,29 @@ export function createMountManager(deps: {
     if (b) await b.cleanup().catch(() => undefined);
   }
 
+  async function loadNamespace(ns: Namespace, defaults: DefaultMounts): Promise<void> {
+    const prefix = deps.namespaces.storagePrefix(ns);
+    for (const table of ['mounts', 'auth'] as const) {
+      let entries = await tables.load(prefix, table);
+      const missing = defaults(ns).filter((d) => d.table === table && !entries.some((e) => e.path === d.path));
+      if (missing.length > 0) {
+        entries = [...missing.map((d) => ({ ...newMountEntry(table, d.path, d.input, ns.id), system: d.system })), ...entries];
+        await tables.save(prefix, table, entries);
+      }
+      for (const e of entries) bind(e, ns);
+    }
+  }
+
   return {
     async load(defaults) {
-      for (const ns of deps.namespaces.all()) {
-        const prefix = deps.namespaces.storagePrefix(ns);
-        for (const table of ['mounts', 'auth'] as const) {
-          let entries = await tables.load(prefix, table);
-          const missing = defaults(ns).filter((d) => d.table === table && !entries.some((e) => e.path === d.path));
-          if (missing.length > 0) {
-            entries = [...missing.map((d) => ({ ...newMountEntry(table, d.path, d.input, ns.id), system: d.system })), ...entries];
-            await tables.save(prefix, table, entries);
-          }
-          for (const e of entries) bind(e, ns);
-        }
+      for (const ns of deps.namespaces.all()) await loadNamespace(ns, defaults);
+    },
+    loadNamespace,
+    async unloadNamespace(ns) {
+      for (const e of deps.router.entries(ns.id)) {
+        deps.router.remove(ns.id, routePath(e));
+        await deps.onDisable(e, ns);
+        await cleanupBackend(e.uuid);
       }
     },
     async enable(table, ns, rawPath, input) {

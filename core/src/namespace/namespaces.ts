@@ -24,6 +24,11 @@ export interface NamespaceRegistry {
   byPath(path: string): Namespace | undefined;
   add(ns: Namespace): void;
   remove(id: string): void;
+  /**
+   * A namespace being deleted: it no longer resolves (requests into it see no
+   * namespace, byPath misses it), while byId still finds it for the clean-up.
+   */
+  hide(id: string): void;
   all(): Namespace[];
   /** Storage prefix of a namespace: "" for root, "namespaces/<id>/" otherwise. */
   storagePrefix(ns: Namespace): string;
@@ -32,6 +37,7 @@ export interface NamespaceRegistry {
 export function createNamespaceRegistry(): NamespaceRegistry {
   const byPath = new Map<string, Namespace>([['', ROOT_NAMESPACE]]);
   const byId = new Map<string, Namespace>([[ROOT_NAMESPACE.id, ROOT_NAMESPACE]]);
+  const hidden = new Set<string>();
   return {
     resolve(joinedPath) {
       // Only the root namespace: the common case costs one size check.
@@ -49,18 +55,30 @@ export function createNamespaceRegistry(): NamespaceRegistry {
     byId: (id) => byId.get(id),
     byPath: (p) => byPath.get(normalizeNamespacePath(p)),
     add(ns) {
-      byPath.set(ns.path, ns);
+      if (!hidden.has(ns.id)) byPath.set(ns.path, ns);
       byId.set(ns.id, ns);
     },
     remove(id) {
       const ns = byId.get(id);
       if (!ns || ns.id === ROOT_NAMESPACE.id) return;
       byId.delete(id);
-      byPath.delete(ns.path);
+      hidden.delete(id);
+      if (byPath.get(ns.path)?.id === id) byPath.delete(ns.path);
+    },
+    hide(id) {
+      const ns = byId.get(id);
+      if (!ns || ns.id === ROOT_NAMESPACE.id) return;
+      hidden.add(id);
+      if (byPath.get(ns.path)?.id === id) byPath.delete(ns.path);
     },
     all: () => [...byId.values()],
-    storagePrefix: (ns) => (ns.id === ROOT_NAMESPACE.id ? '' : `namespaces/${ns.id}/`),
+    storagePrefix: (ns) => namespaceStoragePrefix(ns.id),
   };
+}
+
+/** Where a namespace's own tree is stored: "" for root ('' or 'root'), "namespaces/<id>/" otherwise. */
+export function namespaceStoragePrefix(namespaceId: string): string {
+  return namespaceId === ROOT_NAMESPACE.id || namespaceId === '' ? '' : `namespaces/${namespaceId}/`;
 }
 
 /** "ns1/ns2" or "/ns1/ns2/" -> "ns1/ns2/"; "" stays "". */

@@ -23,7 +23,9 @@ import type { CoreLogger } from '../log/logger.js';
 import { createMetrics, timed, type Metrics } from '../metrics/metrics.js';
 import { createMountManager, type MountManager } from '../mounts/mount-manager.js';
 import { createRouter, mountInfoOf, routePath, storagePrefixOf, type MountEntry } from '../mounts/mount-table.js';
-import { createNamespaceRegistry, tokenScope, type Namespace } from '../namespace/namespaces.js';
+import { createNamespaceAdmin } from '../namespace/namespace-admin.js';
+import { createNamespaceStore } from '../namespace/namespace-store.js';
+import { createNamespaceRegistry, ROOT_NAMESPACE, tokenScope, type Namespace } from '../namespace/namespaces.js';
 import { createPluginCatalog, isSemver, type PluginCatalog } from '../plugins/catalog.js';
 import { createPluginSupervisor, type PluginSupervisor } from '../plugins/supervisor.js';
 import { createAclCache } from '../policy/acl-cache.js';
@@ -52,6 +54,12 @@ export const CORE_VERSION = '0.1.0';
 const TOKEN_KEYS_PATH = 'core/token-keys';
 const PERIODIC_MS = 60_000;
 
+/** The mounts every namespace starts with: its sys/ and its token auth method. */
+const DEFAULT_MOUNTS = () => [
+  { table: 'mounts' as const, path: 'sys/', input: { type: 'system', description: 'system endpoints used for control, policy and debugging' }, system: true },
+  { table: 'auth' as const, path: 'token/', input: { type: 'token', description: 'token based credentials' }, system: true },
+];
+
 /** Paths that answer while sealed (and before any token exists). */
 const SEAL_PATHS = new Set(['sys/health', 'sys/seal-status', 'sys/init', 'sys/unseal']);
 /** Answered by every node itself (a standby forwards everything but this and the seal paths). */
@@ -67,6 +75,7 @@ interface Unsealed {
   supervisor: PluginSupervisor;
   mounts: MountManager;
   pipeline: ReturnType<typeof createPipeline>;
+  namespaceAdmin: ReturnType<typeof createNamespaceAdmin>;
   periodic: NodeJS.Timeout;
   wrapping: ResponseWrapping;
   /** Signs (standby) and checks (active) the client address of forwarded requests. */
@@ -121,7 +130,7 @@ export async function createCore(opts: { config: ServerConfig; logger: CoreLogge
     metrics.pluginUp.reset();
     metrics.pluginDegraded.reset();
     if (!s) return;
-    for (const [mount, n] of s.expiration.countByMount()) metrics.leases.set({ mount }, n);
+    for (const m of s.expiration.countByMount()) metrics.leases.set({ mount: m.mountPath, namespace: namespaceLabel(m.namespaceId) }, m.count);
     metrics.irrevocableLeases.set(s.expiration.stats().irrevocable);
     for (const p of s.supervisor.stats()) {
       metrics.pluginUp.set({ plugin: p.plugin, version: p.version }, p.state === 'running' ? 1 : 0);
@@ -130,8 +139,10 @@ export async function createCore(opts: { config: ServerConfig; logger: CoreLogge
     // Counting tokens scans their entries: at most once a minute, as Vault's usage gauges are periodic too.
     if (!tokenCounts || Date.now() - tokenCounts.at > 60_000) tokenCounts = { at: Date.now(), counts: await s.tokens.countTokens() };
     metrics.tokens.reset();
-    for (const c of tokenCounts.counts) metrics.tokens.set({ type: c.type, namespace: namespaces.byId(c.namespaceId)?.path || (c.namespaceId === 'root' || c.namespaceId === '' ? 'root' : c.namespaceId) }, c.count);
+    for (const c of tokenCounts.counts) metrics.tokens.set({ type: c.type, namespace: namespaceLabel(c.namespaceId) }, c.count);
   });
+  /** A namespace as a metric label: its path, "root", or its id once it is gone. */
+  const namespaceLabel = (id: string) => namespaces.byId(id || ROOT_NAMESPACE.id)?.path || (id === 'root' || id === '' ? 'root' : id);
   const namespaces = createNamespaceRegistry();
   const router = createRouter<MountBinding>();
   const aclCache = createAclCache();
@@ -301,6 +312,8 @@ export async function createCore(opts: { config: ServerConfig; logger: CoreLogge
     const { hmacKey, batchKey } = await tokenKeys();
     const policies = createPolicyStore({ store: barrier, namespaces });
     await policies.ensureDefault(namespaces.byId('root')!);
+    const namespaceStore = createNamespaceStore({ store: barrier, registry: namespaces });
+    await namespaceStore.load();
     const passwordPolicies = createPasswordPolicyStore({ store: barrier, namespaces });
     const audit = createAuditBroker({ store: barrier, logger: logger.named('audit'), onDeviceFailure: (path) => metrics.auditFailures.inc({ device: path }) });
     await audit.load();
@@ -312,14 +325,19 @@ export async function createCore(opts: { config: ServerConfig; logger: CoreLogge
       store: barrier,
       logger: logger.named('expiration'),
       events: {
-        revoked: (mount, expired) => {
-          metrics.leaseRevocations.inc({ mount });
-          if (expired) metrics.leaseExpirations.inc({ mount });
+        revoked: (mount, expired, ns) => {
+          metrics.leaseRevocations.inc({ mount, namespace: namespaceLabel(ns) });
+          if (expired) metrics.leaseExpirations.inc({ mount, namespace: namespaceLabel(ns) });
         },
-        irrevocable: (mount) => metrics.leaseIrrevocable.inc({ mount }),
+        irrevocable: (mount, ns) => metrics.leaseIrrevocable.inc({ mount, namespace: namespaceLabel(ns) }),
       },
       mountTtls: (uuid) => mountTtls(router.byUuid(uuid)?.entry),
       tokenExists: (key) => tokens.isLiveKey(key),
+      isDescendantNamespace: (ancestorId, candidateId) => {
+        const a = namespaces.byId(ancestorId || ROOT_NAMESPACE.id);
+        const c = namespaces.byId(candidateId || ROOT_NAMESPACE.id);
+        return a !== undefined && c !== undefined && c.id !== a.id && c.path.startsWith(a.path);
+      },
       options: {
         ...(config.leaseRevocation.retryBaseMs !== undefined ? { retryBaseMs: config.leaseRevocation.retryBaseMs } : {}),
         ...(config.leaseRevocation.maxAttempts !== undefined ? { maxRevokeAttempts: config.leaseRevocation.maxAttempts } : {}),
@@ -431,7 +449,7 @@ export async function createCore(opts: { config: ServerConfig; logger: CoreLogge
           logger: logger.child({ mount: routePath(entry) }),
         };
         if (entry.type === 'system') {
-          const backend = await createSystemBackend({ ...sysDeps, mounts }).create(env);
+          const backend = await createSystemBackend({ ...sysDeps, mounts, namespaceAdmin }, { rootNamespace: ns.id === ROOT_NAMESPACE.id }).create(env);
           return { backend, description: backend.describe(), runningVersion: `v${CORE_VERSION}+builtin` };
         }
         if (entry.type === 'token') {
@@ -509,14 +527,27 @@ export async function createCore(opts: { config: ServerConfig; logger: CoreLogge
       help: (binding, mountPath, rel) => (binding.description ? helpFor(binding.description, rel) : { help: '', openapi: {} }) as unknown as Record<string, unknown>,
     });
 
-    await mounts.load((ns) =>
-      ns.id === 'root'
-        ? [
-            { table: 'mounts', path: 'sys/', input: { type: 'system', description: 'system endpoints used for control, policy and debugging' }, system: true },
-            { table: 'auth', path: 'token/', input: { type: 'token', description: 'token based credentials' }, system: true },
-          ]
-        : [],
-    );
+    const namespaceAdmin = createNamespaceAdmin({
+      registry: namespaces,
+      store: namespaceStore,
+      storage: barrier,
+      mounts,
+      defaultMounts: DEFAULT_MOUNTS,
+      policies,
+      leases: {
+        async revokeMountSync(ns, mountPath) {
+          await expiration.revokePrefix(ns.id, mountPath, { sync: true });
+        },
+        // What revocation could not remove (an engine that refused) goes with the namespace.
+        async removeNamespace(ns) {
+          for (const prefix of await expiration.listPrefix(ns.id, '')) await expiration.revokePrefix(ns.id, prefix, { force: true });
+        },
+      },
+      tokens,
+      logger,
+    });
+    await mounts.load(DEFAULT_MOUNTS);
+    namespaceAdmin.resumeDeletions();
 
     // Lease restore runs in the background after an unseal: requests are served meanwhile (an HA takeover awaits it).
     if (opts.restoreLeasesInBackground) void expiration.restore().catch((err: unknown) => logger.error('lease restore failed', { error: String(err) }));
@@ -528,7 +559,7 @@ export async function createCore(opts: { config: ServerConfig; logger: CoreLogge
     }, PERIODIC_MS);
     periodic.unref();
 
-    state = { policies, passwordPolicies, tokens, expiration, audit, catalog, supervisor, mounts, pipeline, periodic, wrapping, forwardKey: forwardingKey(hmacKey) };
+    state = { policies, passwordPolicies, tokens, expiration, audit, catalog, supervisor, mounts, pipeline, periodic, wrapping, forwardKey: forwardingKey(hmacKey), namespaceAdmin };
     logger.info('unsealed', { ms: Date.now() - started });
   }
 
@@ -538,12 +569,15 @@ export async function createCore(opts: { config: ServerConfig; logger: CoreLogge
     plugins = null;
     if (!s) return;
     clearInterval(s.periodic);
+    await s.namespaceAdmin.idle();
     s.expiration.stop();
     s.tokens.stop();
     await s.mounts.unloadAll();
     await s.supervisor.shutdown();
     await s.audit.close();
     aclCache.clear();
+    // Namespaces are read again at the next unseal.
+    for (const ns of namespaces.all()) namespaces.remove(ns.id);
   }
 
   seal.onInit(async () => {

@@ -4,13 +4,14 @@
  * The seal endpoints that must answer while sealed (init, unseal,
  * seal-status, health) are served before routing, by core/src/server/core.ts.
  */
-import { defineBackend, type BackendFactory } from '@strongroom/sdk-plugin/host';
+import { defineBackend, type BackendFactory, type PathDef } from '@strongroom/sdk-plugin/host';
 import type { SysDeps } from './deps.js';
 import { adminPaths } from './admin.js';
 import { auditPaths } from './audit.js';
 import { capabilityPaths } from './capabilities.js';
 import { internalPaths } from './internal.js';
 import { mountPaths } from './mounts.js';
+import { namespacePaths } from './namespaces.js';
 import { passwordPolicyPaths } from './password-policies.js';
 import { pluginPaths } from './plugins.js';
 import { policyPaths } from './policies.js';
@@ -50,13 +51,18 @@ export const SYS_ROOT_PATHS = [
   'storage/raft/snapshot-auto/config/*',
 ];
 
-export function createSystemBackend(deps: SysDeps): BackendFactory {
-  return defineBackend({
-    type: 'secret',
-    help: 'The system backend: mounts, policies, audit devices, plugins, leases and the seal.',
-    paths: [
+/**
+ * Paths of the server as a whole (seal and its state, keys, plugins, audit devices, HA,
+ * metrics): served by the root namespace's sys/ only, as in Vault; a child
+ * namespace's sys/ does not have them, so a tenant can never seal the server.
+ */
+const ROOT_NAMESPACE_ONLY = /^(audit|audit-hash|seal|seal-status|unseal|init|health|step-down|rotate|key-status|plugins|raw|generate-root|rekey|metrics|loggers|host-info|leader|config|storage|replication)(\/|\{|$)/;
+
+export function createSystemBackend(deps: SysDeps, opts: { rootNamespace: boolean } = { rootNamespace: true }): BackendFactory {
+  const all: PathDef[] = [
       ...adminPaths(deps),
       ...mountPaths(deps),
+      ...namespacePaths(deps),
       ...policyPaths(deps),
       ...passwordPolicyPaths(deps),
       ...capabilityPaths(deps),
@@ -65,7 +71,11 @@ export function createSystemBackend(deps: SysDeps): BackendFactory {
       ...internalPaths(deps),
       ...sealPaths(),
       ...(deps.extraPaths ?? []),
-    ],
+  ];
+  return defineBackend({
+    type: 'secret',
+    help: 'The system backend: mounts, policies, audit devices, plugins, leases and the seal.',
+    paths: opts.rootNamespace ? all : all.filter((p) => !ROOT_NAMESPACE_ONLY.test(p.pattern.source)),
     specialPaths: { root: SYS_ROOT_PATHS },
   });
 }

@@ -63,6 +63,8 @@ export interface SysDeps {
   openapi(ns: Namespace): Promise<OpenApiDocument>;
   /** Node-level info for seal-status. */
   node: { clusterName: string; clusterId: () => string; apiAddr: string; version: string };
+  /** Creates and deletes namespaces (sys/namespaces). */
+  namespaceAdmin: import('./namespaces.js').NamespaceAdminPort;
   /** Lease endpoints (sys/leases/*), mounted when the expiration manager is present. */
   extraPaths?: import('@strongroom/sdk-plugin').PathDef[];
 }

@@ -3,10 +3,11 @@
  * revoke-prefix, revoke-force, tidy, and the irrevocable-lease reports.
  * Lease ids may be given in the body or as a path suffix; the body wins.
  */
-import { badRequest, definePath, f, paginate, type PathDef } from '@strongroom/sdk-plugin/host';
+import { badRequest, definePath, f, paginate, type MountInfo, type PathDef } from '@strongroom/sdk-plugin/host';
 import type { ExpirationManager } from '../expiration/index.js';
+import { namespaceOfLeaseId } from '../expiration/lease-entry.js';
 import type { CoreLogger } from '../log/logger.js';
-import type { NamespaceRegistry } from '../namespace/namespaces.js';
+import { ROOT_NAMESPACE, type NamespaceRegistry } from '../namespace/namespaces.js';
 import { namespaceOf } from './namespace-of.js';
 import type { TokenStore } from '../token/index.js';
 
@@ -47,11 +48,26 @@ function oneLevel(ids: string[], prefix: string): string[] {
 
 function currentLeasePaths(deps: LeaseDeps): PathDef[] {
   const { expiration, tokens } = deps;
-  /** The token behind a token lease id (auth/...), or null for a secret lease. */
-  const tokenLease = async (id: string) => (tokens && id.startsWith('auth/') ? tokens.byTokenLeaseId(id) : null);
-  const leaseId = (body: string | undefined, suffix: string | undefined) => {
+  /** The request's namespace contains `namespaceId` (itself or a namespace below it). */
+  const within = (req: { mount: MountInfo }, namespaceId: string) => {
+    const own = deps.namespaces.byId(namespaceId || ROOT_NAMESPACE.id);
+    return own !== undefined && own.path.startsWith(namespaceOf(deps, req.mount).path);
+  };
+  /** The token behind a token lease id (auth/...) of this namespace or below, or null for a secret lease. */
+  const tokenLease = async (req: { mount: MountInfo }, id: string) => {
+    const t = tokens && id.startsWith('auth/') ? await tokens.byTokenLeaseId(id) : null;
+    if (t && !within(req, t.namespaceId)) throw badRequest('invalid lease');
+    return t;
+  };
+  /**
+   * The lease id from the body or the path, refused as Vault refuses an unknown
+   * one unless the lease belongs to the request's namespace or one below it: a
+   * namespace never reaches a parent's or a sibling's leases.
+   */
+  const leaseId = (req: { mount: MountInfo }, body: string | undefined, suffix: string | undefined) => {
     const id = body || suffix;
     if (!id) throw badRequest('lease_id: missing required parameter');
+    if (!id.startsWith('auth/') && !within(req, namespaceOfLeaseId(id))) throw badRequest('invalid lease');
     return id;
   };
   const irrevocableFields = {
@@ -71,8 +87,8 @@ function currentLeasePaths(deps: LeaseDeps): PathDef[] {
         update: {
           summary: 'Properties of a lease.',
           handler: async (req) => {
-            const id = leaseId(req.data.lease_id, undefined);
-            const t = await tokenLease(id);
+            const id = leaseId(req, req.data.lease_id, undefined);
+            const t = await tokenLease(req, id);
             if (t) {
               const now = Date.now();
               const lastRenewal = t.lastRenewalTime ? new Date(t.lastRenewalTime).toISOString() : null;
@@ -116,7 +132,7 @@ function currentLeasePaths(deps: LeaseDeps): PathDef[] {
         update: {
           summary: 'Renew a lease (token leases are renewed through auth/token/renew).',
           handler: async (req) => {
-            const id = leaseId(req.data.lease_id, req.data.url_lease_id);
+            const id = leaseId(req, req.data.lease_id, req.data.url_lease_id);
             if (id.startsWith('auth/')) throw badRequest('lease_id: token leases cannot be renewed here; use auth/token/renew');
             const r = await expiration.renew(id, req.data.increment);
             return { ...(r.data ? { data: r.data } : {}), warnings: r.warnings, renewedLease: { leaseId: r.leaseId, leaseDuration: r.leaseDuration, renewable: r.renewable } };
@@ -136,8 +152,8 @@ function currentLeasePaths(deps: LeaseDeps): PathDef[] {
         update: {
           summary: 'Revoke (queued unless sync).',
           handler: async (req) => {
-            const id = leaseId(req.data.lease_id, req.data.url_lease_id);
-            const t = await tokenLease(id);
+            const id = leaseId(req, req.data.lease_id, req.data.url_lease_id);
+            const t = await tokenLease(req, id);
             if (t) await tokens!.revokeEntry(t);
             else await expiration.revoke(id, { sync: req.data.sync });
             return null;

@@ -38,6 +38,9 @@ export function createTokenAuthBackend(deps: TokenAuthDeps): BackendFactory {
     return { entry, id };
   }
 
+  /** The id of the namespace this token mount serves: roles and accessors are per namespace. */
+  const nsOf = (req: { mount: { namespace: string } }) => deps.namespaceIdOf(req.mount.namespace);
+
   const lookupOrFail = async (token: string) => {
     const e = await tokens.lookup(token);
     if (!e) throw badRequest('bad token');
@@ -60,7 +63,7 @@ export function createTokenAuthBackend(deps: TokenAuthDeps): BackendFactory {
                 orphanEndpoint: kind === 'orphan',
                 ...(kind === 'role' ? { roleName: String(req.data.role_name) } : {}),
                 callerHasSudo: parent.policies.includes('root'),
-                namespaceId: deps.namespaceIdOf(req.mount.namespace),
+                namespaceId: nsOf(req),
               }),
             );
             return { warnings: created.warnings, renderedAuth: tokens.authBlock(created.entry, created.id) };
@@ -197,7 +200,7 @@ export function createTokenAuthBackend(deps: TokenAuthDeps): BackendFactory {
       operations: {
         list: {
           summary: 'Every accessor.',
-          handler: async (req) => ({ data: { keys: paginate((await tokens.listAccessors()).sort(), req.list.after, req.list.limit) } }),
+          handler: async (req) => ({ data: { keys: paginate((await tokens.listAccessors(nsOf(req))).sort(), req.list.after, req.list.limit) } }),
         },
       },
     }),
@@ -205,19 +208,19 @@ export function createTokenAuthBackend(deps: TokenAuthDeps): BackendFactory {
       pattern: 'roles/',
       synopsis: 'List token roles.',
       operations: {
-        list: { summary: 'Role names.', handler: async (req) => ({ data: { keys: paginate((await tokens.listRoles()).sort(), req.list.after, req.list.limit) } }) },
+        list: { summary: 'Role names.', handler: async (req) => ({ data: { keys: paginate((await tokens.listRoles(nsOf(req))).sort(), req.list.after, req.list.limit) } }) },
       },
     }),
     definePath({
       pattern: 'roles/:role_name',
       fields: { role_name: roleSchema.shape.path_suffix.unwrap().describe('Name of the role.'), ...roleSchema.shape },
       synopsis: 'Token roles: presets for auth/token/create/:role_name.',
-      existenceCheck: async (req) => (await tokens.readRole(req.data.role_name)) !== null,
+      existenceCheck: async (req) => (await tokens.readRole(req.data.role_name, nsOf(req))) !== null,
       operations: {
         read: {
           summary: 'Read a role.',
           handler: async (req) => {
-            const r = await tokens.readRole(req.data.role_name);
+            const r = await tokens.readRole(req.data.role_name, nsOf(req));
             if (!r) throw notFound(`role "${req.data.role_name}" not found`);
             return { data: tokens.roleResponse(r) };
           },
@@ -226,11 +229,11 @@ export function createTokenAuthBackend(deps: TokenAuthDeps): BackendFactory {
           summary: 'Create or update a role.',
           handler: async (req) => {
             const { role_name, ...rest } = req.data;
-            await tokens.writeRole(role_name, toRoleInput(rest));
+            await tokens.writeRole(role_name, toRoleInput(rest), nsOf(req));
             return null;
           },
         },
-        delete: { summary: 'Delete a role.', handler: async (req) => (await tokens.deleteRole(req.data.role_name), null) },
+        delete: { summary: 'Delete a role.', handler: async (req) => (await tokens.deleteRole(req.data.role_name, nsOf(req)), null) },
       },
     }),
     definePath({

@@ -14,6 +14,7 @@
  */
 import type { AuthSpec, Logger } from '@strongroom/sdk-plugin/host';
 import { badRequest, createDueScheduler, createKeyedMutex, permissionDenied, systemClock } from '@strongroom/sdk-plugin/host';
+import { namespaceStoragePrefix } from '../namespace/namespaces.js';
 import type { Physical } from '../storage/physical.js';
 import { RESPONSE_WRAPPING_POLICY_NAME } from '../policy/policy.js';
 import { addressAllowed, buildBlockList, validateCidrs } from './cidr.js';
@@ -36,7 +37,8 @@ export const TOKEN_PREFIX = 'sys/token/';
 const ID = `${TOKEN_PREFIX}id/`;
 const ACCESSOR = `${TOKEN_PREFIX}accessor/`;
 const PARENT = `${TOKEN_PREFIX}parent/`;
-const ROLES = `${TOKEN_PREFIX}roles/`;
+/** Token roles are per namespace, under the namespace's own tree. */
+const rolesFolder = (namespaceId: string) => `${namespaceStoragePrefix(namespaceId)}${TOKEN_PREFIX}roles/`;
 
 /** Longer presented tokens are not looked at (a batch token is well under 2 KiB). */
 const MAX_TOKEN_LENGTH = 8192;
@@ -123,7 +125,10 @@ export interface TokenStore {
   revokeAccessor(accessor: string): Promise<boolean>;
   /** Revokes only this token; its children become orphans. */
   revokeOrphan(id: string): Promise<boolean>;
-  listAccessors(): Promise<string[]>;
+  /** Accessors of the tokens of one namespace (its id is the accessor's suffix). */
+  listAccessors(namespaceId?: string): Promise<string[]>;
+  /** Revokes every token of a namespace being deleted, with their subtrees; returns how many roots were revoked. */
+  revokeNamespace(namespaceId: string): Promise<number>;
   /**
    * Lease ids of expiring service tokens as Vault shows them under
    * sys/leases/lookup/auth/...: `<creation path>/<token key>` (the key is an
@@ -132,10 +137,11 @@ export interface TokenStore {
   tokenLeaseIds(namespaceId: string, prefix: string): Promise<string[]>;
   /** The live token behind such a lease id, or null. */
   byTokenLeaseId(leaseId: string): Promise<TokenEntry | null>;
-  readRole(name: string): Promise<TokenRole | null>;
-  writeRole(name: string, input: Partial<Omit<TokenRole, 'name'>>): Promise<TokenRole>;
-  deleteRole(name: string): Promise<void>;
-  listRoles(): Promise<string[]>;
+  /** Roles of one namespace (default: root). */
+  readRole(name: string, namespaceId?: string): Promise<TokenRole | null>;
+  writeRole(name: string, input: Partial<Omit<TokenRole, 'name'>>, namespaceId?: string): Promise<TokenRole>;
+  deleteRole(name: string, namespaceId?: string): Promise<void>;
+  listRoles(namespaceId?: string): Promise<string[]>;
   tidy(): Promise<TidyResult>;
   checkCidr(entry: TokenEntry, remoteAddr: string): boolean;
   lookupResponse(entry: TokenEntry, id?: string): Record<string, unknown>;
@@ -393,8 +399,8 @@ export function createTokenStore(deps: TokenStoreDeps): TokenStore {
   // Role names are case-sensitive (as in Vault): the name stored is the name in the
   // request path, so an ACL rule on auth/token/roles/<name> or create/<name> covers
   // every way to reach that role. (Lower-casing here let `PRIVILEGED` bypass a deny on `privileged`.)
-  async function readRole(name: string): Promise<TokenRole | null> {
-    const raw = await deps.store.get(ROLES + name);
+  async function readRole(name: string, namespaceId = 'root'): Promise<TokenRole | null> {
+    const raw = await deps.store.get(rolesFolder(namespaceId) + name);
     return raw === null ? null : decode<TokenRole>(raw);
   }
 
@@ -458,7 +464,7 @@ export function createTokenStore(deps: TokenStoreDeps): TokenStore {
 
     let role: TokenRole | null = null;
     if (req.roleName !== undefined) {
-      role = await readRole(req.roleName);
+      role = await readRole(req.roleName, namespaceId);
       if (role === null) throw badRequest(`role_name: unknown role ${req.roleName}`);
     }
 
@@ -760,7 +766,7 @@ export function createTokenStore(deps: TokenStoreDeps): TokenStore {
       const cur = await loadRaw(entry.key);
       if (cur === null || !isLive(cur)) throw badRequest('token not found');
       if (!cur.renewable || cur.expireTime === 0) throw badRequest('lease is not renewable');
-      const role = cur.role !== '' ? await readRole(cur.role) : null;
+      const role = cur.role !== '' ? await readRole(cur.role, cur.namespaceId) : null;
       const period = login ? login.period : role !== null && role.tokenPeriod > 0 ? role.tokenPeriod : cur.period;
       const t = clock.now();
       const { ttl, warnings } = calculateTtl({
@@ -809,6 +815,10 @@ export function createTokenStore(deps: TokenStoreDeps): TokenStore {
     return true;
   }
 
+  /** An accessor carries its token's namespace as a `.<id>` suffix (none for root). */
+  const accessorInNamespace = (accessor: string, namespaceId: string) =>
+    namespaceId === 'root' || namespaceId === '' ? !accessor.includes('.') : accessor.endsWith(`.${namespaceId}`);
+
   const tokenLeaseId = (e: TokenEntry) => `${e.path.replace(/\/+$/, '')}/${e.key}`;
 
   async function tokenLeaseIds(namespaceId: string, prefix: string): Promise<string[]> {
@@ -829,27 +839,37 @@ export function createTokenStore(deps: TokenStoreDeps): TokenStore {
     return e !== null && isLive(e) && e.expireTime !== 0 && tokenLeaseId(e) === leaseId ? e : null;
   }
 
-  async function listAccessors(): Promise<string[]> {
+  async function listAccessors(namespaceId = 'root'): Promise<string[]> {
     const out: string[] = [];
-    for await (const { value } of deps.store.scan(ACCESSOR)) out.push(decode<{ accessor: string }>(value).accessor);
+    for await (const { value } of deps.store.scan(ACCESSOR)) {
+      const { accessor } = decode<{ accessor: string }>(value);
+      if (accessorInNamespace(accessor, namespaceId)) out.push(accessor);
+    }
     return out.sort();
+  }
+
+  async function revokeNamespace(namespaceId: string): Promise<number> {
+    if (namespaceId === 'root' || namespaceId === '') throw badRequest('the root namespace cannot be emptied');
+    let revoked = 0;
+    for (const accessor of await listAccessors(namespaceId)) if (await revokeAccessor(accessor)) revoked++;
+    return revoked;
   }
 
   // ---- roles ----
 
-  async function writeRole(name: string, input: Partial<Omit<TokenRole, 'name'>>): Promise<TokenRole> {
+  async function writeRole(name: string, input: Partial<Omit<TokenRole, 'name'>>, namespaceId = 'root'): Promise<TokenRole> {
     if (!ROLE_NAME.test(name)) throw badRequest('role_name: letters, digits, "_", and "-" or "." inside');
-    const role = mergeRole((await readRole(name)) ?? defaultRole(name), input);
-    await deps.store.put(ROLES + name, encode(role));
+    const role = mergeRole((await readRole(name, namespaceId)) ?? defaultRole(name), input);
+    await deps.store.put(rolesFolder(namespaceId) + name, encode(role));
     return role;
   }
 
-  async function deleteRole(name: string): Promise<void> {
-    await deps.store.delete(ROLES + name);
+  async function deleteRole(name: string, namespaceId = 'root'): Promise<void> {
+    await deps.store.delete(rolesFolder(namespaceId) + name);
   }
 
-  async function listRoles(): Promise<string[]> {
-    return (await deps.store.list(ROLES)).filter((k) => !k.endsWith('/'));
+  async function listRoles(namespaceId = 'root'): Promise<string[]> {
+    return (await deps.store.list(rolesFolder(namespaceId))).filter((k) => !k.endsWith('/'));
   }
 
   // ---- tidy ----
@@ -962,6 +982,7 @@ export function createTokenStore(deps: TokenStoreDeps): TokenStore {
     revokeAccessor,
     revokeOrphan,
     listAccessors,
+    revokeNamespace,
     tokenLeaseIds,
     byTokenLeaseId,
     readRole,

@@ -1,0 +1,102 @@
+/**
+ * A namespace's life: creation gives it the mounts every namespace starts
+ * with (sys/ and auth/token/) and the default policy; deletion removes, in
+ * this order, its leases (revoked through their engines), its tokens, its
+ * mounts with their storage, and then whatever else is stored under its
+ * prefix (policies, password policies, token roles, mount tables), and last
+ * its record. Deletion is asynchronous as in Vault: the namespace stops
+ * resolving at once; a deletion cut short by a crash resumes at the next
+ * unseal (the record is marked first), so nothing of it is left behind.
+ */
+import { badRequest } from '@strongroom/sdk-plugin/host';
+import type { CoreLogger } from '../log/logger.js';
+import type { DefaultMounts, MountManager } from '../mounts/mount-manager.js';
+import { routePath } from '../mounts/mount-table.js';
+import type { Physical } from '../storage/physical.js';
+import type { NamespaceStore } from './namespace-store.js';
+import type { Namespace, NamespaceRegistry } from './namespaces.js';
+
+export interface NamespaceAdmin {
+  create(parent: Namespace, name: string, customMetadata: Record<string, string>): Promise<Namespace>;
+  patch(ns: Namespace, changes: Record<string, string | null>): Promise<Namespace>;
+  delete(ns: Namespace): Promise<void>;
+  children(parent: Namespace): Namespace[];
+  find(path: string): Namespace | undefined;
+  /** Resumes deletions a crash cut short (after the mounts are loaded). */
+  resumeDeletions(): void;
+  /** Resolves when no deletion is running (tests, shutdown). */
+  idle(): Promise<void>;
+}
+
+export interface NamespaceAdminDeps {
+  registry: NamespaceRegistry;
+  store: NamespaceStore;
+  /** The barrier: everything under a namespace's prefix is removed through it. */
+  storage: Pick<Physical, 'scan' | 'delete'>;
+  mounts: Pick<MountManager, 'loadNamespace' | 'unloadNamespace' | 'list'>;
+  defaultMounts: DefaultMounts;
+  policies: { ensureDefault(ns: Namespace): Promise<void> };
+  leases: { revokeMountSync(ns: Namespace, mountPath: string): Promise<void>; removeNamespace(ns: Namespace): Promise<void> };
+  tokens: { revokeNamespace(namespaceId: string): Promise<number> };
+  logger: Pick<CoreLogger, 'info' | 'warn' | 'error'>;
+}
+
+export function createNamespaceAdmin(deps: NamespaceAdminDeps): NamespaceAdmin {
+  const running = new Map<string, Promise<void>>();
+
+  async function removeEverything(ns: Namespace): Promise<void> {
+    const started = Date.now();
+    // Leases first, while the engines that issued them are still mounted.
+    for (const e of [...deps.mounts.list('mounts', ns), ...deps.mounts.list('auth', ns)]) {
+      await deps.leases.revokeMountSync(ns, routePath(e)).catch((err: unknown) => {
+        deps.logger.warn('revoking the leases of a namespace mount failed; they are removed with the namespace', { namespace: ns.path, mount: routePath(e), error: String(err) });
+      });
+    }
+    await deps.leases.removeNamespace(ns);
+    const tokens = await deps.tokens.revokeNamespace(ns.id);
+    await deps.mounts.unloadNamespace(ns);
+    const prefix = deps.registry.storagePrefix(ns);
+    for await (const { key } of deps.storage.scan(prefix)) await deps.storage.delete(key);
+    await deps.store.remove(ns);
+    deps.logger.info('namespace deleted', { namespace: ns.path, id: ns.id, tokens, ms: Date.now() - started });
+  }
+
+  function startDeletion(ns: Namespace): Promise<void> {
+    const existing = running.get(ns.id);
+    if (existing) return existing;
+    deps.registry.hide(ns.id);
+    const p = removeEverything(ns)
+      .catch((err: unknown) => deps.logger.error('deleting a namespace failed; it resumes at the next unseal', { namespace: ns.path, error: String(err) }))
+      .finally(() => running.delete(ns.id));
+    running.set(ns.id, p);
+    return p;
+  }
+
+  const children = (parent: Namespace) => deps.store.children(parent);
+
+  return {
+    async create(parent, name, customMetadata) {
+      const { namespace, created } = await deps.store.create(parent, name, customMetadata);
+      if (created) {
+        await deps.policies.ensureDefault(namespace);
+        await deps.mounts.loadNamespace(namespace, deps.defaultMounts);
+      }
+      return namespace;
+    },
+    patch: (ns, changes) => deps.store.patch(ns, changes),
+    async delete(ns) {
+      const below = deps.registry.all().filter((n) => n.id !== ns.id && n.path.startsWith(ns.path));
+      if (below.length > 0) throw badRequest(`namespace "${ns.path}" has child namespaces (${below.map((n) => n.path).join(', ')}); delete them first`);
+      await deps.store.markDeleting(ns);
+      void startDeletion(ns);
+    },
+    children,
+    find: (path) => deps.registry.byPath(path) ?? deps.store.deleting().find((n) => n.path === path),
+    resumeDeletions() {
+      for (const ns of deps.store.deleting()) void startDeletion(ns);
+    },
+    async idle() {
+      await Promise.all([...running.values()]);
+    },
+  };
+}
