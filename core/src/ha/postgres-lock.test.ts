@@ -74,7 +74,7 @@ describe('postgresql HA lock', () => {
     const lb = createPostgresLock({ physical: pb, identity: 'node-b', value: 'http://b:8200', ttlMs: 800 });
     pa.fence('node-a');
     pb.fence('node-b');
-    await pa.ready;
+    await Promise.all([pa.ready, pb.ready]); // both nodes connected, so a refusal below is the fence, not "not reachable yet"
     // Nobody holds it yet: fenced writes are refused.
     await expect(pa.put('k', b('x'))).rejects.toBeInstanceOf(FencedWriteError);
     expect(await a.tryAcquire()).toBe(true);
