@@ -5,6 +5,10 @@ describe('credential scrubbing', () => {
     expect(scrubSecrets('pw=s3cr@t url=postgres://u:s3cr%40t@h/', ['s3cr@t', undefined, ''])).toBe('pw=[redacted] url=postgres://u:[redacted]@h/');
   });
 
+  test('scrubSecrets removes a secret whole even when a shorter secret is part of it', () => {
+    expect(scrubSecrets('got abcdef', ['abc', 'abcdef'])).toBe('got [redacted]');
+  });
+
   test('redactCredentials drops credential keys and masks a URL password, keeping a {{password}} template', () => {
     const details = {
       connection_url: 'postgresql://admin:hunter2@127.0.0.1:5432/db',

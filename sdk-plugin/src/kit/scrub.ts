@@ -7,11 +7,11 @@
 
 /** Replaces every occurrence of each secret (and its URL-encoded form) in a message from a driver or server. */
 export function scrubSecrets(text: string, secrets: readonly (string | undefined | null)[]): string {
+  // Longest first: a secret that contains a shorter one must go whole, or the rest of it stays readable.
+  const forms = new Set<string>();
+  for (const s of secrets) if (s) for (const form of [s, encodeURIComponent(s)]) forms.add(form);
   let out = text;
-  for (const s of secrets) {
-    if (!s) continue;
-    for (const form of new Set([s, encodeURIComponent(s)])) out = out.split(form).join('[redacted]');
-  }
+  for (const form of [...forms].sort((a, b) => b.length - a.length)) out = out.split(form).join('[redacted]');
   return out;
 }
 
