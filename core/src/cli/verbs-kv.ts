@@ -154,38 +154,8 @@ export const kvVerbs: Record<string, Command> = {
       ctx.out(`Success! Data deleted (if it existed) at: ${m.mount}${m.key}`);
     },
   },
-  'kv undelete': {
-    usage: '-versions=N[,M] [options] KEY',
-    synopsis: 'Restore deleted versions of a KV v2 secret.',
-    flags: { ...MOUNT_FLAG, versions: { kind: 'list', help: 'Versions to restore (required).' } },
-    output: false,
-    min: 1,
-    max: 1,
-    async run(ctx) {
-      const versions = versionsOf(ctx);
-      const m = await resolve(ctx);
-      needV2(m, 'kv undelete');
-      const r = await ctx.client.write(p(m, 'undelete'), { versions });
-      ensureOk(r, `undeleting ${m.mount}${m.key}`);
-      ctx.out(`Success! Data written to: ${p(m, 'undelete')}`);
-    },
-  },
-  'kv destroy': {
-    usage: '-versions=N[,M] [options] KEY',
-    synopsis: 'Destroy versions of a KV v2 secret for good (their data is removed).',
-    flags: { ...MOUNT_FLAG, versions: { kind: 'list', help: 'Versions to destroy (required).' } },
-    output: false,
-    min: 1,
-    max: 1,
-    async run(ctx) {
-      const versions = versionsOf(ctx);
-      const m = await resolve(ctx);
-      needV2(m, 'kv destroy');
-      const r = await ctx.client.put(p(m, 'destroy'), { versions });
-      ensureOk(r, `destroying ${m.mount}${m.key}`);
-      ctx.out(`Success! Data written to: ${p(m, 'destroy')}`);
-    },
-  },
+  'kv undelete': versionsVerb('undelete', 'Restore deleted versions of a KV v2 secret.', 'restore', 'undeleting'),
+  'kv destroy': versionsVerb('destroy', 'Destroy versions of a KV v2 secret for good (their data is removed).', 'destroy', 'destroying'),
   'kv rollback': {
     usage: '-version=N [options] KEY',
     synopsis: 'Write version N of a KV v2 secret again as its newest version.',
@@ -268,3 +238,23 @@ export const kvVerbs: Record<string, Command> = {
     },
   },
 };
+
+/** `kv undelete` and `kv destroy`: the same verb over the engine's `undelete/` or `destroy/` path. */
+function versionsVerb(endpoint: 'undelete' | 'destroy', synopsis: string, what: string, doing: string): Command {
+  return {
+    usage: '-versions=N[,M] [options] KEY',
+    synopsis,
+    flags: { ...MOUNT_FLAG, versions: { kind: 'list', help: `Versions to ${what} (required).` } },
+    output: false,
+    min: 1,
+    max: 1,
+    async run(ctx) {
+      const versions = versionsOf(ctx);
+      const m = await resolve(ctx);
+      needV2(m, `kv ${endpoint}`);
+      const r = await ctx.client.put(p(m, endpoint), { versions });
+      ensureOk(r, `${doing} ${m.mount}${m.key}`);
+      ctx.out(`Success! Data written to: ${p(m, endpoint)}`);
+    },
+  };
+}
