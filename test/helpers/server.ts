@@ -150,3 +150,13 @@ export async function restartConfigServer(prev: RunningServer & { configFile: st
   const s = await launch([BIN, 'server', `-config=${prev.configFile}`, '-log-level=warn'], prev.port, prev.dataDir, { ...withTmp(prev.dataDir), ...opts.env }, false);
   return Object.assign(s, { configFile: prev.configFile });
 }
+
+/** A token of a fresh ACL policy holding `policy` (HCL), created by the root token; `extra` goes to auth/token/create. */
+export async function tokenWithPolicy(s: RunningServer, policy: string, extra: Record<string, unknown> = {}): Promise<string> {
+  const name = `p${Math.random().toString(36).slice(2, 10)}`;
+  const p = await s.api('PUT', `sys/policies/acl/${name}`, { policy });
+  if (p.status !== 204) throw new Error(`writing policy ${name}: ${p.status} ${p.text}`);
+  const r = await s.api('POST', 'auth/token/create', { policies: [name], ...extra });
+  if (r.status !== 200) throw new Error(`creating a token: ${r.status} ${r.text}`);
+  return r.body.auth.client_token as string;
+}

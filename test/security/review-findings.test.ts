@@ -8,7 +8,7 @@
 import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { Level } from 'level';
-import { startDevServer, type RunningServer } from '../helpers/server';
+import { startDevServer, type RunningServer, tokenWithPolicy } from '../helpers/server';
 
 jest.setTimeout(180_000);
 
@@ -20,13 +20,7 @@ afterAll(async () => {
   await s.stop('SIGKILL');
 });
 
-async function tokenWith(policy: string, extra: Record<string, unknown> = {}): Promise<string> {
-  const name = `p${Math.random().toString(36).slice(2, 10)}`;
-  expect((await s.api('PUT', `sys/policies/acl/${name}`, { policy })).status).toBe(204);
-  const r = await s.api('POST', 'auth/token/create', { policies: [name], ...extra });
-  expect(r.status).toBe(200);
-  return r.body.auth.client_token as string;
-}
+const tokenWith = (policy: string, extra: Record<string, unknown> = {}) => tokenWithPolicy(s, policy, extra);
 
 describe('finding 6: sys/auth/* and sys/leases need sudo', () => {
   const caps = '["create", "read", "update", "delete", "list"]';

@@ -4,7 +4,7 @@
  * reach what its policy denies by a body field, a letter's case, a missing
  * trailing slash or the orphan path.
  */
-import { startDevServer, type RunningServer } from '../helpers/server';
+import { startDevServer, type RunningServer, tokenWithPolicy } from '../helpers/server';
 
 jest.setTimeout(60_000);
 
@@ -18,13 +18,7 @@ afterAll(async () => {
   await s.stop('SIGKILL');
 });
 
-async function tokenWith(policy: string, extra: Record<string, unknown> = {}): Promise<string> {
-  const name = `p${Math.random().toString(36).slice(2, 10)}`;
-  expect((await s.api('PUT', `sys/policies/acl/${name}`, { policy })).status).toBe(204);
-  const r = await s.api('POST', 'auth/token/create', { policies: [name], ...extra });
-  expect(r.status).toBe(200);
-  return r.body.auth.client_token as string;
-}
+const tokenWith = (policy: string, extra: Record<string, unknown> = {}) => tokenWithPolicy(s, policy, extra);
 
 describe('finding 1: a token role applies only through the path form create/:role_name', () => {
   const policy = 'path "auth/token/create" { capabilities = ["update"] }\npath "auth/token/create-orphan" { capabilities = ["update"] }\npath "auth/token/create/*" { capabilities = ["deny"] }';
