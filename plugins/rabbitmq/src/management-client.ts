@@ -9,8 +9,7 @@
  * error's code, and is scrubbed of both passwords before it leaves, because a
  * proxy or broker may echo a request back in its error text.
  */
-import { codedError, type StrongroomError } from '@strongroom/sdk-plugin';
-import { scrubSecrets } from './scrub.js';
+import { codedError, scrubSecrets, type StrongroomError } from '@strongroom/sdk-plugin';
 
 export interface ManagementConnection {
   /** Base URL of the management API, e.g. http://127.0.0.1:15672 (a path prefix is kept). */
