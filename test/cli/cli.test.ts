@@ -238,6 +238,8 @@ describe('kv', () => {
     expect(got).toContain('Metadata');
     expect(got).toMatch(/a\s+10/);
     ok(await run('kv', 'patch', 'secret/app', 'b=21'));
+    const missing = await run('kv', 'patch', 'secret/never-written', 'b=1');
+    expect([missing.code, missing.stderr.trim()]).toEqual([2, 'No value found at secret/data/never-written']);
     expect((await s.api('GET', 'secret/data/app')).body.data.data).toEqual({ a: '10', b: '21' });
     ok(await run('kv', 'patch', '-method=rw', 'secret/app', 'c=3'));
     expect((await s.api('GET', 'secret/data/app')).body.data).toMatchObject({ data: { a: '10', b: '21', c: '3' }, metadata: { version: 4 } });
