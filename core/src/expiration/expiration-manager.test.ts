@@ -502,6 +502,30 @@ describe('restore', () => {
     expect(mgr.stats().leases).toBe(5);
   });
 
+  it('restores from the header line alone, and still reads bodies stored without one', async () => {
+    const h = setup();
+    const current = await h.mgr.register({ ...db, secret: secret({ ttl: 100 }) });
+    const stored = new TextDecoder().decode((await h.store.get(leaseBodyKey(current.leaseId)))!);
+    expect(stored.split('\n')[0]).toBe(JSON.stringify([current.expireTime, 0, 'db-uuid', 'database/', '']));
+    // A body from before the header existed: the entry's JSON alone.
+    const legacyId = 'database/creds/readonly/LegacyLegacyLegacyLega';
+    const legacy: LeaseEntry = { ...(await readEntry(h.store, current.leaseId))!, leaseId: legacyId, expireTime: current.expireTime + 50_000 };
+    await h.store.put(leaseBodyKey(legacyId), new TextEncoder().encode(JSON.stringify(legacy)));
+    // Restore trusts the header: a lease whose JSON part is damaged is still scheduled, and fails only when acted on.
+    const damagedId = 'database/creds/readonly/DamagedDamagedDamagedDa';
+    const header = JSON.stringify([current.expireTime + 10_000, 0, 'db-uuid', 'database/', '']);
+    await h.store.put(leaseBodyKey(damagedId), new TextEncoder().encode(`${header}\n{"v":1,`));
+    const mgr = h.restart();
+    expect(await mgr.restore()).toMatchObject({ loaded: 3, corrupt: 0 });
+    expect((await mgr.lookup(legacyId)).ttl).toBe(150);
+    await expect(mgr.lookup(damagedId)).rejects.toMatchObject({ code: 'internal' });
+    await advance(h, 100_000);
+    expect(h.fake.revoked).toEqual([current.leaseId]);
+    await advance(h, 50_000);
+    expect(h.fake.revoked).toEqual([current.leaseId, legacyId]);
+    expect(mgr.countIrrevocable({ namespaceId: '', includeChildNamespaces: false }).leaseCount).toBe(1);
+  });
+
   it('keeps irrevocable leases irrevocable across a restart', async () => {
     const h = setup();
     h.fake.failByMount.set('db-uuid', unrecoverable('gone'));

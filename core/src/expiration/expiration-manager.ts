@@ -577,7 +577,7 @@ export function createExpirationManager(deps: ExpirationDeps): ExpirationManager
         }
         const id = leaseIdFromBodyKey(key);
         const entry = decodeRestoreFields(value);
-        if (id === null || !entry || entry.leaseId !== id) {
+        if (id === null || !entry || (entry.leaseId !== null && entry.leaseId !== id)) {
           corrupt++;
           logger.warn('skipping a corrupt lease entry during restore', { key });
         } else if (index.has(id) || removedDuringRestore.has(id)) {

@@ -8,6 +8,12 @@
  *   caller's HMAC of the token, never the token itself.
  * - A lease body keeps the engine's internal data (needed to revoke) but never the
  *   response data handed to the client; the barrier encrypts the value.
+ *
+ * A stored body is one restore header line, a newline, then the entry as JSON:
+ *   [expireTime, irrevocable (0 or 1), mountUuid, mountPath, namespaceId]\n{...entry...}
+ * Restore runs once per lease on unseal (a million of them) and parses the short header
+ * only; everything that acts on a lease parses the JSON. Bodies stored before the header
+ * existed are JSON alone and still read.
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { z } from 'zod';
@@ -118,15 +124,26 @@ export function makeLeaseId(mountPath: string, requestPath: string, namespaceId:
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 
+const OPEN_BRACKET = 0x5b;
+const NEWLINE = 0x0a;
+
 export function encodeEntry(entry: LeaseEntry): Uint8Array {
-  return encoder.encode(JSON.stringify(entry));
+  // JSON.stringify never writes a raw newline, so the first one ends the header.
+  const header = JSON.stringify([entry.expireTime, entry.irrevocableReason === null ? 0 : 1, entry.mountUuid, entry.mountPath, entry.namespaceId]);
+  return encoder.encode(`${header}\n${JSON.stringify(entry)}`);
+}
+
+/** The entry's JSON text: after the header line, or the whole body when it has none. */
+function entryJson(bytes: Uint8Array): string {
+  const text = decoder.decode(bytes);
+  return bytes[0] === OPEN_BRACKET ? text.slice(text.indexOf('\n') + 1) : text;
 }
 
 /** Parses and validates a stored body; null when it is corrupt (the caller logs, never the bytes). */
 export function decodeEntry(bytes: Uint8Array): LeaseEntry | null {
   let raw: unknown;
   try {
-    raw = JSON.parse(decoder.decode(bytes));
+    raw = JSON.parse(entryJson(bytes));
   } catch {
     return null;
   }
@@ -134,18 +151,40 @@ export function decodeEntry(bytes: Uint8Array): LeaseEntry | null {
   return parsed.success ? parsed.data : null;
 }
 
-/** The fields a restore keeps in memory. */
-export type RestoreFields = Pick<LeaseEntry, 'leaseId' | 'mountUuid' | 'mountPath' | 'namespaceId' | 'expireTime' | 'irrevocableReason'>;
+/** The fields a restore keeps in memory; leaseId is null when read from the header (the key names the lease). */
+export type RestoreFields = Pick<LeaseEntry, 'mountUuid' | 'mountPath' | 'namespaceId' | 'expireTime' | 'irrevocableReason'> & { leaseId: string | null };
 
 /**
- * Restore's decoder: checks by hand only the fields it keeps, because restore runs once per
- * lease on unseal and a full schema parse doubles its cost. Every operation that acts on a
- * lease still reads the body through `decodeEntry`.
+ * Restore's decoder: the header alone when the body has one and the lease is revocable
+ * (an irrevocable one needs its reason from the JSON); otherwise the JSON, checking by hand
+ * only the fields restore keeps. Every operation that acts on a lease still reads the body
+ * through `decodeEntry`.
  */
 export function decodeRestoreFields(bytes: Uint8Array): RestoreFields | null {
+  if (bytes[0] === OPEN_BRACKET) {
+    const end = bytes.indexOf(NEWLINE);
+    if (end === -1) return null;
+    let h: unknown;
+    try {
+      h = JSON.parse(decoder.decode(bytes.subarray(0, end)));
+    } catch {
+      return null;
+    }
+    if (!Array.isArray(h) || h.length !== 5) return null;
+    const [expireTime, irrevocable, mountUuid, mountPath, namespaceId] = h as unknown[];
+    const ok =
+      typeof expireTime === 'number' &&
+      Number.isFinite(expireTime) &&
+      typeof mountUuid === 'string' &&
+      typeof mountPath === 'string' &&
+      typeof namespaceId === 'string';
+    if (!ok) return null;
+    if (irrevocable === 0) return { leaseId: null, expireTime, mountUuid, mountPath, namespaceId, irrevocableReason: null };
+    if (irrevocable !== 1) return null;
+  }
   let raw: unknown;
   try {
-    raw = JSON.parse(decoder.decode(bytes));
+    raw = JSON.parse(entryJson(bytes));
   } catch {
     return null;
   }

@@ -29,8 +29,9 @@ interface PendingWrite {
   reject: (err: unknown) => void;
 }
 
-// How many keys a list or scan reads per native call.
+// How many keys a list reads per native call, and entries a scan reads ahead.
 const ITERATOR_CHUNK = 256;
+const SCAN_CHUNK = 1024;
 
 /**
  * The data directory and every file in it are owner-only (0700 / 0600), as
@@ -161,13 +162,20 @@ export async function createLevelPhysical(opts: LevelPhysicalOptions): Promise<L
     },
     async *scan(prefix): AsyncIterable<PhysicalEntry> {
       const it = db.iterator(rangeOf(prefix));
+      // Read-ahead: the next chunk is read on LevelDB's thread while the caller works
+      // through this one (a lease restore decrypts and parses each entry meanwhile).
+      let next: Promise<[string, Buffer][]> | null = it.nextv(SCAN_CHUNK);
       try {
         for (;;) {
-          const entries = await it.nextv(ITERATOR_CHUNK);
+          const entries = await next;
+          next = null;
           if (entries.length === 0) break;
+          next = it.nextv(SCAN_CHUNK);
           for (const [key, value] of entries) yield { key, value };
         }
       } finally {
+        // A caller that stops early leaves a read in flight: let it settle before closing.
+        if (next !== null) await next.catch(() => undefined);
         await it.close();
       }
     },
