@@ -99,6 +99,9 @@ describe('every plugin process, built-in or external', () => {
         for (const secret of [dataDir, configDir]) expect(`${secret}/`.startsWith(`${grant.replace(/\/$/, '')}/`)).toBe(false);
       }
       expect(writes).toHaveLength(1);
+      // Idle memory: the young generation is capped, as a node option before the script (not a script argument).
+      expect(args.indexOf('--max-semi-space-size=1')).toBeGreaterThan(0);
+      expect(args.indexOf('--max-semi-space-size=1')).toBeLessThan(args.findIndex((a) => a.endsWith('main.js')));
     }
   });
 
