@@ -22,6 +22,8 @@ const net = require('node:net');
 const os = require('node:os');
 const path = require('node:path');
 
+const { durablePutMicro } = require('./durable.js');
+
 const ROOT = path.resolve(__dirname, '..', '..');
 const LOAD = path.join(__dirname, 'load.js');
 const argv = process.argv.slice(2);
@@ -180,6 +182,9 @@ async function main() {
     rows.push({ name, r, ceiling, ...extra });
     if (r.non2xx || r.errors) problems.push(`${name}: ${r.non2xx} non-2xx, ${r.errors} errors; first: ${r.firstNon2xx ?? r.firstError}`);
   };
+  // The targets of issue 20, each beside its reference measured in this run (sections add theirs).
+  const targets = [];
+  const target = (t) => targets.push(t);
 
   // Ceiling: bare node:http in its own process.
   const raw = await spawnUntil(process.execPath, [path.join(__dirname, 'raw-server.js')], {}, /listening (\d+)/, 10_000);
@@ -194,9 +199,14 @@ async function main() {
 
   const ceilGet = await load({ url: rawUrl('/v1/sys/health') });
   const ceilPost = await load({ url: rawUrl('/v1/transit/encrypt/b'), method: 'POST', body: transitBody });
+  const ceilPost1 = await load({ url: rawUrl('/v1/transit/encrypt/b'), method: 'POST', body: transitBody, concurrency: 1 });
   add('ceiling: raw node:http GET (JSON out)', ceilGet, ceilGet);
   add('ceiling: raw node:http POST (JSON in/out)', ceilPost, ceilPost);
+  add('ceiling: raw node:http POST (JSON in/out), c=1', ceilPost1, ceilPost1);
   raw.child.kill('SIGTERM');
+
+  // The durable-write ceiling: sealed LevelDB puts, sync, 32 in flight (scripts/bench/durable.js).
+  const durable = await durablePutMicro({ concurrency: 32, warmupMs: WARMUP_MS, measureMs: MEASURE_MS });
 
   const cryptoOps = cryptoLoop(QUICK ? 300 : 1000);
 
@@ -226,8 +236,12 @@ async function main() {
     add('GET /v1/auth/token/lookup-self', await load({ url: url('/v1/auth/token/lookup-self'), headers: auth }), ceilGet);
 
     await must(port, 'POST', '/v1/secret/data/bench-read', { data: { value: crypto.randomBytes(24).toString('hex') } });
-    add('kv-v2 read secret/data/bench-read', await load({ url: url('/v1/secret/data/bench-read'), headers: auth }), ceilGet);
-    add('kv-v2 write secret/data/bench-{n}', await load({ url: url('/v1/secret/data/bench-{n}'), method: 'POST', headers: auth, body: JSON.stringify({ data: { value: 'x'.repeat(32) } }) }), ceilPost);
+    const kvRead = await load({ url: url('/v1/secret/data/bench-read'), headers: auth });
+    add('kv-v2 read secret/data/bench-read', kvRead, ceilGet);
+    const kvWrite = await load({ url: url('/v1/secret/data/bench-{n}'), method: 'POST', headers: auth, body: JSON.stringify({ data: { value: 'x'.repeat(32) } }) });
+    add('kv-v2 write secret/data/bench-{n}', kvWrite, ceilPost);
+    target({ name: 'kv-v2 read / raw node:http GET', value: kvRead.okRps, reference: ceilGet.okRps, unit: 'req/s', goal: 0.12 });
+    target({ name: 'kv-v2 write / LevelDB sealed put, 32 in flight, sync', value: kvWrite.okRps, reference: durable.okRps, unit: 'req/s', goal: 0.2 });
 
     await must(port, 'POST', '/v1/sys/mounts/transit', { type: 'transit' });
     await must(port, 'POST', '/v1/transit/keys/b', {});
@@ -238,7 +252,13 @@ async function main() {
     const dec = await must(port, 'POST', '/v1/transit/decrypt/b', { ciphertext });
     if (dec.json?.data?.plaintext !== plaintext) throw new Error('transit decrypt did not round-trip the plaintext');
 
-    add('transit encrypt 64 B', await load({ url: url('/v1/transit/encrypt/b'), method: 'POST', headers: auth, body: JSON.stringify({ plaintext }) }), ceilPost, { crypto: true });
+    const encBody = JSON.stringify({ plaintext });
+    const transitEnc = await load({ url: url('/v1/transit/encrypt/b'), method: 'POST', headers: auth, body: encBody });
+    add('transit encrypt 64 B', transitEnc, ceilPost, { crypto: true });
+    const transitEnc1 = await load({ url: url('/v1/transit/encrypt/b'), method: 'POST', headers: auth, body: encBody, concurrency: 1 });
+    add('transit encrypt 64 B, c=1', transitEnc1, ceilPost1);
+    target({ name: 'transit encrypt 64 B / raw node:http POST', value: transitEnc.okRps, reference: ceilPost.okRps, unit: 'req/s', goal: 0.12 });
+    target({ name: 'transit encrypt c=1 p50 / raw POST c=1 p50', value: transitEnc1.p50Ms, reference: ceilPost1.p50Ms, unit: 'ms', goal: 3, atMost: true });
     add('transit decrypt 64 B', await load({ url: url('/v1/transit/decrypt/b'), method: 'POST', headers: auth, body: JSON.stringify({ ciphertext }) }), ceilPost, { crypto: true });
 
     const batchInput = Array.from({ length: BATCH_ITEMS }, () => ({ plaintext: crypto.randomBytes(64).toString('base64') }));
@@ -263,7 +283,7 @@ async function main() {
     const section = require(path.join(SECTIONS_DIR, `${name}.js`));
     const ctx = {
       quick: QUICK, concurrency: CONC, warmupMs: WARMUP_MS, measureMs: MEASURE_MS, root: ROOT, token: TOKEN,
-      port, url, auth, corePid, ceilGet, ceilPost, cryptoOps,
+      port, url, auth, corePid, ceilGet, ceilPost, cryptoOps, durable, target,
       load, must: (method, p, body) => must(port, method, p, body), request, spawnUntil, freePort, rssKb, findChildren,
       fmt: { int: fmtInt, ms: fmtMs, pct: fmtPct, mb: fmtMb },
       problem: (msg) => problems.push(`${section.title ?? name}: ${msg}`),
@@ -290,6 +310,7 @@ async function main() {
     const items = row.items ? fmtInt(r.okRps * row.items) : '';
     out.push(`| ${row.name} | ${r.concurrency} | ${fmtInt(r.okRps)} | ${items} | ${fmtMs(r.p50Ms)} | ${fmtMs(r.p99Ms)} | ${fmtPct(r.okRps / row.ceiling.okRps)} | ${r.non2xx} | ${r.errors} |`);
   }
+  out.push(`| reference: LevelDB sealed put (256 B, AES-GCM), sync, 32 in flight, in the bench process | 32 | ${fmtInt(durable.okRps)} |  | ${fmtMs(durable.p50Ms)} | ${fmtMs(durable.p99Ms)} |  | ${durable.non2xx} | ${durable.errors} |`);
   out.push('');
   out.push('| crypto comparison | ops/s | % of in-process node:crypto loop | % of POST ceiling |');
   out.push('|---|---|---|---|');
@@ -307,6 +328,19 @@ async function main() {
   out.push(`| transit plugin, after the load phases (${transitPids.length ? `pid ${transitPids[0]}` : 'not found'}) | ${fmtMb(transitRss)} |`);
   out.push('');
   out.push(...sectionOut);
+  out.push('');
+  out.push('## Targets (issue 20), each against its reference in this run');
+  out.push('');
+  out.push('| target | measured | reference | ratio | goal | met |');
+  out.push('|---|---|---|---|---|---|');
+  for (const t of targets) {
+    const ratio = t.value / t.reference;
+    const fmt = (v) => (t.unit === 'ms' ? `${fmtMs(v)} ms` : `${fmtInt(v)} ${t.unit}`);
+    const shown = t.atMost ? `${Number.isFinite(ratio) ? ratio.toFixed(2) : '–'} ×` : fmtPct(ratio);
+    const goal = t.atMost ? `≤ ${t.goal} ×` : `≥ ${(t.goal * 100).toFixed(0)} %`;
+    const met = Number.isFinite(ratio) && (t.atMost ? ratio <= t.goal : ratio >= t.goal);
+    out.push(`| ${t.name} | ${fmt(t.value)} | ${fmt(t.reference)} | ${shown} | ${goal} | ${met ? 'yes' : '**no**'} |`);
+  }
   out.push('');
   out.push(`Non-2xx counting checked: a forced-404 phase reported ${check.non2xx}/${check.total} responses as non-2xx.`);
   if (problems.length) {

@@ -2,21 +2,24 @@
  * One request's trip through the core (DESIGN.md section 2): namespace and
  * mount resolution -> token lookup -> existence check when create and update
  * differ -> ACL -> audit request -> backend -> lease registration or token
- * creation -> audit response -> envelope.
+ * creation -> audit response -> envelope. A write that the ACL allows as
+ * create and update alike goes to a plugin in one round trip, the plugin
+ * running its own existence check (existence.ts).
  *
  * Invariants guarded here: a request without a valid token reaches no backend
  * unless the path is one of the backend's unauthenticated paths; a denied
  * request gets 403 before routing reveals anything; a secret that cannot be
  * leased is never returned.
  */
-import { StrongroomError, permissionDenied, type LogicalRequest, type LogicalResponse, type Operation } from '@strongroom/sdk-plugin/host';
+import { StrongroomError, permissionDenied, writeOperation, type Backend, type LogicalRequest, type LogicalResponse, type Operation } from '@strongroom/sdk-plugin/host';
 import type { CoreLogger } from '../log/logger.js';
 import type { Metrics } from '../metrics/metrics.js';
 import { mountInfoOf, routePath, type RouteMatch, type Router } from '../mounts/mount-table.js';
 import { tokenScope, type Namespace, type NamespaceRegistry } from '../namespace/namespaces.js';
 import type { AuditEntry } from '../audit/broker.js';
 import { plainRequestKeys } from '../audit/hash.js';
-import type { AclOperation, AclPort, AuditPort, CallerToken, InProcessRequest, LeasePort, MountBinding, TokenPort, WrappingPort } from './ports.js';
+import { planWrite } from './existence.js';
+import type { AclDecision, AclOperation, AclPort, AuditPort, CallerToken, InProcessRequest, LeasePort, MountBinding, TokenPort, WrappingPort } from './ports.js';
 
 export type ApiOperation = 'read' | 'list' | 'write' | 'delete' | 'patch';
 
@@ -136,16 +139,17 @@ export function createPipeline(deps: PipelineDeps) {
     // Writes: the engine's existence check decides between create and update.
     // An unauthenticated path (a login) has no ACL to decide, so, as in Vault,
     // it stays an update and saves the round trip to the plugin.
-    if (req.operation === 'write' && !req.help && !unauthenticated) {
-      const ex = await backend.existenceCheck(logical);
-      logical.operation = ex.checkFound && !ex.exists ? 'create' : 'update';
-    }
-
     let sudo = false;
     if (token && !unauthenticated) {
-      const op: AclOperation = req.help ? 'read' : (logical.operation as AclOperation);
-      const decision = await authorize(token, op, path, req.data, namespace, req.help);
-      sudo = decision.sudo;
+      if (req.operation === 'write' && !req.help) {
+        // One round trip only for a plugin (the core's own backends answer in-process) and only
+        // with no audit device: the request's audit entry names the operation before the backend runs.
+        const oneTrip = !IN_PROCESS_TYPES.has(mount.type) && !audit.enabled;
+        sudo = (await authorizeWrite(token, logical, backend, path, req.data, namespace, oneTrip)).sudo;
+      } else {
+        const op: AclOperation = req.help ? 'read' : (logical.operation as AclOperation);
+        sudo = (await authorize(token, op, path, req.data, namespace, req.help)).sudo;
+      }
       if (binding.root(relativePath) && !sudo) throw permissionDenied('permission denied');
     }
 
@@ -226,17 +230,51 @@ export function createPipeline(deps: PipelineDeps) {
     return { status: 200, body: wrappedEnvelope(body.request_id as string, info, body.mount_type) };
   }
 
-  async function authorize(token: CallerToken, op: AclOperation, path: string, data: Record<string, unknown>, namespace: Namespace, anyCapability: boolean) {
-    // A token acts only in its own namespace or below it, with its own namespace's policies.
+  /**
+   * A write's operation and its authorisation (existence.ts): refused without
+   * asking the engine when neither create nor update is allowed; sent as an
+   * update for the plugin to resolve when both are allowed alike and `oneTrip`;
+   * otherwise the engine's existence check decides first.
+   */
+  async function authorizeWrite(
+    token: CallerToken,
+    logical: LogicalRequest,
+    backend: Backend,
+    path: string,
+    data: Record<string, unknown>,
+    namespace: Namespace,
+    oneTrip: boolean,
+  ): Promise<AclDecision> {
+    const create = await decide(token, 'create', path, data, namespace);
+    const update = await decide(token, 'update', path, data, namespace);
+    const plan = planWrite(create, update);
+    if (plan.kind === 'deny') throw permissionDenied('permission denied');
+    if (plan.kind === 'either' && oneTrip) {
+      logical.operation = 'update';
+      logical.resolveExistence = true;
+      return update;
+    }
+    logical.operation = writeOperation(await backend.existenceCheck(logical));
+    const decision = logical.operation === 'create' ? create : update;
+    if (!decision.allowed) throw permissionDenied('permission denied');
+    return decision;
+  }
+
+  /** The ACL's decision on one operation. A token acts only in its own namespace or below it, with its own namespace's policies. */
+  async function decide(token: CallerToken, op: AclOperation, path: string, data: Record<string, unknown>, namespace: Namespace): Promise<AclDecision> {
     const scope = tokenScope(namespaces, token.namespaceId, namespace, path);
     if (!scope) throw permissionDenied('permission denied');
-    const decision = await acl.check(token, scope.namespace, op, scope.path, data);
+    return acl.check(token, scope.namespace, op, scope.path, data);
+  }
+
+  async function authorize(token: CallerToken, op: AclOperation, path: string, data: Record<string, unknown>, namespace: Namespace, anyCapability: boolean) {
+    const decision = await decide(token, op, path, data, namespace);
     if (!decision.allowed && !anyCapability) throw permissionDenied('permission denied');
     if (!decision.allowed && anyCapability) {
       // help and unknown routes: any non-deny capability on the path is enough.
       for (const alt of ['read', 'list', 'update', 'create', 'delete', 'patch'] as AclOperation[]) {
         if (alt === op) continue;
-        if ((await acl.check(token, scope.namespace, alt, scope.path, data)).allowed) return decision;
+        if ((await decide(token, alt, path, data, namespace)).allowed) return decision;
       }
       throw permissionDenied('permission denied');
     }

@@ -78,6 +78,7 @@ export interface WireRequest {
   secret: WireSecretRef | null;
   auth: WireRequestAuth | null;
   headers: Record<string, string>;
+  resolve_existence: boolean;
 }
 
 export interface WireSecretSpec {
@@ -284,6 +285,7 @@ export function encodeRequest(r: LogicalRequest): WireRequest {
     secret: r.secret ? encodeSecretRef(r.secret) : null,
     auth: r.auth ? { internal_data_json: jsonBytes(r.auth.internalData), metadata: r.auth.metadata, policies: r.auth.policies } : null,
     headers: r.headers ?? {},
+    resolve_existence: r.resolveExistence === true,
   };
 }
 
@@ -334,6 +336,7 @@ export function decodeRequest(w: WireRequest, mount: MountInfo): LogicalRequest 
     req.auth = { internalData: objectFrom(w.auth.internal_data_json), metadata: w.auth.metadata, policies: w.auth.policies };
   }
   if (w.headers && Object.keys(w.headers).length > 0) req.headers = w.headers;
+  if (w.resolve_existence) req.resolveExistence = true;
   return req;
 }
 
