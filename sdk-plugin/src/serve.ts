@@ -107,24 +107,6 @@ export async function serve(factory: BackendFactory): Promise<ServeHandle> {
         return { special_paths: null, describe: null, err: encodeError(err) };
       }
     }),
-    Describe: unary(async (req) => {
-      try {
-        return { describe: encodeDescription(mountFor(String(req.mount_uuid)).backend.describe()), err: null };
-      } catch (err) {
-        return { describe: null, err: encodeError(err) };
-      }
-    }),
-    SpecialPaths: unary(async (req) => {
-      try {
-        return { special_paths: encodeSpecialPaths(mountFor(String(req.mount_uuid)).backend.specialPaths()), err: null };
-      } catch (err) {
-        return { special_paths: null, err: encodeError(err) };
-      }
-    }),
-    HandleRequest: unary(async (req) => handleRequest(req as unknown as WireRequest)),
-    HandleExistenceCheck: unary(async (req) => existenceCheck(req as unknown as WireRequest)),
-    InvalidateKey: unary((req) => errorReply(() => mountFor(String(req.mount_uuid)).backend.invalidateKey(String(req.key)))),
-    Periodic: unary((req) => errorReply(() => mountFor(String(req.mount_uuid)).backend.periodic())),
     Cleanup: unary((req) =>
       errorReply(async () => {
         const uuid = String(req.mount_uuid);
@@ -133,7 +115,6 @@ export async function serve(factory: BackendFactory): Promise<ServeHandle> {
         if (m) await m.backend.cleanup();
       }),
     ),
-    Type: unary(async () => ({ type: factory.type })),
     Stream: (call: grpc.ServerDuplexStream<WireFrame, WireFrame>) => {
       if (!authorized(call.metadata)) {
         // grpc-js ends a server stream with this status on an 'error' event.

@@ -238,6 +238,8 @@ describe('kv', () => {
     expect(got).toContain('Metadata');
     expect(got).toMatch(/a\s+10/);
     ok(await run('kv', 'patch', 'secret/app', 'b=21'));
+    const missing = await run('kv', 'patch', 'secret/never-written', 'b=1');
+    expect([missing.code, missing.stderr.trim()]).toEqual([2, 'No value found at secret/data/never-written']);
     expect((await s.api('GET', 'secret/data/app')).body.data.data).toEqual({ a: '10', b: '21' });
     ok(await run('kv', 'patch', '-method=rw', 'secret/app', 'c=3'));
     expect((await s.api('GET', 'secret/data/app')).body.data).toMatchObject({ data: { a: '10', b: '21', c: '3' }, metadata: { version: 4 } });
@@ -427,5 +429,24 @@ describe('mounts, policies, audit, plugins, leases, namespaces, unwrap', () => {
     expect(r.code).toBe(2);
     expect((await run('lease', 'revoke', '-force', 'secret/')).code).toBe(1);
     expect(ok(await run('lease', 'revoke', '-prefix', 'secret/')).stdout).toContain('Success! Revoked any leases with prefix: secret/');
+  });
+
+  it('-wrap-ttl (and STRONGROOM_WRAP_TTL) wraps the verb\'s response; unwrap gives it back once', async () => {
+    ok(await run('kv', 'put', 'secret/wrapped', 'pw=s3cret'));
+    // kv's mount lookup is not wrapped (as in Vault), the read is: the secret is not printed, the wrap info is.
+    const table = ok(await run('kv', 'get', '-wrap-ttl=5m', 'secret/wrapped'));
+    expect(table.stdout).toMatch(/^wrapping_token:?\s+\S+/m);
+    expect(table.stdout).toMatch(/^wrapping_token_ttl:?\s+5m|^wrapping_token_ttl:?\s+300/m);
+    expect(table.stdout).not.toContain('s3cret');
+    const token = ok(await run('kv', 'get', '-wrap-ttl=5m', '-field=wrapping_token', 'secret/wrapped')).stdout.trim();
+    expect(ok(await run('unwrap', '-field=data', token)).stdout).toContain('s3cret');
+    expect((await run('unwrap', token)).code).toBe(2);
+    // The environment variable does the same for any verb (here a token lookup); json shows wrap_info only.
+    const viaEnv = await cli.run(['token', 'lookup', '-format=json'], { env: { STRONGROOM_WRAP_TTL: '90s' } });
+    const body = JSON.parse(ok(viaEnv).stdout);
+    expect(body.wrap_info.ttl).toBe(90);
+    expect(body.data).toBeFalsy();
+    const looked = await s.api('POST', 'sys/wrapping/lookup', { token: body.wrap_info.token });
+    expect(looked.body.data.creation_path).toBe('auth/token/lookup-self');
   });
 });

@@ -1,7 +1,8 @@
 /**
  * The HTTP client behind the CLI. Reads STRONGROOM_ADDR, STRONGROOM_TOKEN,
- * STRONGROOM_NAMESPACE, STRONGROOM_CACERT and STRONGROOM_SKIP_VERIFY (the
- * VAULT_* names are honoured too), and the token file written by `login`.
+ * STRONGROOM_NAMESPACE, STRONGROOM_CACERT, STRONGROOM_SKIP_VERIFY and
+ * STRONGROOM_WRAP_TTL (the VAULT_* names are honoured too), and the token file
+ * written by `login`.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
@@ -15,6 +16,8 @@ export interface ClientOptions {
   namespace?: string;
   caCert?: string;
   skipVerify?: boolean;
+  /** `-wrap-ttl`: every request asks the server to wrap its response for this long. */
+  wrapTtl?: string;
 }
 
 export interface ApiResult {
@@ -24,6 +27,17 @@ export interface ApiResult {
 }
 
 export class ConnectionError extends Error {}
+
+/**
+ * The server answered with a wrapping token instead of the response the verb
+ * asked for (`-wrap-ttl`). It unwinds the verb, which could not read the data
+ * it expects, and the runner prints the wrap info, as Vault's CLI does.
+ */
+export class WrappedResponse extends Error {
+  constructor(readonly result: ApiResult) {
+    super('response wrapped');
+  }
+}
 
 export const TOKEN_FILE = () => join(homedir(), '.strongroom-token');
 
@@ -45,6 +59,7 @@ export function clientOptionsFromEnv(flags: Map<string, string>): ClientOptions 
     ...((flags.get('namespace') ?? envOf('NAMESPACE')) ? { namespace: (flags.get('namespace') ?? envOf('NAMESPACE'))! } : {}),
     ...((flags.get('ca-cert') ?? envOf('CACERT')) ? { caCert: (flags.get('ca-cert') ?? envOf('CACERT'))! } : {}),
     skipVerify: skip === 'true' || skip === '1',
+    ...((flags.get('wrap-ttl') ?? envOf('WRAP_TTL')) ? { wrapTtl: (flags.get('wrap-ttl') ?? envOf('WRAP_TTL'))! } : {}),
   };
 }
 
@@ -60,7 +75,7 @@ export function createClient(opts: ClientOptions) {
     : { keepAlive: true };
   const agent = isTls ? new https.Agent(agentOpts) : new http.Agent(agentOpts);
 
-  function request(method: string, path: string, body?: unknown, query?: Record<string, string>, extra: { contentType?: string; token?: string } = {}): Promise<ApiResult> {
+  function request(method: string, path: string, body?: unknown, query?: Record<string, string>, extra: { contentType?: string; token?: string; noWrap?: boolean } = {}): Promise<ApiResult> {
     const url = new URL(`/v1/${path.replace(/^\/+/, '')}`, base);
     for (const [k, v] of Object.entries(query ?? {})) url.searchParams.set(k, v);
     const payload = body === undefined ? undefined : Buffer.from(JSON.stringify(body));
@@ -68,6 +83,8 @@ export function createClient(opts: ClientOptions) {
     const token = extra.token ?? opts.token;
     if (token) headers['X-Service-Token'] = token;
     if (opts.namespace) headers['X-Service-Namespace'] = opts.namespace;
+    const wrap = opts.wrapTtl !== undefined && !extra.noWrap;
+    if (wrap) headers['X-Service-Wrap-TTL'] = opts.wrapTtl!;
     if (payload) {
       headers['Content-Type'] = extra.contentType ?? 'application/json';
       headers['Content-Length'] = String(payload.length);
@@ -85,7 +102,9 @@ export function createClient(opts: ClientOptions) {
           } catch {
             parsed = text;
           }
-          resolve({ status: res.statusCode ?? 0, body: parsed, text });
+          const result = { status: res.statusCode ?? 0, body: parsed, text };
+          if (wrap && (parsed as { wrap_info?: unknown } | null)?.wrap_info) reject(new WrappedResponse(result));
+          else resolve(result);
         });
       });
       // A server that cannot be reached is the operator's to fix (exit 1), not an answer from it.
@@ -97,6 +116,8 @@ export function createClient(opts: ClientOptions) {
 
   return {
     read: (path: string, query?: Record<string, string>) => request('GET', path, undefined, query),
+    /** A read the CLI makes for itself (e.g. kv's mount lookup): never wrapped, as in Vault. */
+    preflight: (path: string) => request('GET', path, undefined, undefined, { noWrap: true }),
     list: (path: string) => request('GET', path, undefined, { list: 'true' }),
     write: (path: string, data: unknown) => request('POST', path, data ?? {}),
     put: (path: string, data: unknown) => request('PUT', path, data ?? {}),

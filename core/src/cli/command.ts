@@ -46,6 +46,7 @@ export const HTTP_FLAGS: FlagSpec = {
   'ca-cert': { kind: 'string', help: 'PEM CA certificate to verify the server (STRONGROOM_CACERT).' },
   'tls-skip-verify': { kind: 'bool', help: 'Do not verify the server certificate (STRONGROOM_SKIP_VERIFY). Insecure.' },
   namespace: { kind: 'string', help: 'Namespace of the request (STRONGROOM_NAMESPACE).', aliases: ['ns'] },
+  'wrap-ttl': { kind: 'string', help: 'Wrap the response in a single-use token valid this long (e.g. 5m) and print the wrap info (STRONGROOM_WRAP_TTL).' },
 };
 
 export const OUTPUT_FLAGS: FlagSpec = {

@@ -4,8 +4,8 @@
  * argument count, call the API, map failures to Vault's exit codes.
  */
 import { parseArgs, UsageError } from './args.js';
-import { clientOptionsFromEnv, ConnectionError, createClient } from './client.js';
-import { checkCount, CliError, flagsOf, helpText, type Command } from './command.js';
+import { clientOptionsFromEnv, ConnectionError, createClient, WrappedResponse } from './client.js';
+import { checkCount, CliError, flagsOf, helpText, printResponse, type Command, type Ctx } from './command.js';
 import { formatOf, type Out } from './output.js';
 import { genericVerbs } from './verbs-generic.js';
 import { kvVerbs } from './verbs-kv.js';
@@ -51,6 +51,7 @@ export async function runClientCommand(name: string, argv: string[], out: Out, e
     return 1;
   }
   let client: ReturnType<typeof createClient> | undefined;
+  let ctx: Ctx | undefined;
   try {
     const args = parseArgs(argv, flagsOf(cmd));
     if (args.help) {
@@ -60,9 +61,15 @@ export async function runClientCommand(name: string, argv: string[], out: Out, e
     checkCount(name, cmd, args.positionals.length);
     const format = cmd.output === false ? 'table' : formatOf(args.flags.get('format'));
     client = createClient(clientOptionsFromEnv(args.flags));
-    await cmd.run({ args, client, out, err, format, field: cmd.output === false ? undefined : args.flags.get('field') });
+    ctx = { args, client, out, err, format, field: cmd.output === false ? undefined : args.flags.get('field') };
+    await cmd.run(ctx);
     return 0;
   } catch (e) {
+    if (e instanceof WrappedResponse && ctx) {
+      // -wrap-ttl: whatever the verb does with an answer, the answer is now a wrapping token.
+      printResponse(ctx, e.result);
+      return 0;
+    }
     if (e instanceof UsageError) {
       err(`${e.message}\n\n${helpText(name, cmd)}`);
       return 1;

@@ -21,7 +21,7 @@ const MOUNT_FLAG: FlagSpec = { mount: { kind: 'string', help: 'The KV mount; the
 async function resolve(ctx: Ctx): Promise<KvMount> {
   const arg = ctx.args.positionals[0]!;
   const full = flag(ctx, 'mount') ? `${flag(ctx, 'mount')!.replace(/\/+$/, '')}/${arg.replace(/^\/+/, '')}` : arg.replace(/^\/+/, '');
-  const r = await ctx.client.read(`sys/internal/ui/mounts/${full}`);
+  const r = await ctx.client.preflight(`sys/internal/ui/mounts/${full}`);
   if (r.status === 403 || r.status === 404) throw new CliError(`Error: no KV mount found for ${full}`, 2);
   ensureOk(r, `detecting the KV version of ${full}`);
   const d = r.body.data as { path: string; options?: { version?: string } | null };

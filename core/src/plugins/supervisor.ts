@@ -60,7 +60,7 @@ export interface PluginProcessStat {
 }
 
 export interface PluginSupervisor {
-  mount(entry: PluginEntry, mount: MountInfo, config?: Record<string, string>): Promise<Backend>;
+  mount(entry: PluginEntry, mount: MountInfo): Promise<Backend>;
   /** Starts (or finds) the process of a `database` plugin entry and says where it serves; waits while it (re)starts. */
   openDatabase(entry: PluginEntry): Promise<database.DatabasePluginAddress>;
   unmount(mountUuid: string): Promise<void>;
@@ -78,7 +78,6 @@ type State = 'idle' | 'starting' | 'running' | 'backoff' | 'degraded' | 'failed'
 
 interface MountRecord {
   mount: MountInfo;
-  config: Record<string, string>;
   /** Generation of the process this mount was last set up in (0: never). */
   setupGen: number;
   special: SpecialPaths;
@@ -393,13 +392,7 @@ export function createPluginSupervisor(deps: PluginSupervisorDeps): PluginSuperv
   const setupMount = async (rt: Runtime, rec: MountRecord, gen: number) => {
     const client = rt.client;
     if (!client) throw new StrongroomError('plugin_failed', `plugin ${rt.label} is not running`);
-    const config = {
-      plugin_name: rt.entry.name,
-      plugin_type: rt.entry.type,
-      plugin_version: rt.entry.version,
-      ...rec.config,
-    };
-    const res = await client.setup(rec.mount, config, callTimeoutMs);
+    const res = await client.setup(rec.mount, callTimeoutMs);
     rec.special = res.specialPaths;
     rec.describe = res.describe;
     rec.setupGen = gen;
@@ -564,12 +557,11 @@ export function createPluginSupervisor(deps: PluginSupervisorDeps): PluginSuperv
   // ------------------------------------------------------------------ API
 
   const api: PluginSupervisor = {
-    async mount(entry, mount, config = {}) {
+    async mount(entry, mount) {
       const rt = await runtimeFor(entry);
       if (rt.state === 'degraded') throw degradedError(rt);
       const rec: MountRecord = {
         mount,
-        config,
         setupGen: 0,
         special: { unauthenticated: [], root: [] },
         describe: { help: '', paths: [], secretTypes: [] },

@@ -39,7 +39,7 @@ import { createPostgresPhysical, type PostgresPhysical } from '../storage/postgr
 import type { Physical } from '../storage/physical.js';
 import { createClosableView, createView, type ClosableView } from '../storage/view.js';
 import { createSystemBackend } from '../sys/backend.js';
-import { leasePaths } from '../sys/leases.js';
+import { leasePaths, revokeLeasePrefix } from '../sys/leases.js';
 import { createTokenAuthBackend } from '../token-auth/backend.js';
 import { createTokenStore, type LoginRenewal, type TokenEntry, type TokenStore } from '../token/index.js';
 import { wrappingPaths } from '../sys/wrapping.js';
@@ -430,8 +430,10 @@ export async function createCore(opts: { config: ServerConfig; logger: CoreLogge
       router,
       namespaces,
       logger,
+      revokeLeases: async (entry, ns) => {
+        await revokeLeasePrefix({ expiration, tokens }, ns.id, routePath(entry), { sync: true });
+      },
       onDisable: async (entry, ns) => {
-        await expiration.revokePrefix(ns.id, routePath(entry), { sync: false, force: false }).catch((err: unknown) => logger.error('revoking leases of a disabled mount failed', { path: routePath(entry), error: String(err) }));
         await supervisor.unmount(entry.uuid).catch(() => undefined);
         // No write through the mount's view lands after this (a plugin's background task, a straggler):
         // what the scan below deletes stays deleted.

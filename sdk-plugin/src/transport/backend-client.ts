@@ -1,8 +1,8 @@
 /**
  * Core side of the Backend service: one channel to one plugin process, one
  * long-lived multiplexed stream for the hot calls (HandleRequest, existence
- * checks, InvalidateKey, Periodic) and unary calls for control (Setup,
- * Describe, Cleanup, Type, health). Every call has a deadline; the core's
+ * checks, InvalidateKey, Periodic) and unary calls for a mount's Setup and
+ * Cleanup (and health). Every call has a deadline; the core's
  * secret for the process goes with every call.
  */
 import * as grpc from '@grpc/grpc-js';
@@ -17,13 +17,11 @@ import {
   encodeMount,
   encodeRequest,
   throwIfError,
-  type WireBackendDescription,
   type WireErrorMsg,
   type WireExistenceCheckReply,
   type WireFrame,
   type WireHandleRequestReply,
   type WireSetupReply,
-  type WireSpecialPaths,
 } from './codec.js';
 import { SECRET_METADATA_KEY } from './handshake.js';
 import { waitHealthy } from './health.js';
@@ -38,11 +36,8 @@ export interface SetupResult {
 export interface BackendClient {
   /** Waits for the channel and the health service to report SERVING. */
   waitHealthy(timeoutMs: number): Promise<void>;
-  setup(mount: MountInfo, config: Record<string, string>, timeoutMs?: number): Promise<SetupResult>;
-  describe(mountUuid: string): Promise<BackendDescription>;
-  specialPaths(mountUuid: string): Promise<SpecialPaths>;
+  setup(mount: MountInfo, timeoutMs?: number): Promise<SetupResult>;
   cleanup(mountUuid: string, timeoutMs?: number): Promise<void>;
-  type(): Promise<string>;
   handleRequest(req: LogicalRequest, timeoutMs?: number): Promise<LogicalResponse | null>;
   existenceCheck(req: LogicalRequest, timeoutMs?: number): Promise<ExistenceResult>;
   invalidateKey(mountUuid: string, key: string, timeoutMs?: number): Promise<void>;
@@ -78,11 +73,11 @@ export function createBackendClient(opts: BackendClientOptions): BackendClient {
   const failedError = (what: string, detail: string) =>
     new StrongroomError('plugin_failed', `plugin ${opts.label} failed during ${what}: ${detail}`);
 
-  const unary = <T>(method: string, req: unknown, timeoutMs = opts.callTimeoutMs, target: grpc.Client = client): Promise<T> =>
+  const unary = <T>(method: string, req: unknown, timeoutMs = opts.callTimeoutMs): Promise<T> =>
     new Promise<T>((resolve, reject) => {
-      const fn = (target as unknown as Record<string, UnaryFn>)[method];
+      const fn = (client as unknown as Record<string, UnaryFn>)[method];
       if (!fn) return reject(new StrongroomError('internal', `no method ${method}`));
-      fn.call(target, req, md, { deadline: Date.now() + timeoutMs }, (err, res) => {
+      fn.call(client, req, md, { deadline: Date.now() + timeoutMs }, (err, res) => {
         if (!err) return resolve(res as T);
         reject(err.code === grpc.status.DEADLINE_EXCEEDED ? timeoutError(method, timeoutMs) : failedError(method, err.details || err.message));
       });
@@ -124,26 +119,13 @@ export function createBackendClient(opts: BackendClientOptions): BackendClient {
       await waitHealthy({ socketPath: opts.socketPath, secret: opts.secret, label: opts.label, timeoutMs });
       lane();
     },
-    async setup(mount, config, timeoutMs) {
-      const r = await unary<WireSetupReply>('Setup', { mount: encodeMount(mount), config }, timeoutMs);
+    async setup(mount, timeoutMs) {
+      const r = await unary<WireSetupReply>('Setup', { mount: encodeMount(mount) }, timeoutMs);
       throwIfError(r);
       return { specialPaths: decodeSpecialPaths(r.special_paths), describe: decodeDescription(r.describe) };
     },
-    async describe(mountUuid) {
-      const r = await unary<{ describe: WireBackendDescription | null; err: WireErrorMsg | null }>('Describe', { mount_uuid: mountUuid });
-      throwIfError(r);
-      return decodeDescription(r.describe);
-    },
-    async specialPaths(mountUuid) {
-      const r = await unary<{ special_paths: WireSpecialPaths | null; err: WireErrorMsg | null }>('SpecialPaths', { mount_uuid: mountUuid });
-      throwIfError(r);
-      return decodeSpecialPaths(r.special_paths);
-    },
     async cleanup(mountUuid, timeoutMs) {
       throwIfError(await unary<{ err: WireErrorMsg | null }>('Cleanup', { mount_uuid: mountUuid }, timeoutMs));
-    },
-    async type() {
-      return (await unary<{ type: string }>('Type', {})).type;
     },
     async handleRequest(req, timeoutMs = opts.callTimeoutMs) {
       return decodeHandleReply(await streamCall<WireHandleRequestReply>('handle_request', encodeRequest(req), 'handle_request_reply', timeoutMs));

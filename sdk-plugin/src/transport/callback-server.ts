@@ -3,8 +3,9 @@
  * plugin process on a unix socket of its own.
  *
  * Security invariants:
- *  - every call (each unary call, each stream at open) must present the
- *    process's current secret as metadata; it is compared in constant time;
+ *  - every stream (Storage and SystemView each serve only `Stream`) must
+ *    present the process's current secret as metadata when it opens; it is
+ *    compared in constant time;
  *  - every operation names a mount uuid, and `resolve()` answers only for the
  *    mounts this process serves, so a plugin can never read or write another
  *    plugin's (or another mount's) storage;
@@ -15,8 +16,8 @@ import * as fs from 'node:fs';
 import * as grpc from '@grpc/grpc-js';
 import { MAX_BATCH_OPS, type Storage, type StorageOp } from '../storage.js';
 import type { SystemView } from '../system-view.js';
-import { badRequest, permissionDenied, StrongroomError, unsupportedOperation } from '../errors.js';
-import { encodeError, type WireFrame } from './codec.js';
+import { badRequest, permissionDenied, unsupportedOperation } from '../errors.js';
+import type { WireFrame } from './codec.js';
 import { SECRET_METADATA_KEY, secretMatches } from './handshake.js';
 import { serveFrames } from './mux.js';
 import { CHANNEL_OPTIONS, loadProtos } from './proto.js';
@@ -39,8 +40,6 @@ export interface CallbackServer {
   close(): Promise<void>;
 }
 
-type Unary = grpc.ServerUnaryCall<Record<string, unknown>, unknown>;
-
 export function createCallbackServer(opts: CallbackServerOptions): CallbackServer {
   const protos = loadProtos();
   const server = new grpc.Server(CHANNEL_OPTIONS);
@@ -53,7 +52,7 @@ export function createCallbackServer(opts: CallbackServerOptions): CallbackServe
     return cb;
   };
 
-  /** Storage operations, shared by the unary RPCs and the stream. */
+  /** Storage operations, by request frame kind. */
   const storageOps: Record<string, (a: Record<string, unknown>) => Promise<[string, unknown]>> = {
     async get(a) {
       const v = await mountOf(a.mount_uuid).storage.get(String(a.key));
@@ -119,42 +118,8 @@ export function createCallbackServer(opts: CallbackServerOptions): CallbackServe
     call.on('error', () => undefined);
   };
 
-  /** A unary RPC: check the secret, run the op, put any failure in the reply's `err`. */
-  const unary =
-    (op: (a: Record<string, unknown>) => Promise<[string, unknown]>, errShape: (e: unknown) => unknown) =>
-    (call: Unary, cb: grpc.sendUnaryData<unknown>) => {
-      if (!authorized(call.metadata)) {
-        cb({ code: grpc.status.UNAUTHENTICATED, details: 'plugin secret mismatch' });
-        return;
-      }
-      op(call.request).then(
-        ([, body]) => cb(null, body),
-        (e: unknown) => cb(null, errShape(e)),
-      );
-    };
-  const withErr = (e: unknown) => ({ err: encodeError(e) });
-
-  const pick = (ops: typeof storageOps, name: string) => {
-    const op = ops[name];
-    if (!op) throw new StrongroomError('internal', `no op ${name}`);
-    return op;
-  };
-
-  server.addService(protos.Storage.service, {
-    Get: unary(pick(storageOps, 'get'), withErr),
-    Put: unary(pick(storageOps, 'put'), withErr),
-    Delete: unary(pick(storageOps, 'delete'), withErr),
-    List: unary(pick(storageOps, 'list'), withErr),
-    Stream: streamHandler(storageOps),
-  });
-  server.addService(protos.SystemView.service, {
-    DefaultLeaseTtl: unary(pick(systemOps, 'default_lease_ttl'), withErr),
-    MaxLeaseTtl: unary(pick(systemOps, 'max_lease_ttl'), withErr),
-    GeneratePasswordFromPolicy: unary(pick(systemOps, 'generate_password'), withErr),
-    CoreVersion: unary(pick(systemOps, 'core_version'), withErr),
-    OpenDatabasePlugin: unary(pick(systemOps, 'open_database_plugin'), withErr),
-    Stream: streamHandler(systemOps),
-  });
+  server.addService(protos.Storage.service, { Stream: streamHandler(storageOps) });
+  server.addService(protos.SystemView.service, { Stream: streamHandler(systemOps) });
 
   return {
     start() {

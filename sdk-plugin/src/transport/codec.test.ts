@@ -36,7 +36,7 @@ describe('codec: TS shapes <-> proto messages', () => {
       auth: { internalData: { k: 1 }, metadata: { m: 'v' }, policies: ['default'] },
       headers: { 'x-h': 'v' },
     };
-    const frame = viaWire({ id: 7, timeout_ms: 100, handle_request: encodeRequest(req) });
+    const frame = viaWire({ id: 7, handle_request: encodeRequest(req) });
     expect(frame.kind).toBe('handle_request');
     expect(decodeRequest(frame.handle_request as never, mount)).toEqual(req);
     const renewed = { ...req, secret: { ...req.secret!, lastRenewalTime: 1_700_000_100_000 } };

@@ -7,7 +7,7 @@ import { createMuxClient, serveFrames } from './mux.js';
 function pipePair() {
   const a = new EventEmitter() as EventEmitter & { write(f: WireFrame): void };
   const b = new EventEmitter() as EventEmitter & { write(f: WireFrame): void };
-  const kindOf = (f: WireFrame) => Object.keys(f).find((k) => k !== 'id' && k !== 'timeout_ms');
+  const kindOf = (f: WireFrame) => Object.keys(f).find((k) => k !== 'id');
   a.write = (f) => setImmediate(() => b.emit('data', { ...f, kind: kindOf(f) }));
   b.write = (f) => setImmediate(() => a.emit('data', { ...f, kind: kindOf(f) }));
   return { a, b };

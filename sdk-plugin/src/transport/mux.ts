@@ -82,7 +82,7 @@ export function createMuxClient(opts: MuxClientOptions): MuxClient {
           sweeper = setInterval(sweep, sweepMs);
           sweeper.unref();
         }
-        opts.sink.write({ id, timeout_ms: timeoutMs, [kind]: body });
+        opts.sink.write({ id, [kind]: body });
       });
     },
     receive(frame) {

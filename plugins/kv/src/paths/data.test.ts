@@ -62,7 +62,8 @@ describe('kv v2 data/', () => {
 
   it('patches the latest version with a JSON merge patch', async () => {
     const b = await kv();
-    expect(await b.patch('data/k', { data: { a: 1 } })).toBeNull();
+    const missing = await errOf(b.patch('data/k', { data: { a: 1 } }));
+    expect([missing.code, missing.message]).toEqual(['not_found', 'no existing data at k']);
     await b.write('data/k', { data: { a: 1, b: { c: 2, d: 3 } } });
     const p = await b.patch('data/k', { data: { a: null, b: { c: 9 }, e: 'x' }, options: { cas: 1 } });
     expect(p?.data).toMatchObject({ version: 2 });

@@ -1,4 +1,4 @@
-import { badRequest, definePath, f, type PathDef } from '@strongroom/sdk-plugin';
+import { badRequest, definePath, f, notFound, type PathDef } from '@strongroom/sdk-plugin';
 import { checkCas, isDeleted, keyPath, readVersion, rfc3339Nano, versionResponse, writeVersion, type KvStore } from '../store.js';
 
 const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
@@ -56,7 +56,8 @@ export function dataPath(store: KvStore): PathDef {
           return store.withKey(path, async () => {
             const existing = await store.getMetadata(path);
             const current = existing?.versions[String(existing.current_version)];
-            if (!existing || !current || current.destroyed || isDeleted(current, store.now())) return null;
+            // As Vault: nothing to merge into is a 404, never a silent success.
+            if (!existing || !current || current.destroyed || isDeleted(current, store.now())) throw notFound(`no existing data at ${req.data.path}`);
             checkCas(req.data.options, existing, await store.getConfig());
             const base = (await store.getVersion(path, existing.current_version)) ?? {};
             const merged = mergePatch(base, patch) as Record<string, unknown>;
