@@ -29,6 +29,7 @@ import type { Logger } from '@strongroom/sdk-plugin/host';
 import { wrapConnection } from './list-method.js';
 import { API_PREFIX, parseApiRequest } from './request.js';
 import { errorReply, renderReply, replyForError, writeRendered } from './response.js';
+import type { Cors } from './cors.js';
 import type { ApiHandler, ApiReply } from './types.js';
 
 /** Vault's default `max_request_size`: 32 MiB. */
@@ -50,6 +51,8 @@ export type ListenerOptions = z.input<typeof optionsSchema>;
 
 export interface ListenerDeps {
   logger?: Pick<Logger, 'error' | 'warn'>;
+  /** Cross-origin policy (sys/config/cors); absent: no CORS handling. */
+  cors?: Pick<Cors, 'verdict'>;
 }
 
 export interface Listener {
@@ -105,6 +108,14 @@ export function createListener(options: ListenerOptions, handle: ApiHandler, dep
     const url = req.url ?? '/';
     const method = req.method ?? 'GET';
     const head = method === 'HEAD';
+    const origin = req.headers.origin;
+    const cors = deps.cors?.verdict(method, Array.isArray(origin) ? origin[0] : origin) ?? null;
+    if (cors && 'answer' in cors) {
+      // A refused origin or a preflight is answered here. An unread body would be taken for the next request: close.
+      const unreadBody = (req.headers['content-length'] ?? '0') !== '0' || req.headers['transfer-encoding'] !== undefined;
+      send(res, unreadBody ? { ...cors.answer, headers: { ...cors.answer.headers, Connection: 'close' } } : cors.answer, head);
+      return;
+    }
     let rawBody: Buffer;
     try {
       rawBody = await readBody(req, maxRequestSize);
@@ -125,7 +136,7 @@ export function createListener(options: ListenerOptions, handle: ApiHandler, dep
     } catch (err) {
       reply = replyForError(err, logger, requestId);
     }
-    send(res, reply, head, requestId);
+    send(res, cors ? { ...reply, headers: { ...reply.headers, ...cors.headers } } : reply, head, requestId);
   }
 
   function send(res: http.ServerResponse, reply: ApiReply, head: boolean, requestId = ''): void {
