@@ -33,6 +33,8 @@ function timedLoop(cfg) {
   let measuring = cfg.warmupMs <= 0;
   let stopped = false;
   let issued = 0;
+  /** Every op that finished, warm-up included (what a server's CPU time over the whole phase paid for). */
+  let finished = 0;
   let measureStart = measuring ? process.hrtime.bigint() : 0n;
   let measureEnd = 0n;
 
@@ -58,7 +60,9 @@ function timedLoop(cfg) {
       let outcome;
       try {
         outcome = await op(w, i);
+        finished++;
       } catch (err) {
+        finished++;
         if (counted) {
           errors++;
           firstError ??= String(err && err.message ? err.message : err);
@@ -88,7 +92,7 @@ function timedLoop(cfg) {
     const sorted = Float64Array.from(latenciesUs).sort();
     const total = ok + non2xx + errors;
     return {
-      concurrency, seconds, total, ok, non2xx, errors, statusCounts,
+      concurrency, seconds, total, ok, non2xx, errors, statusCounts, finished,
       rps: total / seconds, okRps: ok / seconds,
       p50Ms: percentile(sorted, 50) / 1000, p90Ms: percentile(sorted, 90) / 1000,
       p99Ms: percentile(sorted, 99) / 1000, maxMs: sorted.length ? sorted[sorted.length - 1] / 1000 : NaN,

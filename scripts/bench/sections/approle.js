@@ -28,7 +28,7 @@ module.exports = {
     const ceiling = await ctx.load({ url: `http://127.0.0.1:${raw.match[1]}/v1/auth/approle-bench/login`, method: 'POST', body, concurrency: ctx.concurrency });
     raw.child.kill('SIGTERM');
 
-    const login = await ctx.load({ url: ctx.url('/v1/auth/approle-bench/login'), method: 'POST', body, concurrency: ctx.concurrency });
+    const login = await ctx.load({ url: ctx.url('/v1/auth/approle-bench/login'), method: 'POST', body, concurrency: ctx.concurrency }, ctx.corePid);
     if (login.non2xx || login.errors) ctx.problem(`login: ${login.non2xx} non-2xx, ${login.errors} errors; first: ${login.firstNon2xx ?? login.firstError}`);
 
     ctx.target({ name: 'approle login / LevelDB sealed put, 32 in flight, sync', value: login.okRps, reference: ctx.durable.okRps, unit: 'req/s', goal: 0.2 });
@@ -40,6 +40,8 @@ module.exports = {
       '|---|---|---|---|---|---|---|---|',
       row('ceiling: raw node:http POST, same body', ceiling),
       row('POST auth/approle-bench/login (bind_secret_id, num_uses 0)', login),
+      '',
+      `Core CPU per login over the phase: ${ctx.fmt.int(login.cpuUsPerReq)} µs.`,
     ];
   },
 };
