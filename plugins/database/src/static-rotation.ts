@@ -9,7 +9,7 @@
  */
 import { createRotationScheduler, type RotationTarget } from '@strongroom/sdk-plugin';
 type RotationScheduler = ReturnType<typeof createRotationScheduler>;
-import type { EngineDeps } from './deps.js';
+import type { EngineBase } from './engine-base.js';
 import { newPassword } from './credentials.js';
 import type { RotationWal, StaticRole } from './store.js';
 
@@ -18,7 +18,7 @@ export interface StaticRotation extends RotationScheduler {
   create(role: StaticRole): Promise<void>;
 }
 
-export function createStaticRotation(deps: Pick<EngineDeps, 'store' | 'connections' | 'system' | 'logger' | 'now'>): StaticRotation {
+export function createStaticRotation(deps: EngineBase): StaticRotation {
   const { store } = deps;
   /** Roles being created: not stored until their first rotation commits. */
   const creating = new Map<string, StaticRole>();
