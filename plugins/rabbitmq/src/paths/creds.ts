@@ -21,13 +21,13 @@ interface CredsInternal {
   role: string;
 }
 
-async function newPassword(deps: EngineDeps, cfg: ConnectionConfig): Promise<string> {
+async function newPassword(deps: EngineDeps, cfg: Readonly<ConnectionConfig>): Promise<string> {
   return cfg.password_policy ? deps.system.generatePasswordFromPolicy(cfg.password_policy) : generatePassword(ALPHANUMERIC);
 }
 
 /** The lease's TTLs in seconds: config/lease, else the mount's (asked of the core only when needed, in parallel). */
 async function leaseTtls(deps: EngineDeps): Promise<{ ttl: number; maxTtl: number }> {
-  const lease = await deps.store.getLease();
+  const lease = await deps.store.lease.view();
   const [mountDefault, mountMax] = await Promise.all([lease?.ttl ? 0 : deps.system.defaultLeaseTtl(), lease?.max_ttl ? 0 : deps.system.maxLeaseTtl()]);
   const maxTtl = lease?.max_ttl || mountMax;
   const ttl = lease?.ttl || mountDefault;
@@ -71,7 +71,7 @@ export function credsPath(deps: EngineDeps, secret: SecretTypeDef): PathDef {
       read: {
         summary: 'Create a RabbitMQ user with the role tags and permissions and return its credentials.',
         handler: async (req) => {
-          const role = await deps.store.getRole(req.data.name);
+          const role = await deps.store.roles.view(req.data.name);
           if (!role) throw badRequest(`unknown role: ${req.data.name}`);
           const [{ client, config, usernames }, ttls] = await Promise.all([deps.clients.current(), leaseTtls(deps)]);
           const username = usernames.render({ DisplayName: req.client.displayName, RoleName: role.name });
