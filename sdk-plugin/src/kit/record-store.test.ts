@@ -227,7 +227,7 @@ describe('record store', () => {
 
   it('resize bounds the cache, evicting the least recently used', async () => {
     const { s, reads } = counted();
-    const store = createRecordStore(s, { cacheMax: 0 });
+    const store = createRecordStore(s, { cacheMax: 3 });
     const roles = store.kind('role/', Role);
     for (const n of ['a', 'b', 'c']) await roles.put(n, { name: n, ttl: 0, policies: [] });
     for (const n of ['a', 'b', 'c']) await roles.view(n);
@@ -241,6 +241,9 @@ describe('record store', () => {
     expect(reads).toEqual([]);
     await roles.view('b');
     expect(reads).toEqual(['role/b']);
+    store.resize(0);
+    for (const n of ['a', 'b', 'c']) await roles.view(n);
+    expect(store.cached()).toBe(3);
   });
 
   it('a single record can be locked for a read-modify-write of several records', async () => {
