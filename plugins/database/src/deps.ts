@@ -1,8 +1,8 @@
+import type { StaticRoleRotation } from '@strongroom/sdk-plugin';
 import type { Logger, SystemView } from '@strongroom/sdk-plugin/host';
 import type { Connections } from './connections.js';
-import type { DatabaseStore } from './store.js';
+import type { DatabaseStore, StaticRole } from './store.js';
 import type { RootRotation } from './root-rotation.js';
-import type { StaticRotation } from './static-rotation.js';
 
 /** What the paths of one mount share. */
 export interface EngineDeps {
@@ -10,7 +10,7 @@ export interface EngineDeps {
   connections: Connections;
   system: SystemView;
   logger: Logger;
-  rotation: StaticRotation;
+  rotation: StaticRoleRotation<StaticRole>;
   rootRotation: RootRotation;
   now: () => number;
 }
