@@ -1,5 +1,3 @@
-import type { DatabasePluginAddress } from './database/types.js';
-
 /**
  * What an engine may ask of the core besides storage (served over the
  * SystemView stream for plugin processes). Scoped to the calling mount.
@@ -18,6 +16,15 @@ export interface SystemView {
    * database engine uses this; the core refuses an unregistered version.
    */
   openDatabasePlugin?(name: string, version: string): Promise<DatabasePluginAddress>;
+}
+
+/** Where a running database plugin process serves (SystemView.openDatabasePlugin's answer). */
+export interface DatabasePluginAddress {
+  socketPath: string;
+  /** The per-process secret to send as `x-strongroom-plugin-secret` on every call. */
+  secret: string;
+  /** The version actually serving (canonical, "v0.1.0+builtin"). */
+  version: string;
 }
 
 export interface Logger {

@@ -25,7 +25,7 @@ import { createMemoryStorage, type Backend, type LogicalRequest, type MountInfo,
 import { createBarrier } from '../barrier/barrier.js';
 import { createPluginCatalog } from '../plugins/catalog.js';
 import { createPluginSupervisor, type PluginSupervisor } from '../plugins/supervisor.js';
-import { pluginRuntimeDirs } from '../server/builtins.js';
+import { pluginRuntimeDirs } from '../plugins/builtins.js';
 import { createLevelPhysical } from '../storage/level.js';
 import { createManualClock } from '@strongroom/sdk-plugin/host';
 import { createExpirationManager, defaultExpirationOptions, type ExpirationManager } from './expiration-manager.js';

@@ -7,8 +7,7 @@
 import { badRequest, type Backend, type BackendDescription } from '@strongroom/sdk-plugin/host';
 import type { CoreLogger } from '../log/logger.js';
 import type { Namespace, NamespaceRegistry } from '../namespace/namespaces.js';
-import { compileSpecialPaths } from '../request/special-paths.js';
-import type { MountBinding } from '../request/ports.js';
+import { compileSpecialPaths, type PathMatcher } from './special-paths.js';
 import {
   checkReservedPath,
   createMountTableStore,
@@ -21,6 +20,26 @@ import {
   type Router,
 } from './mount-table.js';
 import type { Physical } from '../storage/physical.js';
+
+/** What the router holds for each mount. */
+export interface MountBinding {
+  /** The mount's backend once its plugin is running; null while starting or failed. */
+  backend: Backend | null;
+  status: 'starting' | 'running' | 'failed' | 'degraded';
+  /** User-safe reason when failed/degraded. */
+  error?: string;
+  unauthenticated: PathMatcher;
+  root: PathMatcher;
+  description?: BackendDescription;
+  /** Resolves when the backend finished starting (or failed). */
+  ready: Promise<void>;
+  /**
+   * Holds the mount for one request: returns its release, or null once the mount
+   * is being disabled (the request then sees no mount). A disable waits for every
+   * holder to release before it revokes and deletes the mount's data.
+   */
+  acquire(): (() => void) | null;
+}
 
 /** Creates the backend of a mount: in-process for system types, a plugin process otherwise. */
 export type BackendResolver = (entry: MountEntry, namespace: Namespace) => Promise<{ backend: Backend; description: BackendDescription; runningVersion: string }>;

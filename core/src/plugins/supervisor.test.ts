@@ -10,7 +10,7 @@ import { createMemoryStorage, StrongroomError, type LogicalRequest, type MountIn
 import * as transport from '@strongroom/sdk-plugin/host';
 import { createPluginCatalog, type PluginCatalog, type PluginEntry } from './catalog.js';
 import { createPluginSupervisor, type PluginSupervisor, type PluginSupervisorDeps } from './supervisor.js';
-import { pluginRuntimeDirs } from '../server/builtins.js';
+import { pluginRuntimeDirs } from './builtins.js';
 
 const FIXTURE = path.resolve(__dirname, '../../../sdk-plugin/dist/transport/fixtures/echo-plugin.js');
 if (!fs.existsSync(FIXTURE)) {

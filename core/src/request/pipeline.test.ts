@@ -5,8 +5,9 @@ import { createMetrics } from '../metrics/metrics.js';
 import { createRouter, newMountEntry } from '../mounts/mount-table.js';
 import { createNamespaceRegistry } from '../namespace/namespaces.js';
 import { createPipeline, type PipelineRequest } from './pipeline.js';
-import type { AclOperation, CallerToken, MountBinding } from './ports.js';
-import { compileSpecialPaths } from './special-paths.js';
+import type { MountBinding } from '../mounts/mount-manager.js';
+import { compileSpecialPaths } from '../mounts/special-paths.js';
+import type { AclOperation, CallerToken } from './ports.js';
 
 /** A backend that records what reached it and answers from a per-path script. */
 function recordingBackend(answer: (req: LogicalRequest) => LogicalResponse | null = () => ({ data: { ok: true } })) {

@@ -16,7 +16,8 @@ import { mountInfoOf, routePath, type RouteMatch, type Router } from '../mounts/
 import { tokenScope, type Namespace, type NamespaceRegistry } from '../namespace/namespaces.js';
 import type { AuditEntry } from '../audit/broker.js';
 import { plainRequestKeys } from '../audit/hash.js';
-import type { AclOperation, AclPort, AuditPort, CallerToken, InProcessRequest, LeasePort, MountBinding, TokenPort, WrappingPort } from './ports.js';
+import type { MountBinding } from '../mounts/mount-manager.js';
+import type { AclOperation, AclPort, AuditPort, CallerToken, InProcessRequest, LeasePort, TokenPort, WrappingPort } from './ports.js';
 
 export type ApiOperation = 'read' | 'list' | 'write' | 'delete' | 'patch';
 

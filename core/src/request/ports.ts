@@ -1,12 +1,11 @@
 /**
  * The narrow interfaces the request pipeline needs from the rest of the core.
- * Each is implemented by an adapter in core/src/server/compose.ts, so the
+ * Each is implemented by an adapter in core/src/server/core.ts, so the
  * pipeline can be tested with fakes of exactly what it uses.
  */
-import type { AuthSpec, Backend, BackendDescription, LogicalRequest, SecretSpec } from '@strongroom/sdk-plugin/host';
+import type { AuthSpec, LogicalRequest, SecretSpec } from '@strongroom/sdk-plugin/host';
 import type { MountEntry } from '../mounts/mount-table.js';
 import type { Namespace } from '../namespace/namespaces.js';
-import type { PathMatcher } from './special-paths.js';
 
 /** What the pipeline needs of a token (a projection of the token store's entry). */
 export interface CallerToken {
@@ -87,26 +86,6 @@ export interface AuditPort {
   readonly enabled: boolean;
   logRequest(e: import('../audit/broker.js').AuditEntry): Promise<void>;
   logResponse(e: import('../audit/broker.js').AuditEntry): Promise<void>;
-}
-
-/** What the router holds for each mount. */
-export interface MountBinding {
-  /** The mount's backend once its plugin is running; null while starting or failed. */
-  backend: Backend | null;
-  status: 'starting' | 'running' | 'failed' | 'degraded';
-  /** User-safe reason when failed/degraded. */
-  error?: string;
-  unauthenticated: PathMatcher;
-  root: PathMatcher;
-  description?: BackendDescription;
-  /** Resolves when the backend finished starting (or failed). */
-  ready: Promise<void>;
-  /**
-   * Holds the mount for one request: returns its release, or null once the mount
-   * is being disabled (the request then sees no mount). A disable waits for every
-   * holder to release before it revokes and deletes the mount's data.
-   */
-  acquire(): (() => void) | null;
 }
 
 export type { LogicalRequest };

@@ -21,9 +21,9 @@ import { createListener, type Listener } from '../http/listener.js';
 import type { ApiReply, ApiRequest } from '../http/types.js';
 import type { CoreLogger } from '../log/logger.js';
 import { createMetrics, timed, type Metrics } from '../metrics/metrics.js';
-import { createMountManager, type MountManager } from '../mounts/mount-manager.js';
+import { createMountManager, type MountBinding, type MountManager } from '../mounts/mount-manager.js';
 import { createRouter, mountInfoOf, routePath, storagePrefixOf, type MountEntry } from '../mounts/mount-table.js';
-import { createNamespaceAdmin } from '../namespace/namespace-admin.js';
+import { createNamespaceAdmin } from '../sys/namespace-admin.js';
 import { createNamespaceStore } from '../namespace/namespace-store.js';
 import { createNamespaceRegistry, ROOT_NAMESPACE, tokenScope, type Namespace } from '../namespace/namespaces.js';
 import { createPluginCatalog, isSemver, type PluginCatalog } from '../plugins/catalog.js';
@@ -32,7 +32,7 @@ import { createAclCache } from '../policy/acl-cache.js';
 import { createPasswordPolicyStore, type PasswordPolicyStore } from '../password-policy/store.js';
 import { createPolicyStore, type PolicyStore } from '../policy/policy-store.js';
 import { createPipeline } from '../request/pipeline.js';
-import type { CallerToken, MountBinding } from '../request/ports.js';
+import type { CallerToken } from '../request/ports.js';
 import { createInmemPhysical } from '../storage/inmem.js';
 import { createLevelPhysical } from '../storage/level.js';
 import { createPostgresPhysical, type PostgresPhysical } from '../storage/postgresql.js';
@@ -40,6 +40,8 @@ import type { Physical } from '../storage/physical.js';
 import { createClosableView, createView, type ClosableView } from '../storage/view.js';
 import { createSystemBackend } from '../sys/backend.js';
 import { leasePaths, revokeLeasePrefix } from '../sys/leases.js';
+import { corsPaths, createCorsStore } from '../sys/cors.js';
+import { createCors } from '../http/cors.js';
 import { createTokenAuthBackend } from '../token-auth/backend.js';
 import { createTokenStore, type LoginRenewal, type TokenEntry, type TokenStore } from '../token/index.js';
 import { wrappingPaths } from '../sys/wrapping.js';
@@ -47,7 +49,7 @@ import { rootRecoveryPaths } from '../sys/root-recovery.js';
 import { createGenerateRoot, createRekey } from '../seal/root-recovery.js';
 import { createSealManager, parseSealConfig } from '../seal/seal-manager.js';
 import { createResponseWrapping, type ResponseWrapping } from '../wrapping/response-wrapping.js';
-import { builtinPlugins, pluginRuntimeDirs } from './builtins.js';
+import { builtinPlugins, pluginRuntimeDirs } from '../plugins/builtins.js';
 import type { ServerConfig } from './server-config.js';
 
 export const CORE_VERSION = '0.1.0';
@@ -146,6 +148,8 @@ export async function createCore(opts: { config: ServerConfig; logger: CoreLogge
   const namespaces = createNamespaceRegistry();
   const router = createRouter<MountBinding>();
   const aclCache = createAclCache();
+  // Lives as long as the process: the listener applies it, sealed or not (Vault's behaviour).
+  const cors = createCors();
   const runDir = mkdtempSync(join(tmpdir(), 'strongroom-run-'));
   const systemDefaultTtl = config.defaultLeaseTtl || 32 * 24 * 3600;
   const systemMaxTtl = config.maxLeaseTtl || 32 * 24 * 3600;
@@ -315,6 +319,8 @@ export async function createCore(opts: { config: ServerConfig; logger: CoreLogge
     const namespaceStore = createNamespaceStore({ store: barrier, registry: namespaces });
     await namespaceStore.load();
     const passwordPolicies = createPasswordPolicyStore({ store: barrier, namespaces });
+    const corsStore = createCorsStore(barrier, cors);
+    await corsStore.load();
     const audit = createAuditBroker({ store: barrier, logger: logger.named('audit'), onDeviceFailure: (path) => metrics.auditFailures.inc({ device: path }) });
     await audit.load();
     const catalog = createPluginCatalog({ store: barrier, pluginDirectory: config.pluginDirectory, builtins: builtinPlugins() });
@@ -417,6 +423,7 @@ export async function createCore(opts: { config: ServerConfig; logger: CoreLogge
       extraPaths: [
         ...leasePaths({ expiration, namespaces, logger, tokens }),
         ...wrappingPaths({ wrapping }),
+        ...corsPaths({ cors, store: corsStore }),
         // Attempts live as long as this unsealed state: sealing ends them.
         ...rootRecoveryPaths({
           generateRoot: createGenerateRoot({ seal, createRootToken: async () => (await tokens.createRoot()).id }),
@@ -770,7 +777,7 @@ export async function createCore(opts: { config: ServerConfig; logger: CoreLogge
     handle,
     async listen() {
       listeners = config.listeners.map((l) =>
-        createListener({ address: l.address, tls: l.tls, maxRequestSize: l.maxRequestSize, requireRequestHeader: l.requireRequestHeader }, handle, { logger }),
+        createListener({ address: l.address, tls: l.tls, maxRequestSize: l.maxRequestSize, requireRequestHeader: l.requireRequestHeader }, handle, { logger, cors }),
       );
       const bound = await Promise.all(listeners.map((l) => l.start()));
       return bound.map((b, i) => ({ url: `${config.listeners[i]!.tls ? 'https' : 'http'}://${b.host.includes(':') ? `[${b.host}]` : b.host}:${b.port}` }));

@@ -42,6 +42,17 @@ export interface PluginCatalogPort {
   reload(name: string): Promise<void>;
 }
 
+/** What sys/namespaces needs beyond the registry: the core makes and removes namespaces. */
+export interface NamespaceAdminPort {
+  create(parent: Namespace, name: string, customMetadata: Record<string, string>): Promise<Namespace>;
+  patch(ns: Namespace, changes: Record<string, string | null>): Promise<Namespace>;
+  /** Refuses while children exist; otherwise starts the removal and resolves once the namespace no longer resolves. */
+  delete(ns: Namespace): Promise<void>;
+  children(parent: Namespace): Namespace[];
+  /** The namespace at this full path, including one whose deletion is under way. */
+  find(path: string): Namespace | undefined;
+}
+
 export interface SysDeps {
   mounts: MountManager;
   namespaces: NamespaceRegistry;
@@ -64,7 +75,7 @@ export interface SysDeps {
   /** Node-level info for seal-status. */
   node: { clusterName: string; clusterId: () => string; apiAddr: string; version: string };
   /** Creates and deletes namespaces (sys/namespaces). */
-  namespaceAdmin: import('./namespaces.js').NamespaceAdminPort;
+  namespaceAdmin: NamespaceAdminPort;
   /** Lease endpoints (sys/leases/*), mounted when the expiration manager is present. */
   extraPaths?: import('@strongroom/sdk-plugin').PathDef[];
 }

@@ -10,17 +10,6 @@ import type { Namespace } from '../namespace/namespaces.js';
 import type { SysDeps } from './deps.js';
 import { namespaceOf } from './namespace-of.js';
 
-/** What sys/namespaces needs beyond the registry: the core makes and removes namespaces. */
-export interface NamespaceAdminPort {
-  create(parent: Namespace, name: string, customMetadata: Record<string, string>): Promise<Namespace>;
-  patch(ns: Namespace, changes: Record<string, string | null>): Promise<Namespace>;
-  /** Refuses while children exist; otherwise starts the removal and resolves once the namespace no longer resolves. */
-  delete(ns: Namespace): Promise<void>;
-  children(parent: Namespace): Namespace[];
-  /** The namespace at this full path, including one whose deletion is under way. */
-  find(path: string): Namespace | undefined;
-}
-
 const view = (ns: Namespace) => ({ id: ns.id, path: ns.path, custom_metadata: { ...ns.customMetadata } });
 
 export function namespacePaths(deps: Pick<SysDeps, 'namespaces' | 'namespaceAdmin'>): PathDef[] {

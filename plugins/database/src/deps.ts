@@ -1,18 +1,11 @@
-import type { StaticRoleRotation } from '@strongroom/sdk-plugin';
-import type { Logger, SystemView } from '@strongroom/sdk-plugin/host';
-import type { Connections } from './connections.js';
-import type { DatabaseStore, StaticRole } from './store.js';
+import type { EngineBase } from './engine-base.js';
 import type { RootRotation } from './root-rotation.js';
+import type { StaticRotation } from './static-rotation.js';
 
-/** What the paths of one mount share. */
-export interface EngineDeps {
-  store: DatabaseStore;
-  connections: Connections;
-  system: SystemView;
-  logger: Logger;
-  rotation: StaticRoleRotation<StaticRole>;
+/** What the paths of one mount share: the base and the two rotations built on it. */
+export interface EngineDeps extends EngineBase {
+  rotation: StaticRotation;
   rootRotation: RootRotation;
-  now: () => number;
 }
 
 /** Whether a connection lets a role use it: an exact name, or a glob where `*` matches anything (`*` alone allows any). */

@@ -16,7 +16,7 @@
  */
 import { StrongroomError, badRequest, createRotationScheduler, notFound, type RotationTarget } from '@strongroom/sdk-plugin';
 import { newPassword } from './credentials.js';
-import type { EngineDeps } from './deps.js';
+import type { EngineBase } from './engine-base.js';
 import type { ConnectionConfig, RootRotationWal } from './store.js';
 
 export interface RootRotation {
@@ -36,11 +36,9 @@ export interface RootRotation {
   ready(name: string): Promise<void>;
 }
 
-type Deps = Pick<EngineDeps, 'store' | 'connections' | 'system' | 'logger' | 'now'>;
-
 const withPassword = (cfg: ConnectionConfig, password: string): ConnectionConfig => ({ ...cfg, connection_details: { ...cfg.connection_details, password } });
 
-export function createRootRotation(deps: Deps): RootRotation {
+export function createRootRotation(deps: EngineBase): RootRotation {
   const { store, connections } = deps;
   /** Connections settled since this process started; an entry is dropped when a settle fails or a rotation leaves an entry behind. */
   const settled = new Map<string, Promise<void>>();

@@ -7,12 +7,14 @@
  * this process because the core's periodic call comes once a minute and
  * rotation_period may be 5 s.
  */
-import { createStaticRoleRotation, type RotationTarget } from '@strongroom/sdk-plugin';
-import type { EngineDeps } from './deps.js';
+import { createStaticRoleRotation, type RotationTarget, type StaticRoleRotation } from '@strongroom/sdk-plugin';
+import type { EngineBase } from './engine-base.js';
 import { newPassword } from './credentials.js';
 import type { RotationWal, StaticRole } from './store.js';
 
-export function createStaticRotation(deps: Pick<EngineDeps, 'store' | 'connections' | 'system' | 'logger' | 'now'>) {
+export type StaticRotation = StaticRoleRotation<StaticRole>;
+
+export function createStaticRotation(deps: EngineBase): StaticRotation {
   const { store } = deps;
   const target = (roleOf: (name: string) => Promise<StaticRole | null>): Omit<RotationTarget<RotationWal>, 'names' | 'nextDue' | 'period'> => ({
     wal: store.staticWals,

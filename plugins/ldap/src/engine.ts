@@ -10,24 +10,12 @@
  * put into an error message.
  */
 import { badRequest } from '@strongroom/sdk-plugin';
-import { generatePassword, passwordPolicy, type KeyedMutex, type Logger, type PasswordPolicy, type SystemView } from '@strongroom/sdk-plugin/host';
-import { createDirectory, type Directory } from './directory.js';
-import { ROOT, createRotations, type Rotations } from './rotation.js';
-import type { LdapConfig, LdapStore } from './store.js';
+import { generatePassword, passwordPolicy, type PasswordPolicy } from '@strongroom/sdk-plugin/host';
+import { createDirectory } from './directory.js';
+import { ROOT, createRotations, type EngineBase, type Rotations } from './rotation.js';
+import type { LdapConfig } from './store.js';
 
 export const DEFAULT_PASSWORD_LENGTH = 64;
-
-/** What the rotations need of the engine. */
-export interface EngineBase {
-  store: LdapStore;
-  directory: Directory;
-  system: SystemView;
-  logger: Logger;
-  /** Keys (the mount's uuid is added): `config` (config writes, rotate-root), `static/<name>`, `set/<name>`, `account/<name>`. */
-  mutex: KeyedMutex;
-  now: () => number;
-  newPassword(cfg?: LdapConfig): Promise<string>;
-}
 
 export interface Engine extends EngineBase {
   rotations: Rotations;

@@ -19,9 +19,21 @@
  * periodic call comes once a minute.
  */
 import { createRotationScheduler, createStaticRoleRotation, type RotationTarget, type StaticRoleRotation } from '@strongroom/sdk-plugin';
-import { bindName, canBind, directoryError } from './directory.js';
-import type { EngineBase } from './engine.js';
-import type { PasswordWal, StaticRole } from './store.js';
+import type { KeyedMutex, Logger, SystemView } from '@strongroom/sdk-plugin/host';
+import { bindName, canBind, directoryError, type Directory } from './directory.js';
+import type { LdapConfig, LdapStore, PasswordWal, StaticRole } from './store.js';
+
+/** What the rotations need of the engine (engine.ts builds it and the rotations on it). */
+export interface EngineBase {
+  store: LdapStore;
+  directory: Directory;
+  system: SystemView;
+  logger: Logger;
+  /** Keys (the mount's uuid is added): `config` (config writes, rotate-root), `static/<name>`, `set/<name>`, `account/<name>`. */
+  mutex: KeyedMutex;
+  now: () => number;
+  newPassword(cfg?: LdapConfig): Promise<string>;
+}
 
 type RotationScheduler = ReturnType<typeof createRotationScheduler>;
 

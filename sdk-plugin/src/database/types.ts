@@ -93,11 +93,5 @@ export interface DatabasePluginClient {
   close(): Promise<void>;
 }
 
-/** Where a running database plugin process serves (from SystemView.openDatabasePlugin). */
-export interface DatabasePluginAddress {
-  socketPath: string;
-  /** The per-process secret to send as `x-strongroom-plugin-secret` on every call. */
-  secret: string;
-  /** The version actually serving (canonical, "v0.1.0+builtin"). */
-  version: string;
-}
+/** Where a running database plugin process serves: declared with the SystemView call that answers it. */
+export type { DatabasePluginAddress } from '../system-view.js';

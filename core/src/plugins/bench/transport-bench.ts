@@ -14,7 +14,7 @@ import { createMemoryStorage, type Backend, type LogicalRequest, type MountInfo,
 import { createEchoFactory } from '@strongroom/sdk-plugin/dist/transport/fixtures/echo-backend.js';
 import { createPluginCatalog } from '../catalog.js';
 import { createPluginSupervisor } from '../supervisor.js';
-import { pluginRuntimeDirs } from '../../server/builtins.js';
+import { pluginRuntimeDirs } from '../builtins.js';
 
 const FIXTURE = path.resolve(__dirname, '../../../../sdk-plugin/dist/transport/fixtures/echo-plugin.js');
 

@@ -1,7 +1,7 @@
 /** The built-in plugins: catalog entries run as child processes like any other plugin. */
 import { realpathSync } from 'node:fs';
 import { resolve } from 'node:path';
-import type { BuiltinPlugin } from '../plugins/catalog.js';
+import type { BuiltinPlugin } from './catalog.js';
 
 const ROOT = resolve(__dirname, '../../..');
 const PLUGINS_DIR = resolve(ROOT, 'plugins');

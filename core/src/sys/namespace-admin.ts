@@ -13,8 +13,8 @@ import type { CoreLogger } from '../log/logger.js';
 import type { DefaultMounts, MountManager } from '../mounts/mount-manager.js';
 import { routePath } from '../mounts/mount-table.js';
 import type { Physical } from '../storage/physical.js';
-import type { NamespaceStore } from './namespace-store.js';
-import type { Namespace, NamespaceRegistry } from './namespaces.js';
+import type { NamespaceStore } from '../namespace/namespace-store.js';
+import type { Namespace, NamespaceRegistry } from '../namespace/namespaces.js';
 
 export interface NamespaceAdmin {
   create(parent: Namespace, name: string, customMetadata: Record<string, string>): Promise<Namespace>;
