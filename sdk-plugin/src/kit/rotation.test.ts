@@ -195,6 +195,8 @@ describe('rotation scheduler', () => {
     expect(await roles.get('r')).toMatchObject({ password: 'pw-5000', last_rotation: 5000 });
     expect(system.get('svc')).toBe('pw-5000');
     expect(rot.nextDue('r')).toBe(65_000);
+    t = 35_000;
+    expect(rot.ttl((await roles.get('r'))!)).toBe(30);
     fail = true;
     await expect(rot.create({ name: 'bad', user: 'other', password: '', rotation_period: 60, last_rotation: 0 })).rejects.toThrow('said no');
     expect(await roles.get('bad')).toBeNull();

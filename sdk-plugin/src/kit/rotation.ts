@@ -288,6 +288,8 @@ export interface StaticRoleRecord {
 export interface StaticRoleRotation<R extends StaticRoleRecord> extends RotationScheduler {
   /** The first rotation of a role not stored yet: the role is stored, with its secret, only once it succeeded. */
   create(role: R): Promise<void>;
+  /** Seconds until `role` is next rotated (what static-creds answers as `ttl`). */
+  ttl(role: R): number;
 }
 
 /**
@@ -304,6 +306,7 @@ export function createStaticRoleRotation<R extends StaticRoleRecord, W>(
 ): StaticRoleRotation<R> {
   const creating = new Map<string, R>();
   const roleOf = async (name: string) => creating.get(name) ?? (await roles.get(name));
+  const now = opts.now ?? (() => Date.now());
   const t = target(roleOf);
   const scheduler = createRotationScheduler<W>(
     {
@@ -335,6 +338,10 @@ export function createStaticRoleRotation<R extends StaticRoleRecord, W>(
         }
       });
       await scheduler.reschedule(role.name);
+    },
+    ttl(role) {
+      const next = scheduler.nextDue(role.name) ?? role.last_rotation + role.rotation_period * 1000;
+      return Math.max(0, Math.round((next - now()) / 1000));
     },
   };
 }
