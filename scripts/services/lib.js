@@ -140,7 +140,8 @@ function aptInstall(packages, why) {
   if (created) fs.writeFileSync(policy, '#!/bin/sh\nexit 101\n', { mode: 0o755 });
   try {
     const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
-    const opts = { stdio: ['ignore', 'inherit', 'inherit'], env, timeout: 900_000 };
+    // apt's progress goes to stderr: our stdout may be a JSON answer a caller parses.
+    const opts = { stdio: ['ignore', 2, 2], env, timeout: 900_000 };
     let r = spawnSync('apt-get', ['install', '-y', '--no-install-recommends', ...packages], opts);
     if (r.status !== 0) {
       spawnSync('apt-get', ['update'], opts);

@@ -13,7 +13,7 @@ export { StrongroomError, badRequest, notFound, permissionDenied, codedError } f
 export type { LogicalResponse } from './logical.js';
 export type { BackendFactory } from './backend.js';
 export type { Storage } from './storage.js';
-export { createRecordStore } from './kit/record-store.js';
+export { createRecordStore, rawBytesCodec } from './kit/record-store.js';
 export type { RecordStore, Records } from './kit/record-store.js';
 export { createKeyedMutex } from './kit/keyed-mutex.js';
 export { createDueScheduler } from './kit/due-scheduler.js';

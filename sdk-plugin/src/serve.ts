@@ -19,12 +19,11 @@ import {
   encodeHandleReply,
   encodeSpecialPaths,
   type WireFrame,
-  type WireMountInfo,
-  type WireRequest,
 } from './transport/codec.js';
 import type { JsonLogger } from './transport/logger.js';
 import { serveFrames } from './transport/mux.js';
 import { startPluginProcess } from './transport/plugin-process.js';
+import type * as wire from './transport/wire.js';
 
 export interface ServeHandle {
   socketPath: string;
@@ -47,7 +46,7 @@ export async function serve(factory: BackendFactory): Promise<ServeHandle> {
     return m;
   };
 
-  const setup = async (wireMount: WireMountInfo) => {
+  const setup = async (wireMount: wire.MountInfo) => {
     const mount = decodeMount(wireMount);
     const previous = mounts.get(mount.uuid);
     if (previous) {
@@ -64,7 +63,7 @@ export async function serve(factory: BackendFactory): Promise<ServeHandle> {
     return backend;
   };
 
-  const handleRequest = async (w: WireRequest) => {
+  const handleRequest = async (w: wire.Request) => {
     const m = mountFor(w.mount_uuid);
     try {
       return encodeHandleReply(await m.backend.handleRequest(decodeRequest(w, m.mount)));
@@ -73,7 +72,7 @@ export async function serve(factory: BackendFactory): Promise<ServeHandle> {
       return { response: null, err: encodeError(err) };
     }
   };
-  const existenceCheck = async (w: WireRequest) => {
+  const existenceCheck = async (w: wire.Request) => {
     const m = mountFor(w.mount_uuid);
     try {
       return encodeExistence(await m.backend.existenceCheck(decodeRequest(w, m.mount)));
@@ -94,10 +93,10 @@ export async function serve(factory: BackendFactory): Promise<ServeHandle> {
   server.addService(proc.protos.Backend.service, {
     Setup: unary(async (req) => {
       try {
-        const b = await setup(req.mount as WireMountInfo);
+        const b = await setup(req.mount as wire.MountInfo);
         return { special_paths: encodeSpecialPaths(b.specialPaths()), describe: encodeDescription(b.describe()), err: null };
       } catch (err) {
-        logUnexpected(logger, err, (req.mount as WireMountInfo | null)?.path ?? '');
+        logUnexpected(logger, err, (req.mount as wire.MountInfo | null)?.path ?? '');
         return { special_paths: null, describe: null, err: encodeError(err) };
       }
     }),
@@ -118,15 +117,15 @@ export async function serve(factory: BackendFactory): Promise<ServeHandle> {
       serveFrames(call, async (frame) => {
         switch (frame.kind) {
           case 'handle_request':
-            return ['handle_request_reply', await handleRequest(frame.handle_request as WireRequest)];
+            return ['handle_request_reply', await handleRequest(frame.handle_request as wire.Request)];
           case 'existence_check':
-            return ['existence_check_reply', await existenceCheck(frame.existence_check as WireRequest)];
+            return ['existence_check_reply', await existenceCheck(frame.existence_check as wire.Request)];
           case 'invalidate_key': {
-            const a = frame.invalidate_key as { mount_uuid: string; key: string };
+            const a = frame.invalidate_key as wire.InvalidateKeyArgs;
             return ['invalidate_key_reply', await errorReply(() => mountFor(a.mount_uuid).backend.invalidateKey(a.key))];
           }
           case 'periodic': {
-            const a = frame.periodic as { mount_uuid: string };
+            const a = frame.periodic as wire.MountRef;
             return ['periodic_reply', await errorReply(() => mountFor(a.mount_uuid).backend.periodic())];
           }
           default:

@@ -1,6 +1,7 @@
 /**
  * System endpoints existing Vault clients call, through the real binary:
- * sys/remount (data, leases and login tokens move with the mount),
+ * sys/remount (data moves with the mount; its leases and login tokens are
+ * revoked first, as in Vault), auth/ revoke-prefix reaching login tokens,
  * sys/tools/random and sys/tools/hash, the legacy sys/renew, sys/revoke and
  * sys/revoke-prefix aliases, login tokens listed under
  * sys/leases/lookup/auth/..., and sys/internal/specs/openapi answering the
@@ -37,14 +38,19 @@ describe('sys/remount', () => {
     expect(st.body.data).toMatchObject({ migration_id: id, migration_info: { source_mount: 'kv-old', target_mount: 'kv-new/', status: 'success' } });
   });
 
-  it('moves an auth method: tokens it issued keep working and renew; login tokens are listed, looked up and revoked as leases under sys/leases/lookup/auth/...', async () => {
-    expect((await s.api('POST', 'sys/auth/ar', { type: 'approle' })).status).toBe(204);
-    expect((await s.api('POST', 'auth/ar/role/r1', { token_ttl: '1h', token_policies: ['default'] })).status).toBe(204);
-    const roleId = (await s.api('GET', 'auth/ar/role/r1/role-id')).body.data.role_id;
-    const secretId = (await s.api('POST', 'auth/ar/role/r1/secret-id')).body.data.secret_id;
-    const login = await s.api('POST', 'auth/ar/login', { role_id: roleId, secret_id: secretId }, { token: null });
-    const tok = login.body.auth.client_token as string;
+  async function approleLogin(mount: string): Promise<{ tok: string; roleId: string; secretId: string }> {
+    expect((await s.api('POST', `sys/auth/${mount}`, { type: 'approle' })).status).toBe(204);
+    expect((await s.api('POST', `auth/${mount}/role/r1`, { token_ttl: '1h', token_policies: ['default'] })).status).toBe(204);
+    const roleId = (await s.api('GET', `auth/${mount}/role/r1/role-id`)).body.data.role_id;
+    const secretId = (await s.api('POST', `auth/${mount}/role/r1/secret-id`, { num_uses: 0 })).body.data.secret_id;
+    const login = await s.api('POST', `auth/${mount}/login`, { role_id: roleId, secret_id: secretId }, { token: null });
+    expect(login.status).toBe(200);
+    return { tok: login.body.auth.client_token as string, roleId, secretId };
+  }
+  const alive = async (tok: string) => (await s.api('GET', 'auth/token/lookup-self', undefined, { token: tok })).status;
 
+  it('login tokens are listed, looked up and revoked as leases under sys/leases/lookup/auth/...; revoke-prefix reaches them', async () => {
+    const { tok, roleId, secretId } = await approleLogin('ar');
     const listed = await s.api('LIST', 'sys/leases/lookup/auth/ar/login');
     expect(listed.status).toBe(200);
     expect(listed.body.data.keys).toHaveLength(1);
@@ -54,16 +60,31 @@ describe('sys/remount', () => {
     expect(look.status).toBe(200);
     expect(look.body.data).toMatchObject({ id: leaseId, renewable: true });
     expect(look.body.data.ttl).toBeGreaterThan(3000);
-
-    expect((await s.api('POST', 'sys/remount', { from: 'auth/ar', to: 'auth/ar2' })).status).toBe(200);
-    expect((await s.api('GET', 'auth/token/lookup-self', undefined, { token: tok })).status).toBe(200);
-    expect((await s.api('POST', 'auth/token/renew-self', {}, { token: tok })).status).toBe(200);
-    expect((await s.api('POST', 'auth/ar2/login', { role_id: roleId, secret_id: secretId }, { token: null })).status).toBe(200);
-    expect((await s.api('POST', 'auth/ar/login', { role_id: roleId, secret_id: secretId }, { token: null })).status).toBeGreaterThanOrEqual(400);
-
     // Revoking the token through its lease id ends it.
     expect((await s.api('PUT', 'sys/leases/revoke', { lease_id: leaseId })).status).toBe(204);
-    expect((await s.api('GET', 'auth/token/lookup-self', undefined, { token: tok })).status).toBe(403);
+    expect(await alive(tok)).toBe(403);
+
+    // revoke-prefix on the auth mount ends every token it issued, and no other.
+    const again = (await s.api('POST', 'auth/ar/login', { role_id: roleId, secret_id: secretId }, { token: null })).body.auth.client_token as string;
+    const other = (await approleLogin('ar-other')).tok;
+    expect((await s.api('PUT', 'sys/leases/revoke-prefix/auth/ar', {})).status).toBe(204);
+    expect(await alive(again)).toBe(403);
+    expect(await alive(other)).toBe(200);
+  });
+
+  it('moving an auth method revokes the tokens it issued (as Vault does); logins work at the new path only', async () => {
+    const { tok, roleId, secretId } = await approleLogin('mv');
+    expect(await alive(tok)).toBe(200);
+    expect((await s.api('POST', 'sys/remount', { from: 'auth/mv', to: 'auth/mv2' })).status).toBe(200);
+    expect(await alive(tok)).toBe(403);
+    expect((await s.api('POST', 'auth/mv2/login', { role_id: roleId, secret_id: secretId }, { token: null })).status).toBe(200);
+    expect((await s.api('POST', 'auth/mv/login', { role_id: roleId, secret_id: secretId }, { token: null })).status).toBeGreaterThanOrEqual(400);
+  });
+
+  it('disabling an auth method revokes the tokens it issued', async () => {
+    const { tok } = await approleLogin('gone');
+    expect((await s.api('DELETE', 'sys/auth/gone')).status).toBe(204);
+    expect(await alive(tok)).toBe(403);
   });
 
   it('refuses a move onto a used path, across tables, and of a system mount', async () => {

@@ -216,6 +216,40 @@ describe('failing revocations', () => {
   });
 });
 
+describe('disabling and moving a mount', () => {
+  it('disable revokes the leases through the still-running plugin first; a failing revocation keeps the mount', async () => {
+    expect((await s.api('POST', 'sys/mounts/stuck', { type: 'lease-test' })).status).toBe(204);
+    await role('never', { ttl: 300, fail_revokes: 1000 }, 'stuck');
+    const held = await issue('never', { mount: 'stuck' });
+    const refused = await s.api('DELETE', 'sys/mounts/stuck');
+    expect(refused.status).toBe(400);
+    expect(refused.body.errors[0]).toContain('stays mounted');
+    // Nothing was lost: the mount answers again and its lease is still there.
+    expect((await s.api('GET', 'sys/mounts')).body.data['stuck/']).toBeDefined();
+    expect((await lookup(held.leaseId)).status).toBe(200);
+    expect((await s.api('GET', 'stuck/records')).status).toBe(200);
+    // The operator's way out, as in Vault: force the leases away, then disable.
+    expect((await s.api('POST', 'sys/leases/revoke-force/stuck/')).status).toBe(204);
+    expect((await s.api('DELETE', 'sys/mounts/stuck')).status).toBe(204);
+
+    expect((await s.api('POST', 'sys/mounts/brief', { type: 'lease-test' })).status).toBe(204);
+    await role('plain', { ttl: 300 }, 'brief');
+    const a = await issue('plain', { mount: 'brief' });
+    expect((await s.api('DELETE', 'sys/mounts/brief')).status).toBe(204);
+    // Revoked at once, not queued against a plugin that is gone (it would stay pending, then irrevocable).
+    expect((await lookup(a.leaseId)).status).toBe(400);
+  });
+
+  it('sys/remount revokes the mount\'s leases first, as Vault does', async () => {
+    expect((await s.api('POST', 'sys/mounts/mover', { type: 'lease-test' })).status).toBe(204);
+    await role('plain', { ttl: 300, record: true }, 'mover');
+    const a = await issue('plain', { mount: 'mover' });
+    expect((await s.api('POST', 'sys/remount', { from: 'mover', to: 'moved' })).status).toBe(200);
+    expect((await lookup(a.leaseId)).status).toBe(400);
+    expect((await records(s, 'moved')).revoked[a.username]?.count).toBe(1);
+  });
+});
+
 describe('token revocation', () => {
   beforeAll(async () => {
     await s.api('PUT', 'sys/policies/acl/lease-user', {

@@ -5,9 +5,9 @@
  * Invariants this module guards:
  * - A lease is stored (body + token index, in one atomic batch) before its id is returned;
  *   when the store refuses, the secret is revoked at once so no credential outlives its record.
- * - Memory holds only id -> (due time, mount ordinal, state) plus one min-heap; lease bodies
- *   (with the engine's internal data) are read from the barrier when needed and never logged.
- * - One timer is armed at a time, for the earliest due entry.
+ * - Memory holds only id -> (mount ordinal, state) as one small integer, plus the kit's due
+ *   scheduler (one timer, armed for the earliest due lease); lease bodies (with the engine's
+ *   internal data) are read from the barrier when needed and never logged.
  * - Every change to one lease runs under that lease's lock, so a revocation, a renewal and a
  *   force-removal never interleave on the same body.
  * - Revocations go through per-mount FIFOs served round-robin with per-mount caps: a hanging
@@ -18,7 +18,7 @@ import { z } from 'zod';
 import type { PhysicalOp } from '../storage/physical.js';
 import type { KeyValueStore } from '../storage/keys.js';
 import { systemClock, type Clock } from '@strongroom/sdk-plugin/host';
-import { createDueHeap, createKeyedMutex } from '@strongroom/sdk-plugin/host';
+import { createDueScheduler, createKeyedMutex } from '@strongroom/sdk-plugin/host';
 import { createFairQueue } from './fair-queue.js';
 import {
   decodeEntry,
@@ -188,14 +188,14 @@ export interface TidyResult {
 
 export interface ExpirationStats {
   leases: number;
-  heapEntries: number;
+  /** Leases waiting on the timer (not queued, not being revoked). */
+  scheduled: number;
   queuedRevocations: number;
   inFlightRevocations: number;
   irrevocable: number;
   restoring: boolean;
   revoked: number;
   revokeFailures: number;
-  armedTimer: boolean;
 }
 
 export interface ExpirationManager {
@@ -229,23 +229,19 @@ export interface ExpirationManager {
   whenIdle(): Promise<void>;
 }
 
-/** setTimeout's ceiling; a longer wait is taken in steps. */
-const MAX_TIMER_MS = 2 ** 31 - 1;
 /** Due entries moved to the queue per tick before yielding, so a mass expiry never blocks requests. */
 const EXPIRE_CHUNK = 10_000;
 const BULK_CONCURRENCY = 16;
 const REASON_MAX = 240;
 export const IRREVOCABLE_LIST_CAP = 10_000;
 
+// A lease in memory is one small integer (a V8 Smi, no object): mount ordinal * 4 + state.
 const SCHEDULED = 0;
 const QUEUED = 1;
 const REVOKING = 2;
-
-interface Slot {
-  due: number;
-  mount: number;
-  state: number;
-}
+const lease = (mount: number, state: number): number => mount * 4 + state;
+const mountOf = (v: number): number => v >>> 2;
+const stateOf = (v: number): number => v & 3;
 
 interface MountRef {
   uuid: string;
@@ -314,16 +310,14 @@ export function createExpirationManager(deps: ExpirationDeps): ExpirationManager
   const opts: ExpirationOptions = { ...defaultExpirationOptions, ...deps.options };
   const progressEveryMs = deps.progressEveryMs ?? 5000;
 
-  let index = new Map<string, Slot>();
-  const heap = createDueHeap();
+  let index = new Map<string, number>();
   const queue = createFairQueue({ maxInFlight: opts.maxInFlight, maxInFlightPerMount: opts.maxInFlightPerMount });
   const mounts: MountRef[] = [];
   const mountOrdinals = new Map<string, number>();
   let irrevocableLeases = new Map<string, { mount: number; expireTime: number; reason: string }>();
   const locks = createKeyedMutex();
 
-  let timer: { handle: unknown; at: number } | null = null;
-  let continuationPending = false;
+  let pumpQueued = false;
   let stopped = false;
   let restoring: Promise<RestoreResult> | null = null;
   let removedDuringRestore = new Set<string>();
@@ -345,67 +339,34 @@ export function createExpirationManager(deps: ExpirationDeps): ExpirationManager
     return n;
   };
 
-  // ---- the one timer ----
+  // ---- the one timer: the kit's due scheduler ----
 
-  /** Due time of the earliest live heap entry, discarding stale ones on the way. */
-  const peekLiveDue = (): number => {
-    for (;;) {
-      const id = heap.peekId();
-      if (id === undefined) return Infinity;
-      const due = heap.peekDue();
-      const slot = index.get(id);
-      if (slot && slot.state === SCHEDULED && slot.due === due) return due;
-      heap.pop();
-    }
-  };
-
-  const arm = (): void => {
-    if (stopped || continuationPending) return;
-    const due = peekLiveDue();
-    if (timer && timer.at <= due) return;
-    if (timer) clock.clearTimer(timer.handle);
-    timer = null;
-    if (due === Infinity) return;
-    const delay = Math.min(Math.max(0, due - clock.now()), MAX_TIMER_MS);
-    timer = { handle: clock.setTimer(onTimer, delay), at: due };
-  };
-
-  const schedule = (id: string, slot: Slot, due: number): void => {
-    if (stopped || index.get(id) !== slot) return;
-    slot.due = due;
-    slot.state = SCHEDULED;
-    heap.push(due, id);
-    // Lazy deletion leaves stale entries behind; rebuild once they outnumber the live ones.
-    if (heap.size() > 2 * index.size + 1024) {
-      const live: [number, string][] = [];
-      for (const [lid, s] of index) if (s.state === SCHEDULED) live.push([s.due, lid]);
-      heap.rebuild(live);
-    }
-    if (!timer || due < timer.at) arm();
-  };
-
-  function onTimer(): void {
-    timer = null;
-    continuationPending = false;
-    if (stopped) return;
-    const now = clock.now();
-    let moved = 0;
-    while (peekLiveDue() <= now) {
-      const id = heap.peekId()!;
-      heap.pop();
-      const slot = index.get(id)!;
-      slot.state = QUEUED;
-      queue.push(slot.mount, id);
-      if (++moved >= EXPIRE_CHUNK) {
-        pump();
-        continuationPending = true;
-        setImmediate(onTimer);
-        return;
+  /** Due leases join their mount's revocation FIFO; the queue is pumped once per handed-out chunk. */
+  const due = createDueScheduler({
+    clock,
+    chunk: EXPIRE_CHUNK,
+    onDue(id) {
+      const v = index.get(id);
+      if (v === undefined || stateOf(v) !== SCHEDULED) return;
+      index.set(id, lease(mountOf(v), QUEUED));
+      queue.push(mountOf(v), id);
+      if (!pumpQueued) {
+        pumpQueued = true;
+        queueMicrotask(() => {
+          pumpQueued = false;
+          pump();
+        });
       }
-    }
-    pump();
-    arm();
-  }
+    },
+  });
+
+  /** (Re)schedules a lease still held in memory. */
+  const schedule = (id: string, at: number): void => {
+    const v = index.get(id);
+    if (stopped || v === undefined) return;
+    index.set(id, lease(mountOf(v), SCHEDULED));
+    due.schedule(id, at);
+  };
 
   // ---- per-lease lock ----
 
@@ -415,22 +376,25 @@ export function createExpirationManager(deps: ExpirationDeps): ExpirationManager
 
   const forget = (id: string): void => {
     index.delete(id);
+    due.cancel(id);
     irrevocableLeases.delete(id);
     if (restoring) removedDuringRestore.add(id);
   };
 
-  const ensureSlot = (id: string, entry: LeaseEntry): Slot | null => {
-    if (stopped) return null;
-    let slot = index.get(id);
-    if (!slot) {
-      slot = { due: entry.expireTime, mount: mountOrdinal(entry.mountUuid, entry.mountPath, entry.namespaceId), state: SCHEDULED };
-      index.set(id, slot);
+  /** The lease's state, adding it (scheduled, not yet armed) when memory does not hold it; undefined once stopped. */
+  const ensureLease = (id: string, entry: LeaseEntry): number | undefined => {
+    if (stopped) return undefined;
+    let v = index.get(id);
+    if (v === undefined) {
+      v = lease(mountOrdinal(entry.mountUuid, entry.mountPath, entry.namespaceId), SCHEDULED);
+      index.set(id, v);
     }
-    return slot;
+    return stateOf(v);
   };
 
-  const markIrrevocable = (id: string, slot: Slot, expireTime: number, reason: string): void => {
-    if (!stopped) irrevocableLeases.set(id, { mount: slot.mount, expireTime, reason });
+  const markIrrevocable = (id: string, expireTime: number, reason: string): void => {
+    const v = index.get(id);
+    if (!stopped && v !== undefined) irrevocableLeases.set(id, { mount: mountOf(v), expireTime, reason });
   };
 
   const deleteOps = (entry: LeaseEntry): PhysicalOp[] => {
@@ -487,28 +451,28 @@ export function createExpirationManager(deps: ExpirationDeps): ExpirationManager
   };
 
   /** After a failed queued revocation: count it, persist, and schedule a retry or mark irrevocable. */
-  const recordFailure = async (id: string, slot: Slot, outcome: Extract<Outcome, { ok: false }>): Promise<void> => {
+  const recordFailure = async (id: string, outcome: Extract<Outcome, { ok: false }>): Promise<void> => {
     failureCount++;
     const now = clock.now();
     const reason = errorText(outcome.error);
     if (outcome.corrupt) {
       logger.error('lease entry is corrupt; kept as irrevocable until revoke-force', { leaseId: id });
-      markIrrevocable(id, slot, slot.due, reason);
-      schedule(id, slot, now + opts.irrevocableRetryMs);
+      markIrrevocable(id, now, reason);
+      schedule(id, now + opts.irrevocableRetryMs);
       return;
     }
     const entry = outcome.entry;
     if (!entry) {
       // The store failed before we knew the lease: not the backend's fault, so no attempt is counted.
       logger.warn('lease revocation deferred by a storage error', { leaseId: id, error: (outcome.error as Error)?.message });
-      schedule(id, slot, now + backoffMs(1));
+      schedule(id, now + backoffMs(1));
       return;
     }
     const attempts = entry.revokeAttempts + 1;
     let due: number;
     if (!isRetryable(outcome.error) || attempts >= opts.maxRevokeAttempts) {
       entry.irrevocableReason = reason;
-      markIrrevocable(id, slot, entry.expireTime, reason);
+      markIrrevocable(id, entry.expireTime, reason);
       due = now + opts.irrevocableRetryMs;
       logger.error('lease is irrevocable', { leaseId: id, attempts, error: reason });
       deps.events?.irrevocable?.(entry.mountPath, entry.namespaceId);
@@ -522,7 +486,7 @@ export function createExpirationManager(deps: ExpirationDeps): ExpirationManager
     } catch (error) {
       logger.error('could not record a failed revocation', { leaseId: id, error: (error as Error)?.message });
     }
-    schedule(id, slot, due);
+    schedule(id, due);
   };
 
   function pump(): void {
@@ -530,21 +494,22 @@ export function createExpirationManager(deps: ExpirationDeps): ExpirationManager
       if (stopped) return;
       const job = queue.take();
       if (!job) return;
-      const slot = index.get(job.id);
-      if (!slot || slot.state !== QUEUED) {
+      const v = index.get(job.id);
+      if (v === undefined || stateOf(v) !== QUEUED) {
         queue.done(job.mount);
         continue;
       }
-      slot.state = REVOKING;
+      index.set(job.id, lease(mountOf(v), REVOKING));
       void withLock(job.id, async () => {
         // A sync revoke or a force may have finished this lease while it waited.
-        if (index.get(job.id) !== slot) return;
+        const cur = index.get(job.id);
+        if (cur === undefined || stateOf(cur) !== REVOKING) return;
         const outcome = await attemptRevoke(job.id, false);
-        if (!outcome.ok) await recordFailure(job.id, slot, outcome);
+        if (!outcome.ok) await recordFailure(job.id, outcome);
       })
         .catch((error: unknown) => {
           logger.error('unexpected error in lease revocation', { leaseId: job.id, error: (error as Error)?.message });
-          if (index.get(job.id) === slot) schedule(job.id, slot, clock.now() + backoffMs(1));
+          if (index.has(job.id)) schedule(job.id, clock.now() + backoffMs(1));
         })
         .finally(() => {
           queue.done(job.mount);
@@ -564,16 +529,15 @@ export function createExpirationManager(deps: ExpirationDeps): ExpirationManager
     const entry = decodeEntry(bytes);
     const now = clock.now();
     if (!entry || entry.leaseId !== id) {
-      const slot = index.get(id);
-      if (slot && slot.state === SCHEDULED) schedule(id, slot, now);
+      const v = index.get(id);
+      if (v !== undefined && stateOf(v) === SCHEDULED) schedule(id, now);
       return true;
     }
     if (entry.expireTime > now) {
       entry.expireTime = now;
       await store.put(key, encodeEntry(entry));
     }
-    const slot = ensureSlot(id, entry);
-    if (slot && slot.state === SCHEDULED) schedule(id, slot, now);
+    if (ensureLease(id, entry) === SCHEDULED) schedule(id, now);
     return true;
   };
 
@@ -619,14 +583,13 @@ export function createExpirationManager(deps: ExpirationDeps): ExpirationManager
         } else if (index.has(id) || removedDuringRestore.has(id)) {
           skipped++;
         } else {
-          const slot: Slot = { due: 0, mount: mountOrdinal(entry.mountUuid, entry.mountPath, entry.namespaceId), state: SCHEDULED };
-          index.set(id, slot);
-          let due = entry.expireTime;
+          index.set(id, lease(mountOrdinal(entry.mountUuid, entry.mountPath, entry.namespaceId), SCHEDULED));
+          let at = entry.expireTime;
           if (entry.irrevocableReason !== null) {
-            markIrrevocable(id, slot, entry.expireTime, entry.irrevocableReason);
-            due = clock.now() + opts.irrevocableRetryMs;
+            markIrrevocable(id, entry.expireTime, entry.irrevocableReason);
+            at = clock.now() + opts.irrevocableRetryMs;
           }
-          schedule(id, slot, due);
+          due.schedule(id, at);
           loaded++;
         }
         if (++sinceYield >= opts.restoreYieldEvery) {
@@ -703,8 +666,7 @@ export function createExpirationManager(deps: ExpirationDeps): ExpirationManager
         }
         throw internalError('failed to store the lease; the secret was revoked');
       }
-      const slot = ensureSlot(entry.leaseId, entry);
-      if (slot) schedule(entry.leaseId, slot, entry.expireTime);
+      if (ensureLease(entry.leaseId, entry) !== undefined) schedule(entry.leaseId, entry.expireTime);
       return { leaseId: entry.leaseId, ttl, renewable: entry.renewable, issueTime: now, expireTime: entry.expireTime, warnings };
     },
 
@@ -730,9 +692,9 @@ export function createExpirationManager(deps: ExpirationDeps): ExpirationManager
       return withLock(id, async () => {
         const entry = await loadEntry(id);
         const now = clock.now();
-        const slot = index.get(id);
+        const v = index.get(id);
         if (entry.irrevocableReason !== null) throw badRequest('lease is irrevocable and cannot be renewed');
-        if ((slot && slot.state !== SCHEDULED) || entry.expireTime <= now) throw badRequest('lease expired');
+        if ((v !== undefined && stateOf(v) !== SCHEDULED) || entry.expireTime <= now) throw badRequest('lease expired');
         if (!entry.renewable) throw badRequest('lease is not renewable');
         const granted = await revoker.renewSecret(entry, inc);
         const { defaultTtl, maxTtl: mountMax } = deps.mountTtls(entry.mountUuid);
@@ -750,8 +712,7 @@ export function createExpirationManager(deps: ExpirationDeps): ExpirationManager
         entry.expireTime = now + ttl * 1000;
         if (granted.renewable === false) entry.renewable = false;
         await store.put(leaseBodyKey(id), encodeEntry(entry));
-        const s = ensureSlot(id, entry);
-        if (s && s.state === SCHEDULED) schedule(id, s, entry.expireTime);
+        if (ensureLease(id, entry) === SCHEDULED) schedule(id, entry.expireTime);
         return {
           leaseId: id,
           renewable: entry.renewable,
@@ -938,7 +899,6 @@ export function createExpirationManager(deps: ExpirationDeps): ExpirationManager
         restoring = runRestore().finally(() => {
           restoring = null;
           removedDuringRestore = new Set();
-          arm();
         });
       }
       return restoring;
@@ -947,18 +907,17 @@ export function createExpirationManager(deps: ExpirationDeps): ExpirationManager
     stop() {
       if (stopped) return;
       stopped = true;
-      if (timer) clock.clearTimer(timer.handle);
-      timer = null;
+      due.stop();
+      due.clear();
       index = new Map();
       irrevocableLeases = new Map();
       removedDuringRestore = new Set();
-      heap.clear();
       queue.clear();
     },
 
     countByMount() {
       const perOrdinal = new Map<number, number>();
-      for (const slot of index.values()) perOrdinal.set(slot.mount, (perOrdinal.get(slot.mount) ?? 0) + 1);
+      for (const v of index.values()) perOrdinal.set(mountOf(v), (perOrdinal.get(mountOf(v)) ?? 0) + 1);
       const out = new Map<string, { mountPath: string; namespaceId: string; count: number }>();
       for (const [ord, n] of perOrdinal) {
         const m = mounts[ord];
@@ -973,20 +932,19 @@ export function createExpirationManager(deps: ExpirationDeps): ExpirationManager
     stats() {
       return {
         leases: index.size,
-        heapEntries: heap.size(),
+        scheduled: due.size(),
         queuedRevocations: queue.queued(),
         inFlightRevocations: queue.inFlight(),
         irrevocable: irrevocableLeases.size,
         restoring: restoring !== null,
         revoked: revokedCount,
         revokeFailures: failureCount,
-        armedTimer: timer !== null,
       };
     },
 
     async whenIdle() {
       for (;;) {
-        const busy = !stopped && (continuationPending || restoring !== null || queue.queued() > 0 || queue.inFlight() > 0 || locks.size() > 0);
+        const busy = !stopped && (due.busy() || restoring !== null || queue.queued() > 0 || queue.inFlight() > 0 || locks.size() > 0);
         if (!busy) return;
         await yieldToEventLoop();
       }

@@ -24,6 +24,7 @@ import type { Logger } from '@strongroom/sdk-plugin/host';
 import { wrapConnection } from './list-method.js';
 import { API_PREFIX, parseApiRequest } from './request.js';
 import { errorReply, renderReply, replyForError, writeRendered } from './response.js';
+import type { Cors } from './cors.js';
 import type { ApiHandler, ApiReply } from './types.js';
 
 /** Vault's default `max_request_size`: 32 MiB. */
@@ -45,6 +46,8 @@ export type ListenerOptions = z.input<typeof optionsSchema>;
 
 export interface ListenerDeps {
   logger?: Pick<Logger, 'error' | 'warn'>;
+  /** Cross-origin policy (sys/config/cors); absent: no CORS handling. */
+  cors?: Pick<Cors, 'verdict'>;
 }
 
 export interface Listener {
@@ -101,6 +104,14 @@ export function createListener(options: ListenerOptions, handle: ApiHandler, dep
       send(res, errorReply(404, ['not found']), head);
       return;
     }
+    const origin = req.headers.origin;
+    const cors = deps.cors?.verdict(method, Array.isArray(origin) ? origin[0] : origin) ?? null;
+    if (cors && 'answer' in cors) {
+      // A refused origin or a preflight is answered here. An unread body would be taken for the next request: close.
+      const unreadBody = (req.headers['content-length'] ?? '0') !== '0' || req.headers['transfer-encoding'] !== undefined;
+      send(res, unreadBody ? { ...cors.answer, headers: { ...cors.answer.headers, Connection: 'close' } } : cors.answer, head);
+      return;
+    }
     let rawBody: Buffer;
     try {
       rawBody = await readBody(req, maxRequestSize);
@@ -121,7 +132,7 @@ export function createListener(options: ListenerOptions, handle: ApiHandler, dep
     } catch (err) {
       reply = replyForError(err, logger, requestId);
     }
-    send(res, reply, head, requestId);
+    send(res, cors ? { ...reply, headers: { ...reply.headers, ...cors.headers } } : reply, head, requestId);
   }
 
   function send(res: http.ServerResponse, reply: ApiReply, head: boolean, requestId = ''): void {

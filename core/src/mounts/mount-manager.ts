@@ -90,7 +90,13 @@ export function createMountManager(deps: {
   router: Router<MountBinding>;
   namespaces: NamespaceRegistry;
   resolve: BackendResolver;
-  /** Called after a mount is removed: revoke its leases, drop its storage. */
+  /**
+   * Revokes every lease the mount issued, synchronously, while its plugin still
+   * runs (Vault's order: credentials never outlive their mount). A failure
+   * keeps the mount.
+   */
+  revokeLeases(entry: MountEntry, ns: Namespace): Promise<void>;
+  /** Called after a mount is removed and its leases revoked: stop its plugin, drop its storage. */
   onDisable(entry: MountEntry, ns: Namespace): Promise<void>;
   logger: CoreLogger;
 }): MountManager {
@@ -117,6 +123,25 @@ export function createMountManager(deps: {
         resolve();
       };
     });
+  }
+
+  function reopen(binding: MountBinding): void {
+    const h = holds.get(binding);
+    if (h) {
+      h.closed = false;
+      h.idle = null;
+    }
+  }
+
+  /** Closes the mount to new requests, lets those inside finish, then revokes its leases; reopens it if that fails. */
+  async function closeAndRevoke(found: { entry: MountEntry; handle: MountBinding }, ns: Namespace, rp: string): Promise<void> {
+    await drain(found.handle);
+    try {
+      await deps.revokeLeases(found.entry, ns);
+    } catch (err) {
+      reopen(found.handle);
+      throw badRequest(`failed to revoke the leases of "${rp}", so it stays mounted ("lease revoke -force -prefix" drops them without the engine): ${err instanceof Error ? err.message : String(err)}`);
+    }
   }
 
   function bind(entry: MountEntry, ns: Namespace): MountBinding {
@@ -227,11 +252,11 @@ export function createMountManager(deps: {
       const found = deps.router.get(ns.id, rp);
       if (!found || found.entry.table !== table) return;
       if (found.entry.system) throw badRequest(`cannot disable the system mount "${rp}"`);
+      // Requests already inside the mount finish (their leases get registered, so
+      // they are revoked too); the plugin is still there to revoke them.
+      await closeAndRevoke(found, ns, rp);
       deps.router.remove(ns.id, rp);
       await persist(table, ns);
-      // Requests already inside the mount finish (their leases get registered, so
-      // onDisable revokes them); only then are the leases revoked and the data removed.
-      await drain(found.handle);
       await deps.onDisable(found.entry, ns);
       await cleanupBackend(found.entry.uuid);
     },
@@ -274,6 +299,8 @@ export function createMountManager(deps: {
       const conflict = deps.router.conflict(ns.id, dst.rp);
       if (conflict) throw badRequest(`to: path is already in use at ${conflict}`);
       const e = found.entry;
+      // As Vault: a move revokes the mount's leases (secrets) or tokens (auth methods) first.
+      await closeAndRevoke(found, ns, src.rp);
       deps.router.remove(ns.id, src.rp);
       const oldPath = e.path;
       e.path = dst.path;

@@ -51,7 +51,9 @@ import { createLevelPhysical } from '../storage/level.js';
 import type { Physical } from '../storage/physical.js';
 import { createPostgresPhysical, type PostgresPhysical } from '../storage/postgresql.js';
 import { createSystemBackend } from '../sys/backend.js';
-import { leasePaths } from '../sys/leases.js';
+import { leasePaths, revokeLeasePrefix } from '../sys/leases.js';
+import { corsPaths, createCorsStore } from '../sys/cors.js';
+import { createCors } from '../http/cors.js';
 import { createNamespaceAdmin, type NamespaceAdmin } from '../sys/namespace-admin.js';
 import { rootRecoveryPaths } from '../sys/root-recovery.js';
 import { createNodeLocal } from '../sys/seal-paths.js';
@@ -110,6 +112,8 @@ export async function createCore(opts: { config: ServerConfig; logger: CoreLogge
   const namespaces = createNamespaceRegistry();
   const router = createRouter<MountBinding>();
   const aclCache = createAclCache();
+  // Lives as long as the process: the listener applies it, sealed or not (Vault's behaviour).
+  const cors = createCors();
   const runDir = mkdtempSync(join(tmpdir(), 'strongroom-run-'));
   const system = { defaultTtl: config.defaultLeaseTtl || 32 * 24 * 3600, maxTtl: config.maxLeaseTtl || 32 * 24 * 3600 };
   const ttlsOf = (entry: MountEntry | undefined) => mountTtls(entry, system);
@@ -172,6 +176,8 @@ export async function createCore(opts: { config: ServerConfig; logger: CoreLogge
     const namespaceStore = createNamespaceStore({ store: barrier, registry: namespaces });
     await namespaceStore.load();
     const passwordPolicies = createPasswordPolicyStore({ store: barrier, namespaces });
+    const corsStore = createCorsStore(barrier, cors);
+    await corsStore.load();
     const audit = createAuditBroker({ store: barrier, logger: logger.named('audit'), onDeviceFailure: (path) => metrics.auditFailures.inc({ device: path }) });
     await audit.load();
     const catalog = createPluginCatalog({ store: barrier, pluginDirectory: config.pluginDirectory, builtins: builtinPlugins() });
@@ -218,8 +224,8 @@ export async function createCore(opts: { config: ServerConfig; logger: CoreLogge
       router,
       namespaces,
       logger,
+      revokeLeases: async (entry, ns) => void (await revokeLeasePrefix({ expiration, tokens }, ns.id, routePath(entry), { sync: true })),
       onDisable: async (entry, ns) => {
-        await expiration.revokePrefix(ns.id, routePath(entry), { sync: false, force: false }).catch((err: unknown) => logger.error('revoking leases of a disabled mount failed', { path: routePath(entry), error: String(err) }));
         await supervisor.unmount(entry.uuid).catch(() => undefined);
         await mountStorage.wipe(entry, ns);
       },
@@ -271,6 +277,7 @@ export async function createCore(opts: { config: ServerConfig; logger: CoreLogge
                 ...nodeLocal.paths,
                 ...leasePaths({ expiration, namespaces, logger, tokens }),
                 ...wrappingPaths({ wrapping }),
+                ...corsPaths({ cors, store: corsStore }),
                 // Attempts live as long as this unsealed state: sealing ends them.
                 ...rootRecoveryPaths({
                   generateRoot: createGenerateRoot({ seal, createRootToken: async () => (await tokens.createRoot()).id }),
@@ -367,7 +374,7 @@ export async function createCore(opts: { config: ServerConfig; logger: CoreLogge
   return {
     handle,
     async listen() {
-      listeners = config.listeners.map((l) => createListener({ address: l.address, tls: l.tls, maxRequestSize: l.maxRequestSize, requireRequestHeader: l.requireRequestHeader }, handle, { logger }));
+      listeners = config.listeners.map((l) => createListener({ address: l.address, tls: l.tls, maxRequestSize: l.maxRequestSize, requireRequestHeader: l.requireRequestHeader }, handle, { logger, cors }));
       const bound = await Promise.all(listeners.map((l) => l.start()));
       return bound.map((b, i) => ({ url: `${config.listeners[i]!.tls ? 'https' : 'http'}://${b.host.includes(':') ? `[${b.host}]` : b.host}:${b.port}` }));
     },

@@ -19,6 +19,28 @@ type LeaseDeps = {
   tokens?: Pick<TokenStore, 'tokenLeaseIds' | 'byTokenLeaseId' | 'revokeEntry'>;
 };
 
+/**
+ * Revokes every lease below a prefix (or the one lease it names) and, below
+ * auth/..., the login tokens issued there: Vault keeps both in one lease
+ * table, here tokens live in the token store. Disabling or moving an auth
+ * method goes through this too, so its tokens end with it.
+ */
+export async function revokeLeasePrefix(
+  deps: Pick<LeaseDeps, 'expiration' | 'tokens'>,
+  namespaceId: string,
+  prefix: string,
+  opts: { sync?: boolean; force?: boolean },
+): Promise<void> {
+  await deps.expiration.revokePrefix(namespaceId, prefix, opts);
+  if (!deps.tokens || !prefix.startsWith('auth/')) return;
+  const folder = prefix.endsWith('/') ? prefix : `${prefix}/`;
+  for (const id of await deps.tokens.tokenLeaseIds(namespaceId, prefix)) {
+    if (id !== prefix && !id.startsWith(folder)) continue; // whole path segments only, as for leases
+    const entry = await deps.tokens.byTokenLeaseId(id);
+    if (entry) await deps.tokens.revokeEntry(entry);
+  }
+}
+
 export function leasePaths(deps: LeaseDeps): PathDef[] {
   const paths = currentLeasePaths(deps);
   // The pre-0.9 spellings Vault still serves and node-vault still calls.
@@ -170,7 +192,7 @@ function currentLeasePaths(deps: LeaseDeps): PathDef[] {
           summary: 'Revoke by prefix.',
           handler: async (req) => {
             const ns = namespaceOf(deps, req.mount);
-            await expiration.revokePrefix(ns.id, req.data.prefix, { sync: req.data.sync, force: false });
+            await revokeLeasePrefix(deps, ns.id, req.data.prefix, { sync: req.data.sync, force: false });
             return null;
           },
         },
@@ -185,7 +207,7 @@ function currentLeasePaths(deps: LeaseDeps): PathDef[] {
           summary: 'Force revocation.',
           handler: async (req) => {
             const ns = namespaceOf(deps, req.mount);
-            await expiration.revokePrefix(ns.id, req.data.prefix, { sync: true, force: true });
+            await revokeLeasePrefix(deps, ns.id, req.data.prefix, { sync: true, force: true });
             return null;
           },
         },

@@ -1,3 +1,4 @@
+import { createHmac } from 'node:crypto';
 import sshpk from 'sshpk';
 import { createTestBackend, StrongroomError, type LogicalResponse } from '@strongroom/sdk-plugin';
 import { createMemoryStorage, toOpenApi, type TestBackend } from '@strongroom/sdk-plugin/host';
@@ -271,6 +272,49 @@ describe('ssh engine (in-process)', () => {
     expect((await b.delete('tidy/dynamic-keys'))?.data?.message).toBe('Successfully deleted 1 keys');
     // A role naming a missing issuer fails at sign time, naming it.
     expect((await errOf(b.write('sign/c', { public_key: userKey, cert_type: 'host', valid_principals: 'h' }))).message).toMatch(/valid_principals|issuer/);
+  });
+
+  test('reads what the engine stored before it moved onto the record store (same keys and encodings)', async () => {
+    const storage = createMemoryStorage();
+    const json = (v: unknown) => Buffer.from(JSON.stringify(v), 'utf8');
+    const ca = await generateKey(caKeySpec('ed25519', 0));
+    const id = '6b1f0e0c-0000-4000-8000-000000000001';
+    await storage.put(`issuer/${id}`, json({ id, name: 'old', kind: ca.kind, bits: ca.bits, public_key: ca.publicKey, private_key: ca.privatePkcs8 }));
+    await storage.put('config/issuers', json({ default: id }));
+    const role = {
+      key_type: 'ca', default_user: '', allowed_users: '*', cidr_list: '', exclude_cidr_list: '', port: 22,
+      default_user_template: false, allowed_users_template: false, allowed_domains: '', allowed_domains_template: false,
+      ttl: 0, max_ttl: 0, allowed_critical_options: '', allowed_extensions: '', default_critical_options: {}, default_extensions: {},
+      default_extensions_template: false, allow_user_certificates: true, allow_host_certificates: false, allow_bare_domains: false,
+      allow_subdomains: false, allow_user_key_ids: false, allow_empty_principals: false, key_id_format: '',
+      allowed_user_key_lengths: { ed25519: [256] }, algorithm_signer: 'default', not_before_duration: 30, issuer_ref: 'old',
+    };
+    await storage.put('roles/signer', json(role));
+    await storage.put('config/zeroaddress', json({ roles: ['signer'] }));
+    // An OTP issued before: the salt is raw bytes, the record named by the HMAC of the OTP under it.
+    const salt = Buffer.alloc(32, 7);
+    await storage.put('otp-salt', salt);
+    const hmac = createHmac('sha256', salt).update('old-otp', 'utf8').digest('hex');
+    await storage.put(`otp/${hmac}`, json({ ip: '10.0.0.1', username: 'admin', role_name: 'o' }));
+
+    const old = await createTestBackend(createSshBackend(), { storage, system: { defaultLeaseTtl: async () => 3600, maxLeaseTtl: async () => 7200 } });
+    expect((await old.read('config/ca'))?.data).toEqual({ issuer_id: id, issuer_name: 'old', public_key: `${ca.publicKey}\n` });
+    expect(certOf(await old.write('sign/signer', { public_key: userKey, valid_principals: 'alice' })).principals).toEqual(['alice']);
+    expect((await old.read('config/zeroaddress'))?.data?.roles).toEqual(['signer']);
+    expect((await old.write('verify', { otp: 'old-otp' }))?.data).toEqual({ ip: '10.0.0.1', username: 'admin', role_name: 'o' });
+    expect([...(await storage.get('otp-salt'))!]).toEqual([...salt]);
+  });
+
+  test('an issuer written elsewhere is found by name once the core invalidates its key', async () => {
+    await b.write('issuers/import/first', { key_type: 'ed25519' });
+    await b.write('roles/r', { key_type: 'ca', allow_user_certificates: true, allowed_users: '*', issuer_ref: 'later' });
+    expect((await errOf(b.write('sign/r', { public_key: userKey, valid_principals: 'a' }))).message).toContain('"later" does not exist');
+    const ca = await generateKey(caKeySpec('ed25519', 0));
+    const id = '6b1f0e0c-0000-4000-8000-000000000002';
+    const rec = { id, name: 'later', kind: ca.kind, bits: ca.bits, public_key: ca.publicKey, private_key: ca.privatePkcs8 };
+    await b.storage.put(`issuer/${id}`, Buffer.from(JSON.stringify(rec)));
+    await b.backend.invalidateKey(`issuer/${id}`);
+    expect((await b.write('sign/r', { public_key: userKey, valid_principals: 'a' }))?.data?.issuer_id).toBe(id);
   });
 
   test('generates a stable OpenAPI document (snapshot: review API drift here)', async () => {

@@ -23,8 +23,8 @@ export function createSshBackend(): BackendFactory {
       return {
         paths: [...rolePaths(deps), ...issuerPaths(deps), ...signPaths(deps), ...otpPaths(deps, secret), tidyPath(deps)],
         secrets: [secret],
-        invalidate: (key) => store.invalidate(key),
-        cleanup: async () => store.clear(),
+        invalidate: (key) => store.records.invalidate(key),
+        cleanup: async () => store.records.clear(),
       };
     },
   });

@@ -5,6 +5,7 @@
  * the default; deleting the default issuer (or DELETE config/ca) leaves none,
  * and what needs one then fails with a 400 saying so.
  */
+import { randomUUID } from 'node:crypto';
 import { badRequest, f } from '@strongroom/sdk-plugin';
 import { type FieldValues } from '@strongroom/sdk-plugin/host';
 import { caKeySpec, generateKey, importCaPair } from './crypto/keys.js';
@@ -23,35 +24,44 @@ type SubmitInput = FieldValues<typeof submitIssuerFields>;
 
 const NAME = /^\w(?:[\w.@-]*\w)?$/;
 
-export function issuerView(i: IssuerRecord): Record<string, unknown> {
+export function issuerView(i: Readonly<IssuerRecord>): Record<string, unknown> {
   return { issuer_id: i.id, issuer_name: i.name, public_key: publicKeyText(i) };
 }
 
 /** The public key as served (text/plain and JSON): the OpenSSH line with a newline, as Vault writes it. */
-export const publicKeyText = (i: IssuerRecord) => `${i.public_key}\n`;
+export const publicKeyText = (i: Readonly<IssuerRecord>) => `${i.public_key}\n`;
 
 /** Checks a new or changed issuer name: unique, not "default", a generic name. "" is allowed (no name). */
 export async function checkIssuerName(store: SshStore, name: string, selfId: string): Promise<void> {
   if (name === '') return;
   if (name === 'default') throw badRequest('field "issuer_name": "default" is reserved');
   if (name.length > 128 || !NAME.test(name)) throw badRequest('field "issuer_name": letters, digits, "_", "-", "." and "@" only, at most 128 characters');
-  for (const [id, other] of await store.issuerNames()) {
-    if (id !== selfId && other === name) throw badRequest(`field "issuer_name": issuer name "${name}" is already in use`);
+  for (const other of await allIssuers(store)) {
+    if (other.id !== selfId && other.name === name) throw badRequest(`field "issuer_name": issuer name "${name}" is already in use`);
   }
 }
 
+/** Every issuer, as cached (list and records): no storage round trip once warm. */
+export async function allIssuers(store: SshStore): Promise<Readonly<IssuerRecord>[]> {
+  const out: Readonly<IssuerRecord>[] = [];
+  for (const id of await store.issuers.list()) {
+    const i = await store.issuers.view(id);
+    if (i) out.push(i);
+  }
+  return out;
+}
+
 /** Resolves an issuer_ref (id, name or "default"); a 400 says why it cannot. */
-export async function resolveIssuer(store: SshStore, ref: string, field = 'issuer_ref'): Promise<IssuerRecord> {
+export async function resolveIssuer(store: SshStore, ref: string, field = 'issuer_ref'): Promise<Readonly<IssuerRecord>> {
   if (ref === '' || ref === 'default') {
     const id = await store.defaultIssuerId();
-    const issuer = id ? await store.getIssuer(id) : null;
+    const issuer = id ? await store.issuers.view(id) : null;
     if (!issuer) throw badRequest(`no default issuer is configured (${field} "default"); submit one at config/ca or set one at config/issuers`);
     return issuer;
   }
-  const index = await store.issuerNames();
-  let id = index.has(ref) ? ref : '';
-  for (const [k, name] of index) if (!id && name === ref) id = k;
-  const issuer = id ? await store.getIssuer(id) : null;
+  // An id wins over a name; both come from the cached issuer list, so an unknown ref never becomes a storage key.
+  const all = await allIssuers(store);
+  const issuer = all.find((i) => i.id === ref) ?? all.find((i) => i.name === ref);
   if (issuer) return issuer;
   throw badRequest(`field "${field}": issuer "${ref}" does not exist`);
 }
@@ -66,12 +76,13 @@ export async function submitIssuer(store: SshStore, d: SubmitInput, name: string
   } else {
     key = importCaPair(d.private_key, d.public_key);
   }
-  return store.locked('issuers', async () => {
+  return store.issuerConfig.lock(async () => {
     await checkIssuerName(store, name, '');
-    const issuer: IssuerRecord = { id: store.newIssuerId(), name, kind: key.kind, bits: key.bits, public_key: key.publicKey, private_key: key.privatePkcs8 };
-    await store.putIssuer(issuer);
+    const issuer: IssuerRecord = { id: randomUUID(), name, kind: key.kind, bits: key.bits, public_key: key.publicKey, private_key: key.privatePkcs8 };
     const current = await store.defaultIssuerId();
-    if (makeDefault || !current || !(await store.getIssuer(current))) await store.setDefaultIssuer(issuer.id);
+    const ops = [store.issuers.putOp(issuer.id, issuer)];
+    if (makeDefault || !current || !(await store.issuers.view(current))) ops.push(store.issuerConfig.putOp({ default: issuer.id }));
+    await store.records.batch(ops);
     return issuer;
   });
 }

@@ -5,43 +5,9 @@
  */
 import { badRequest, f } from '@strongroom/sdk-plugin';
 import { FieldParseError, parseCommaList, parseInteger, validateCidrs, type FieldValues } from '@strongroom/sdk-plugin/host';
+import type { SshRole } from './store.js';
 
 export const ALGORITHM_SIGNERS = ['', 'default', 'ssh-rsa', 'rsa-sha2-256', 'rsa-sha2-512'] as const;
-
-export interface SshRole {
-  key_type: 'otp' | 'ca';
-  default_user: string;
-  allowed_users: string;
-  // OTP
-  cidr_list: string;
-  exclude_cidr_list: string;
-  port: number;
-  // CA
-  default_user_template: boolean;
-  allowed_users_template: boolean;
-  allowed_domains: string;
-  allowed_domains_template: boolean;
-  /** Seconds; 0: the mount's default (capped by max_ttl). */
-  ttl: number;
-  /** Seconds; 0: the mount's maximum. */
-  max_ttl: number;
-  allowed_critical_options: string;
-  allowed_extensions: string;
-  default_critical_options: Record<string, string>;
-  default_extensions: Record<string, string>;
-  default_extensions_template: boolean;
-  allow_user_certificates: boolean;
-  allow_host_certificates: boolean;
-  allow_bare_domains: boolean;
-  allow_subdomains: boolean;
-  allow_user_key_ids: boolean;
-  allow_empty_principals: boolean;
-  key_id_format: string;
-  allowed_user_key_lengths: Record<string, number[]>;
-  algorithm_signer: string;
-  not_before_duration: number;
-  issuer_ref: string;
-}
 
 /** A list-or-comma-string field kept as Vault keeps it: one comma-separated string. */
 const csv = () => f.commaList().transform((l) => l.join(','));
@@ -177,7 +143,7 @@ export function buildRole(d: RoleInput, zeroAddress: boolean): SshRole {
 }
 
 /** What a read answers (Vault's shape per key type). */
-export function roleView(r: SshRole): Record<string, unknown> {
+export function roleView(r: Readonly<SshRole>): Record<string, unknown> {
   if (r.key_type === 'otp') {
     return {
       key_type: r.key_type,

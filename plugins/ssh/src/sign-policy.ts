@@ -7,7 +7,7 @@
 import { badRequest } from '@strongroom/sdk-plugin';
 import { publicKeyHash, type RsaAlgorithm } from './crypto/certificate.js';
 import type { KeyKind, SubjectKey } from './crypto/keys.js';
-import type { SshRole } from './role.js';
+import type { SshRole } from './store.js';
 import { hasTemplate, renderIdentityTemplate, TemplateError, type Identity } from './templates.js';
 
 export interface SignRequest {
@@ -62,7 +62,7 @@ function renderOrNone(entry: string, id: Identity): string[] {
   }
 }
 
-export function planCertificate(role: SshRole, req: SignRequest, subject: SubjectKey, ctx: PlanContext): CertificatePlan {
+export function planCertificate(role: Readonly<SshRole>, req: SignRequest, subject: SubjectKey, ctx: PlanContext): CertificatePlan {
   const warnings: string[] = [];
 
   // Key ID: the caller's only when the role allows it.
@@ -157,7 +157,7 @@ export function planCertificate(role: SshRole, req: SignRequest, subject: Subjec
 }
 
 function validPrincipals(
-  role: SshRole,
+  role: Readonly<SshRole>,
   req: SignRequest,
   defaultPrincipal: string,
   allowedByRole: string,
@@ -197,7 +197,7 @@ function mapKeysFor(subject: SubjectKey): string[] {
   }
 }
 
-function checkKeyLength(role: SshRole, subject: SubjectKey): void {
+function checkKeyLength(role: Readonly<SshRole>, subject: SubjectKey): void {
   const rules = role.allowed_user_key_lengths;
   if (Object.keys(rules).length === 0) return;
   let present = false;
@@ -215,7 +215,7 @@ function checkKeyLength(role: SshRole, subject: SubjectKey): void {
 }
 
 /** The signature algorithm for this role and CA; a non-RSA CA needs "default". */
-export function signatureAlgorithm(role: SshRole, caKind: KeyKind): RsaAlgorithm {
+export function signatureAlgorithm(role: Readonly<SshRole>, caKind: KeyKind): RsaAlgorithm {
   const a = role.algorithm_signer;
   if (caKind !== 'rsa') {
     if (a !== 'default' && a !== '') throw badRequest(`field "algorithm_signer": "${a}" needs an RSA CA key; the issuer's key is ${caKind} (set it to default)`);

@@ -9,7 +9,7 @@
  */
 import * as grpc from '@grpc/grpc-js';
 import { StrongroomError } from '../errors.js';
-import { throwIfError, type WireErrorMsg } from '../transport/codec.js';
+import { throwIfError } from '../transport/codec.js';
 import { SECRET_METADATA_KEY } from '../transport/handshake.js';
 import { CHANNEL_OPTIONS, loadProtos } from '../transport/proto.js';
 import {
@@ -18,10 +18,9 @@ import {
   encodeInitializeRequest,
   encodeNewUserRequest,
   encodeUpdateUserRequest,
-  type WireInitializeResponse,
-  type WireNewUserResponse,
 } from './codec.js';
 import { CONNECTION_ID_METADATA_KEY, type DatabasePluginAddress, type DatabasePluginClient } from './types.js';
+import type * as wire from '../transport/wire.js';
 
 export interface DatabasePluginClientOptions {
   /** Deadline of each call; default 30 s (a NewUser may wait on the database's locks). */
@@ -97,20 +96,20 @@ export function createDatabasePluginClient(
       fn.call(client, req, md, { deadline: Date.now() + timeoutMs }, (err, res) => (err ? reject(transportError(method, err)) : resolve(res as T)));
     });
   const errorReply = async (method: string, req: unknown): Promise<void> => {
-    throwIfError(await call<{ err: WireErrorMsg | null }>(method, req));
+    throwIfError(await call<wire.DatabaseErrorReply>(method, req));
   };
 
   return {
     async type() {
-      return (await call<{ type: string }>('Type', {})).type;
+      return (await call<wire.DatabaseTypeReply>('Type', {})).type;
     },
     async initialize(req) {
-      const r = await call<WireInitializeResponse>('Initialize', encodeInitializeRequest(req));
+      const r = await call<wire.InitializeResponse>('Initialize', encodeInitializeRequest(req));
       throwIfError(r);
       return { config: decodeConfig(r.config_json) };
     },
     async newUser(req) {
-      const r = await call<WireNewUserResponse>('NewUser', encodeNewUserRequest(req));
+      const r = await call<wire.NewUserResponse>('NewUser', encodeNewUserRequest(req));
       throwIfError(r);
       return { username: r.username };
     },

@@ -1,13 +1,12 @@
 /**
  * The one place where the database-plugin shapes (types.ts) become
  * proto/database.proto messages and back; the plugin side
- * (serve-database.ts) and the engine side (client.ts) both use it. Wire*
- * interfaces are what @grpc/proto-loader produces with LOADER_OPTIONS
- * (snake_case, defaults filled, bytes as Buffer, int64 as number, enums as
- * numbers unless given by name).
+ * (serve-database.ts) and the engine side (client.ts) both use it. The
+ * message types (`wire.*`) are generated from the .proto files into
+ * transport/wire.ts by scripts/proto-json.js.
  */
 import { badRequest } from '../errors.js';
-import type { WireErrorMsg } from '../transport/codec.js';
+import type * as wire from '../transport/wire.js';
 import type {
   DatabaseCredentialType,
   DatabaseStatements,
@@ -18,46 +17,6 @@ import type {
 } from './types.js';
 
 type Bytes = Uint8Array;
-
-export interface WireStatements {
-  commands: string[];
-}
-export interface WireInitializeRequest {
-  config_json: Bytes;
-  verify_connection: boolean;
-}
-export interface WireInitializeResponse {
-  config_json: Bytes;
-  err: WireErrorMsg | null;
-}
-export interface WireNewUserRequest {
-  username_config: { display_name: string; role_name: string } | null;
-  password: string;
-  expiration: number;
-  statements: WireStatements | null;
-  rollback_statements: WireStatements | null;
-  credential_type: number | string;
-  public_key: Bytes;
-  subject: string;
-}
-export interface WireNewUserResponse {
-  username: string;
-  err: WireErrorMsg | null;
-}
-export interface WireUpdateUserRequest {
-  username: string;
-  password: { new_password: string; statements: WireStatements | null } | null;
-  public_key: { new_public_key: Bytes; statements: WireStatements | null } | null;
-  expiration: { new_expiration: number; statements: WireStatements | null } | null;
-  credential_type: number | string;
-}
-export interface WireDeleteUserRequest {
-  username: string;
-  statements: WireStatements | null;
-}
-export interface WireDatabaseErrorReply {
-  err: WireErrorMsg | null;
-}
 
 // Order = proto enum numbers.
 const CREDENTIAL_TYPES: readonly DatabaseCredentialType[] = ['password', 'rsa_private_key', 'client_certificate'];
@@ -76,8 +35,8 @@ export function decodeCredentialType(w: number | string | undefined): DatabaseCr
   return t;
 }
 
-const encodeStatements = (s: DatabaseStatements | undefined): WireStatements => ({ commands: s?.commands ?? [] });
-const decodeStatements = (w: WireStatements | null | undefined): DatabaseStatements => ({ commands: w?.commands ?? [] });
+const encodeStatements = (s: DatabaseStatements | undefined): wire.Statements => ({ commands: s?.commands ?? [] });
+const decodeStatements = (w: wire.Statements | null | undefined): DatabaseStatements => ({ commands: w?.commands ?? [] });
 
 export function encodeConfig(config: Record<string, unknown>): Buffer {
   return Buffer.from(JSON.stringify(config), 'utf8');
@@ -95,15 +54,15 @@ export function decodeConfig(bytes: Bytes | null | undefined): Record<string, un
   return v as Record<string, unknown>;
 }
 
-export function encodeInitializeRequest(r: InitializeRequest): WireInitializeRequest {
+export function encodeInitializeRequest(r: InitializeRequest): wire.InitializeRequest {
   return { config_json: encodeConfig(r.config), verify_connection: r.verifyConnection };
 }
 
-export function decodeInitializeRequest(w: WireInitializeRequest): InitializeRequest {
+export function decodeInitializeRequest(w: wire.InitializeRequest): InitializeRequest {
   return { config: decodeConfig(w.config_json), verifyConnection: Boolean(w.verify_connection) };
 }
 
-export function encodeNewUserRequest(r: NewUserRequest): WireNewUserRequest {
+export function encodeNewUserRequest(r: NewUserRequest): wire.NewUserRequest {
   return {
     username_config: { display_name: r.usernameConfig.displayName, role_name: r.usernameConfig.roleName },
     password: r.password,
@@ -116,7 +75,7 @@ export function encodeNewUserRequest(r: NewUserRequest): WireNewUserRequest {
   };
 }
 
-export function decodeNewUserRequest(w: WireNewUserRequest): NewUserRequest {
+export function decodeNewUserRequest(w: wire.NewUserRequest): NewUserRequest {
   const req: NewUserRequest = {
     usernameConfig: { displayName: w.username_config?.display_name ?? '', roleName: w.username_config?.role_name ?? '' },
     password: w.password,
@@ -130,7 +89,7 @@ export function decodeNewUserRequest(w: WireNewUserRequest): NewUserRequest {
   return req;
 }
 
-export function encodeUpdateUserRequest(r: UpdateUserRequest): WireUpdateUserRequest {
+export function encodeUpdateUserRequest(r: UpdateUserRequest): wire.UpdateUserRequest {
   return {
     username: r.username,
     password: r.password ? { new_password: r.password.newPassword, statements: encodeStatements(r.password.statements) } : null,
@@ -142,7 +101,7 @@ export function encodeUpdateUserRequest(r: UpdateUserRequest): WireUpdateUserReq
   };
 }
 
-export function decodeUpdateUserRequest(w: WireUpdateUserRequest): UpdateUserRequest {
+export function decodeUpdateUserRequest(w: wire.UpdateUserRequest): UpdateUserRequest {
   const req: UpdateUserRequest = { username: w.username, credentialType: decodeCredentialType(w.credential_type) };
   if (w.password) req.password = { newPassword: w.password.new_password, statements: decodeStatements(w.password.statements) };
   if (w.public_key) {
@@ -154,10 +113,10 @@ export function decodeUpdateUserRequest(w: WireUpdateUserRequest): UpdateUserReq
   return req;
 }
 
-export function encodeDeleteUserRequest(r: DeleteUserRequest): WireDeleteUserRequest {
+export function encodeDeleteUserRequest(r: DeleteUserRequest): wire.DeleteUserRequest {
   return { username: r.username, statements: encodeStatements(r.statements) };
 }
 
-export function decodeDeleteUserRequest(w: WireDeleteUserRequest): DeleteUserRequest {
+export function decodeDeleteUserRequest(w: wire.DeleteUserRequest): DeleteUserRequest {
   return { username: w.username, statements: decodeStatements(w.statements) };
 }

@@ -21,12 +21,9 @@ import {
   decodeNewUserRequest,
   decodeUpdateUserRequest,
   encodeConfig,
-  type WireDeleteUserRequest,
-  type WireInitializeRequest,
-  type WireNewUserRequest,
-  type WireUpdateUserRequest,
 } from './codec.js';
 import { CONNECTION_ID_METADATA_KEY, type DatabaseInstance, type DatabasePlugin } from './types.js';
+import type * as wire from '../transport/wire.js';
 
 export interface DatabaseServeHandle {
   socketPath: string;
@@ -74,7 +71,7 @@ export async function serveDatabasePlugin(plugin: DatabasePlugin): Promise<Datab
         const fresh = plugin.newInstance();
         let res;
         try {
-          res = await fresh.initialize(decodeInitializeRequest(req as unknown as WireInitializeRequest));
+          res = await fresh.initialize(decodeInitializeRequest(req as unknown as wire.InitializeRequest));
         } catch (err) {
           await fresh.close().catch(() => undefined);
           throw err;
@@ -88,21 +85,21 @@ export async function serveDatabasePlugin(plugin: DatabasePlugin): Promise<Datab
     NewUser: proc.unary(
       typed('new_user', { username: '', err: null }, async (req, md) => {
         const inst = instanceFor(md);
-        const r = await inst.newUser(decodeNewUserRequest(req as unknown as WireNewUserRequest));
+        const r = await inst.newUser(decodeNewUserRequest(req as unknown as wire.NewUserRequest));
         return { username: r.username, err: null };
       }),
     ),
     UpdateUser: proc.unary(
       typed('update_user', { err: null }, async (req, md) => {
         const inst = instanceFor(md);
-        await inst.updateUser(decodeUpdateUserRequest(req as unknown as WireUpdateUserRequest));
+        await inst.updateUser(decodeUpdateUserRequest(req as unknown as wire.UpdateUserRequest));
         return { err: null };
       }),
     ),
     DeleteUser: proc.unary(
       typed('delete_user', { err: null }, async (req, md) => {
         const inst = instanceFor(md);
-        await inst.deleteUser(decodeDeleteUserRequest(req as unknown as WireDeleteUserRequest));
+        await inst.deleteUser(decodeDeleteUserRequest(req as unknown as wire.DeleteUserRequest));
         return { err: null };
       }),
     ),

@@ -80,4 +80,62 @@ describe('due scheduler', () => {
     await new Promise((r) => setImmediate(r));
     expect(fired).toBe(35);
   });
+
+  it('keeps due order over many keys rescheduled and cancelled at random, reusing freed slots', () => {
+    const clock = createManualClock(0);
+    const fired: [string, number][] = [];
+    const s = createDueScheduler({ clock, chunk: 1_000_000, onDue: (k, at) => fired.push([k, at]) });
+    const want = new Map<string, number>();
+    let seed = 7;
+    const rand = (m: number) => (seed = (seed * 1103515245 + 12345) % 2 ** 31) % m;
+    for (let round = 0; round < 3; round++) {
+      for (let i = 0; i < 3000; i++) {
+        const key = `k${rand(2000)}`;
+        if (rand(4) === 0) {
+          s.cancel(key);
+          want.delete(key);
+        } else {
+          const at = 1 + rand(1_000_000);
+          s.schedule(key, at);
+          want.set(key, at);
+        }
+      }
+      expect(s.size()).toBe(want.size);
+      for (const [k, at] of want) expect(s.dueAt(k)).toBe(at);
+    }
+    clock.advance(1_000_001);
+    expect(fired.map(([, at]) => at)).toEqual([...want.values()].sort((a, b) => a - b));
+    expect(new Map(fired)).toEqual(want);
+    expect(s.size()).toBe(0);
+    expect(s.entries()).toEqual([]);
+  });
+
+  it('moves a key earlier or later in place, re-arming the one timer', () => {
+    const clock = createManualClock(0);
+    const fired: string[] = [];
+    const s = createDueScheduler({ clock, onDue: (k) => fired.push(k) });
+    s.schedule('a', 100);
+    s.schedule('b', 200);
+    s.schedule('b', 50);
+    expect(clock.armedTimers()).toBe(1);
+    clock.advance(60);
+    expect(fired).toEqual(['b']);
+    s.schedule('a', 1000);
+    clock.advance(500);
+    expect(fired).toEqual(['b']);
+    clock.advance(500);
+    expect(fired).toEqual(['b', 'a']);
+    expect(clock.armedTimers()).toBe(0);
+  });
+
+  it('says it is busy while a chunked hand-out continues', async () => {
+    const clock = createManualClock(0);
+    const s = createDueScheduler({ clock, chunk: 2, onDue: () => undefined });
+    for (let i = 0; i < 5; i++) s.schedule(`k${i}`, 1);
+    clock.advance(1);
+    expect(s.busy()).toBe(true);
+    for (let i = 0; i < 5 && s.busy(); i++) await new Promise((r) => setImmediate(r));
+    expect(s.busy()).toBe(false);
+    expect(s.size()).toBe(0);
+  });
 });

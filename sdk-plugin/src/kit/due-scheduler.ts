@@ -3,14 +3,15 @@
  * for the earliest, `onDue(key)` called when a key comes due. Used for lease
  * and token expiry in the core and rotations in engines.
  *
- * The scheduler keeps the truth (key -> due) and a min-heap of (due, key);
- * rescheduling is a push and the stale heap entry is skipped when it reaches
- * the top (lazy deletion), so neither renewals nor cancellations search. A
- * mass expiry is handed out in chunks with a yield between them, so it never
- * blocks the event loop for long.
+ * It must hold a million leases compactly, so an entry is a slot number: the
+ * key -> slot map is the only per-entry object; due times, the binary min-heap
+ * of slots and each slot's heap position live in typed arrays (about 24 bytes
+ * an entry beside the map). The heap is indexed, so rescheduling and
+ * cancelling move the entry in place (O(log n)) and nothing stale is left
+ * behind. A mass expiry is handed out in chunks with a yield between them, so
+ * it never blocks the event loop for long.
  */
 import { systemClock, type Clock } from './clock.js';
-import { createDueHeap } from './due-heap.js';
 
 export interface DueScheduler {
   /** `key` comes due at `at` (unix ms), replacing the due time it had. */
@@ -21,6 +22,8 @@ export interface DueScheduler {
   size(): number;
   /** Keys scheduled, with their due times (a copy). */
   entries(): [string, number][];
+  /** True while a mass expiry is being handed out in chunks (more due keys follow after a yield). */
+  busy(): boolean;
   /** Disarms the timer; schedules are kept and fire after `start()`. */
   stop(): void;
   start(): void;
@@ -40,35 +43,98 @@ export interface DueSchedulerOptions {
 
 /** setTimeout's ceiling; a longer wait is taken in steps. */
 const MAX_TIMER_MS = 2 ** 31 - 1;
+const INITIAL_SLOTS = 64;
 
 export function createDueScheduler(opts: DueSchedulerOptions): DueScheduler {
   const clock = opts.clock ?? systemClock;
   const chunk = opts.chunk ?? 10_000;
-  const due = new Map<string, number>();
-  const heap = createDueHeap();
+
+  const slotOf = new Map<string, number>();
+  let keys: (string | undefined)[] = [];
+  let dues = new Float64Array(INITIAL_SLOTS);
+  /** heap[i]: the slot at heap position i; heapPos[slot]: where that slot sits in the heap. */
+  let heap = new Int32Array(INITIAL_SLOTS);
+  let heapPos = new Int32Array(INITIAL_SLOTS);
+  let free: number[] = [];
+  let n = 0;
+
   let timer: { handle: unknown; at: number } | null = null;
   let continuing = false;
   let running = !opts.stopped;
 
-  /** Due time of the earliest live heap entry, discarding stale ones on the way. */
-  const peekLive = (): number => {
-    for (;;) {
-      const key = heap.peekId();
-      if (key === undefined) return Infinity;
-      const at = heap.peekDue();
-      if (due.get(key) === at) return at;
-      heap.pop();
-    }
+  const grow = (): void => {
+    const cap = dues.length * 2;
+    const d = new Float64Array(cap);
+    d.set(dues);
+    dues = d;
+    const h = new Int32Array(cap);
+    h.set(heap);
+    heap = h;
+    const p = new Int32Array(cap);
+    p.set(heapPos);
+    heapPos = p;
   };
 
-  const disarm = () => {
+  const place = (i: number, slot: number): void => {
+    heap[i] = slot;
+    heapPos[slot] = i;
+  };
+
+  const siftUp = (start: number): void => {
+    const slot = heap[start]!;
+    const at = dues[slot]!;
+    let i = start;
+    while (i > 0) {
+      const parent = (i - 1) >> 1;
+      const p = heap[parent]!;
+      if (dues[p]! <= at) break;
+      place(i, p);
+      i = parent;
+    }
+    place(i, slot);
+  };
+
+  const siftDown = (start: number): void => {
+    const slot = heap[start]!;
+    const at = dues[slot]!;
+    let i = start;
+    for (;;) {
+      const l = 2 * i + 1;
+      if (l >= n) break;
+      const r = l + 1;
+      const m = r < n && dues[heap[r]!]! < dues[heap[l]!]! ? r : l;
+      const c = heap[m]!;
+      if (at <= dues[c]!) break;
+      place(i, c);
+      i = m;
+    }
+    place(i, slot);
+  };
+
+  /** Takes the slot at heap position i out of the heap and frees it. */
+  const removeAt = (i: number): void => {
+    const slot = heap[i]!;
+    slotOf.delete(keys[slot]!);
+    keys[slot] = undefined;
+    free.push(slot);
+    n--;
+    if (i === n) return;
+    const moved = heap[n]!;
+    place(i, moved);
+    siftDown(i);
+    siftUp(heapPos[moved]!);
+  };
+
+  const earliest = (): number => (n === 0 ? Infinity : dues[heap[0]!]!);
+
+  const disarm = (): void => {
     if (timer) clock.clearTimer(timer.handle);
     timer = null;
   };
 
   const arm = (): void => {
     if (!running || continuing) return;
-    const at = peekLive();
+    const at = earliest();
     if (timer && timer.at <= at) return;
     disarm();
     if (at === Infinity) return;
@@ -81,11 +147,11 @@ export function createDueScheduler(opts: DueSchedulerOptions): DueScheduler {
     if (!running) return;
     const now = clock.now();
     let handed = 0;
-    while (peekLive() <= now) {
-      const key = heap.peekId() as string;
-      const at = heap.peekDue();
-      heap.pop();
-      due.delete(key);
+    while (n > 0 && earliest() <= now) {
+      const slot = heap[0]!;
+      const key = keys[slot]!;
+      const at = dues[slot]!;
+      removeAt(0);
       try {
         opts.onDue(key, at);
       } catch (err) {
@@ -102,18 +168,40 @@ export function createDueScheduler(opts: DueSchedulerOptions): DueScheduler {
 
   return {
     schedule(key, at) {
-      due.set(key, at);
-      heap.push(at, key);
-      // Lazy deletion leaves stale entries behind; rebuild once they outnumber the live ones.
-      if (heap.size() > 2 * due.size + 1024) heap.rebuild([...due].map(([k, t]): [number, string] => [t, k]));
+      let slot = slotOf.get(key);
+      if (slot !== undefined) {
+        const old = dues[slot]!;
+        dues[slot] = at;
+        if (at < old) siftUp(heapPos[slot]!);
+        else if (at > old) siftDown(heapPos[slot]!);
+      } else {
+        slot = free.pop();
+        if (slot === undefined) {
+          slot = keys.length;
+          keys.push(key);
+          if (slot >= dues.length) grow();
+        } else {
+          keys[slot] = key;
+        }
+        slotOf.set(key, slot);
+        dues[slot] = at;
+        place(n, slot);
+        n++;
+        siftUp(n - 1);
+      }
       if (!timer || at < timer.at) arm();
     },
     cancel(key) {
-      due.delete(key);
+      const slot = slotOf.get(key);
+      if (slot !== undefined) removeAt(heapPos[slot]!);
     },
-    dueAt: (key) => due.get(key),
-    size: () => due.size,
-    entries: () => [...due],
+    dueAt(key) {
+      const slot = slotOf.get(key);
+      return slot === undefined ? undefined : dues[slot];
+    },
+    size: () => n,
+    entries: () => [...slotOf].map(([key, slot]): [string, number] => [key, dues[slot]!]),
+    busy: () => continuing,
     stop() {
       running = false;
       disarm();
@@ -123,8 +211,13 @@ export function createDueScheduler(opts: DueSchedulerOptions): DueScheduler {
       arm();
     },
     clear() {
-      due.clear();
-      heap.clear();
+      slotOf.clear();
+      keys = [];
+      free = [];
+      n = 0;
+      dues = new Float64Array(INITIAL_SLOTS);
+      heap = new Int32Array(INITIAL_SLOTS);
+      heapPos = new Int32Array(INITIAL_SLOTS);
       disarm();
     },
   };

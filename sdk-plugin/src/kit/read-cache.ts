@@ -19,10 +19,12 @@ export interface ReadCache<T> {
   drop(key: string): void;
   clear(): void;
   size(): number;
+  /** Changes the bound (0: none), evicting the least recently used beyond it. */
+  resize(max: number): void;
 }
 
 export interface ReadCacheOptions<T> {
-  /** Entries kept at most; the least recently used goes first. */
+  /** Entries kept at most (0: no bound); the least recently used goes first. */
   max: number;
   /** Whether a loaded value may be cached (default: always). */
   keep?: (value: T) => boolean;
@@ -32,6 +34,14 @@ export function createReadCache<T extends object>(opts: ReadCacheOptions<T>): Re
   const entries = new Map<string, T>();
   // Bumped by every write and drop: a load that saw another epoch may have read a value since replaced.
   let epoch = 0;
+  let max = opts.max;
+  const trim = () => {
+    while (max > 0 && entries.size > max) {
+      const oldest = entries.keys().next();
+      if (oldest.done) return;
+      entries.delete(oldest.value);
+    }
+  };
 
   const drop = (key: string) => {
     epoch++;
@@ -52,10 +62,7 @@ export function createReadCache<T extends object>(opts: ReadCacheOptions<T>): Re
       if (value === null || seen !== epoch || (keep && !keep(value))) return value;
       const frozen = deepFreeze(value);
       entries.set(key, frozen);
-      if (entries.size > opts.max) {
-        const oldest = entries.keys().next();
-        if (!oldest.done) entries.delete(oldest.value);
-      }
+      trim();
       return frozen;
     },
     peek: (key) => entries.get(key),
@@ -74,6 +81,10 @@ export function createReadCache<T extends object>(opts: ReadCacheOptions<T>): Re
       entries.clear();
     },
     size: () => entries.size,
+    resize(n) {
+      max = n;
+      trim();
+    },
   };
 }
 

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { createMemoryStorage, type Storage, type StorageOp } from '../storage.js';
 import { StrongroomError } from '../errors.js';
-import { createRecordStore } from './record-store.js';
+import { createRecordStore, rawBytesCodec } from './record-store.js';
 
 const Role = z.object({ name: z.string(), ttl: z.number().default(0), policies: z.array(z.string()).default([]) });
 
@@ -148,5 +148,114 @@ describe('record store', () => {
     expect((await stale)!.ttl).toBe(1);
     slow = false;
     expect((await roles.get('web'))!.ttl).toBe(2);
+  });
+
+  it('caches the name list of a kind that asks, until a key under its prefix changes', async () => {
+    const mem = createMemoryStorage();
+    const lists: string[] = [];
+    const s: Storage = { ...mem, list: (p) => (lists.push(p), mem.list(p)) };
+    const store = createRecordStore(s);
+    const issuers = store.kind('issuer/', z.object({ name: z.string() }), { cacheList: true });
+    const roles = store.kind('role/', Role);
+    await issuers.put('a', { name: 'x' });
+    expect(await issuers.list()).toEqual(['a']);
+    expect(await issuers.list()).toEqual(['a']);
+    expect(lists).toEqual(['issuer/']);
+    await roles.put('web', { name: 'web', ttl: 0, policies: [] });
+    await roles.list();
+    await roles.list();
+    expect(await issuers.list()).toEqual(['a']);
+    expect(lists).toEqual(['issuer/', 'role/', 'role/']);
+    await issuers.put('b', { name: 'y' });
+    expect(await issuers.list()).toEqual(['a', 'b']);
+    await store.batch([issuers.deleteOp('a')]);
+    expect(await issuers.list()).toEqual(['b']);
+    await mem.put('issuer/c', Buffer.from('{"name":"z"}'));
+    store.invalidate('issuer/c');
+    expect(await issuers.list()).toEqual(['b', 'c']);
+    expect(await issuers.list({ limit: 1 })).toEqual(['b']);
+    expect(lists.filter((p) => p === 'issuer/')).toHaveLength(4);
+  });
+
+  it('does not keep a name list loaded while a key under the prefix was written', async () => {
+    const mem = createMemoryStorage();
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    let slow = false;
+    const s: Storage = {
+      ...mem,
+      list: async (p) => {
+        const v = await mem.list(p);
+        if (slow) await gate;
+        return v;
+      },
+    };
+    const store = createRecordStore(s);
+    const issuers = store.kind('issuer/', z.object({ name: z.string() }), { cacheList: true });
+    slow = true;
+    const stale = issuers.list();
+    await issuers.put('a', { name: 'x' });
+    release();
+    expect(await stale).toEqual([]);
+    slow = false;
+    expect(await issuers.list()).toEqual(['a']);
+  });
+
+  it('memo computes once per cached record and again once the record changed', async () => {
+    const store = createRecordStore(createMemoryStorage());
+    const keys = store.kind('key/', z.object({ material: z.string() }));
+    let runs = 0;
+    const parsed = keys.memo((k) => (runs++, k.material.toUpperCase()));
+    await keys.put('a', { material: 'abc' });
+    expect(parsed((await keys.view('a'))!)).toBe('ABC');
+    expect(parsed((await keys.view('a'))!)).toBe('ABC');
+    expect(runs).toBe(1);
+    await keys.put('a', { material: 'def' });
+    expect(parsed((await keys.view('a'))!)).toBe('DEF');
+    expect(runs).toBe(2);
+  });
+
+  it('stores a raw-bytes record as the bytes alone', async () => {
+    const mem = createMemoryStorage();
+    const store = createRecordStore(mem);
+    const salt = store.single('salt', z.object({ bytes: z.string() }), { codec: rawBytesCodec });
+    await mem.put('salt', Buffer.from([1, 2, 3]));
+    expect(await salt.view()).toEqual({ bytes: Buffer.from([1, 2, 3]).toString('base64') });
+    await salt.put({ bytes: Buffer.from([9, 8]).toString('base64') });
+    expect([...(await mem.get('salt'))!]).toEqual([9, 8]);
+  });
+
+  it('resize bounds the cache, evicting the least recently used', async () => {
+    const { s, reads } = counted();
+    const store = createRecordStore(s, { cacheMax: 0 });
+    const roles = store.kind('role/', Role);
+    for (const n of ['a', 'b', 'c']) await roles.put(n, { name: n, ttl: 0, policies: [] });
+    for (const n of ['a', 'b', 'c']) await roles.view(n);
+    expect(store.cached()).toBe(3);
+    await roles.view('a');
+    store.resize(2);
+    expect(store.cached()).toBe(2);
+    reads.length = 0;
+    await roles.view('a');
+    await roles.view('c');
+    expect(reads).toEqual([]);
+    await roles.view('b');
+    expect(reads).toEqual(['role/b']);
+  });
+
+  it('a single record can be locked for a read-modify-write of several records', async () => {
+    const store = createRecordStore(createMemoryStorage());
+    const list = store.single('list', z.object({ names: z.array(z.string()) }));
+    await list.put({ names: [] });
+    await Promise.all(
+      ['a', 'b', 'c'].map((n) =>
+        list.lock(async () => {
+          const cur = (await list.get())!;
+          await new Promise((r) => setImmediate(r));
+          await list.put({ names: [...cur.names, n] });
+        }),
+      ),
+    );
+    expect((await list.get())!.names.sort()).toEqual(['a', 'b', 'c']);
   });
 });

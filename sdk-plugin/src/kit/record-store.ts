@@ -15,6 +15,12 @@
  * each reader its own copy to edit, `view` the shared frozen one (hot paths
  * that only read). Misses are not cached, so guessed names cost no memory.
  *
+ * Lists are storage round trips unless a kind asks for `cacheList`: then its
+ * top-level names are kept until a key under its prefix is written, dropped
+ * or invalidated (the same rule as records). Values computed from a record
+ * (a parsed key, a signer) are kept with `memo`, tied to the cached record
+ * object, so a changed record is recomputed without any dropping by hand.
+ *
  * Locks: `lock(name, fn)` serializes read-modify-write of one record inside
  * this process (one process serves a plugin's mounts and only the active
  * node writes, so that is enough); `update` is get + change + put under it.
@@ -42,6 +48,8 @@ export interface RecordKindOptions<T> {
   /** Whether one loaded record may be cached (approle: only SecretIDs without a use limit). */
   keep?: (value: T) => boolean;
   codec?: RecordCodec;
+  /** Keep the kind's top-level name list too (a small set read on a hot path, as SSH issuers resolved by name). */
+  cacheList?: boolean;
 }
 
 export interface ListOptions {
@@ -81,6 +89,12 @@ export interface Records<T> {
   deleteOp(name: string): StorageOp;
   /** The store's `batch` (operations of any kind of the same store). */
   batch(ops: StorageOp[]): Promise<void>;
+  /**
+   * `fn` memoized per record object: given the records `view` hands out, it
+   * runs once per cached version of a record (the cache replaces the object
+   * when the record changes, so the result never outlives it).
+   */
+  memo<D>(fn: (record: Readonly<T>) => D): (record: Readonly<T>) => D;
 }
 
 /** A kind with exactly one record (a mount's config, a key): the Records API without names. */
@@ -91,8 +105,11 @@ export interface SingleRecord<T> {
   put(value: T): Promise<T>;
   delete(): Promise<void>;
   update(fn: (current: T | null) => T | null | undefined | Promise<T | null | undefined>): Promise<T | null>;
+  /** Runs `fn` holding this record's lock (not reentrant: inside it use put and delete, not update). */
+  lock<R>(fn: () => Promise<R>): Promise<R>;
   putOp(value: T): StorageOp;
   deleteOp(): StorageOp;
+  memo<D>(fn: (record: Readonly<T>) => D): (record: Readonly<T>) => D;
 }
 
 export interface RecordStore {
@@ -108,12 +125,14 @@ export interface RecordStore {
   invalidate(key: string): void;
   /** Drops the whole cache (cleanup). */
   clear(): void;
+  /** Changes the cache bound (0: no bound), evicting the least recently used beyond it (transit's cache-config). */
+  resize(max: number): void;
   /** Records cached (for tests and metrics). */
   cached(): number;
 }
 
 export interface RecordStoreOptions {
-  /** Records cached at most, all kinds together (default 10 000). */
+  /** Records cached at most, all kinds together (default 10 000; 0: no bound). */
   cacheMax?: number;
   /** Share a mutex with other code of the engine (default: the store's own). */
   mutex?: KeyedMutex;
@@ -124,13 +143,36 @@ const jsonCodec: RecordCodec = {
   decode: (b) => JSON.parse(Buffer.from(b).toString('utf8')) as unknown,
 };
 
+/**
+ * For records stored as raw bytes (a salt, a DER key): the record is
+ * `{ bytes: <base64> }` in memory and the bytes alone in storage. Schema:
+ * `z.object({ bytes: z.string() })`.
+ */
+export const rawBytesCodec: RecordCodec = {
+  encode: (v) => Buffer.from((v as { bytes: string }).bytes, 'base64'),
+  decode: (b) => ({ bytes: Buffer.from(b).toString('base64') }),
+};
+
 export function createRecordStore(storage: Storage, opts: RecordStoreOptions = {}): RecordStore {
   const cache = createReadCache<object>({ max: opts.cacheMax ?? 10_000 });
   const mutex = opts.mutex ?? createKeyedMutex();
   const lock = <R>(key: string, fn: () => Promise<R>) => mutex.run(key, fn);
+  // Kinds whose name list is cached: told of every key written, dropped or invalidated.
+  const listCaches: { prefix: string; drop(): void }[] = [];
+  const touched = (keys: readonly string[]) => {
+    for (const l of listCaches) if (keys.some((k) => k.startsWith(l.prefix))) l.drop();
+  };
+  const written = async <R>(keys: readonly string[], op: () => Promise<R>): Promise<R> => {
+    touched(keys);
+    try {
+      return await cache.write(keys, op);
+    } finally {
+      touched(keys);
+    }
+  };
   const batch = async (ops: StorageOp[]) => {
     if (ops.length === 0) return;
-    await cache.write(
+    await written(
       ops.map((o) => o.key),
       () => storage.batch(ops),
     );
@@ -162,7 +204,10 @@ export function createRecordStore(storage: Storage, opts: RecordStoreOptions = {
     };
     const putOp = (name: string, value: T): StorageOp => ({ type: 'put', key: key(name), value: codec.encode(check(value, 'a new')) });
     const deleteOp = (name: string): StorageOp => ({ type: 'delete', key: key(name) });
-    const write = (op: StorageOp) => cache.write(op.key, () => (op.type === 'put' ? storage.put(op.key, op.value) : storage.delete(op.key)));
+    const write = (op: StorageOp) => written([op.key], () => (op.type === 'put' ? storage.put(op.key, op.value) : storage.delete(op.key)));
+    const listAll = kopts.cacheList ? cachedList(() => storage.list(prefix)) : () => storage.list(prefix);
+    if (kopts.cacheList) listCaches.push({ prefix, drop: (listAll as CachedList).drop });
+    const memos = new WeakMap<object, unknown>();
 
     const records: Records<T> = {
       prefix,
@@ -183,7 +228,7 @@ export function createRecordStore(storage: Storage, opts: RecordStoreOptions = {
       },
       delete: (name) => write(deleteOp(name)),
       async list(o = {}) {
-        const names = await storage.list(prefix + (o.dir ?? ''));
+        const names = o.dir ? await storage.list(prefix + o.dir) : await listAll();
         return o.after || o.limit ? paginate(names, o.after ?? '', o.limit ?? 0) : names;
       },
       lock: (name, fn) => lock(key(name), fn),
@@ -201,6 +246,14 @@ export function createRecordStore(storage: Storage, opts: RecordStoreOptions = {
       putOp,
       deleteOp,
       batch: (ops) => batch(ops),
+      memo: (fn) => (record) => {
+        // Scalar records are boxed in the cache; only objects can key the memo.
+        if (typeof record !== 'object' || record === null) return fn(record);
+        if (memos.has(record)) return memos.get(record) as ReturnType<typeof fn>;
+        const d = fn(record);
+        memos.set(record, d);
+        return d;
+      },
     };
     return records;
   }
@@ -216,16 +269,46 @@ export function createRecordStore(storage: Storage, opts: RecordStoreOptions = {
         put: (v) => r.put('', v),
         delete: () => r.delete(''),
         update: (fn) => r.update('', fn),
+        lock: (fn) => r.lock('', fn),
         putOp: (v) => r.putOp('', v),
         deleteOp: () => r.deleteOp(''),
+        memo: r.memo,
       };
     },
     batch,
     lock,
-    invalidate: (key) => cache.drop(key),
-    clear: () => cache.clear(),
+    invalidate(key) {
+      cache.drop(key);
+      touched([key]);
+    },
+    clear() {
+      cache.clear();
+      for (const l of listCaches) l.drop();
+    },
+    resize: (max) => cache.resize(max),
     cached: () => cache.size(),
   };
+}
+
+type CachedList = (() => Promise<string[]>) & { drop(): void };
+
+/** A name list kept until dropped; a load that overlapped a drop is not kept (the read cache's rule). */
+function cachedList(load: () => Promise<string[]>): CachedList {
+  let names: readonly string[] | null = null;
+  let epoch = 0;
+  const get = async () => {
+    if (names) return [...names];
+    const seen = epoch;
+    const loaded = await load();
+    if (seen === epoch) names = Object.freeze([...loaded]);
+    return loaded;
+  };
+  return Object.assign(get, {
+    drop() {
+      epoch++;
+      names = null;
+    },
+  });
 }
 
 interface Box {

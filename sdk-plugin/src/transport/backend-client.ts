@@ -17,16 +17,13 @@ import {
   encodeMount,
   encodeRequest,
   throwIfError,
-  type WireErrorMsg,
-  type WireExistenceCheckReply,
   type WireFrame,
-  type WireHandleRequestReply,
-  type WireSetupReply,
 } from './codec.js';
 import { SECRET_METADATA_KEY } from './handshake.js';
 import { waitHealthy } from './health.js';
 import { createMuxClient, type MuxClient } from './mux.js';
 import { CHANNEL_OPTIONS, loadProtos } from './proto.js';
+import type * as wire from './wire.js';
 
 export interface SetupResult {
   specialPaths: SpecialPaths;
@@ -106,10 +103,15 @@ export function createBackendClient(opts: BackendClientOptions): BackendClient {
     return m;
   };
 
-  const streamCall = async <T>(kind: string, body: unknown, replyKind: string, timeoutMs: number): Promise<T> => {
+  const streamCall = async <K extends keyof wire.Frame>(
+    kind: keyof wire.Frame,
+    body: unknown,
+    replyKind: K,
+    timeoutMs: number,
+  ): Promise<NonNullable<wire.Frame[K]>> => {
     if (broken) throw failedError(kind, 'connection lost');
-    const frame = await lane().call(kind, body, timeoutMs);
-    const reply = frame[replyKind] as T | undefined;
+    const frame = (await lane().call(kind, body, timeoutMs)) as wire.Frame;
+    const reply = frame[replyKind];
     if (reply === undefined || reply === null) throw failedError(kind, `unexpected reply ${String(frame.kind)}`);
     return reply;
   };
@@ -120,26 +122,26 @@ export function createBackendClient(opts: BackendClientOptions): BackendClient {
       lane();
     },
     async setup(mount, timeoutMs) {
-      const r = await unary<WireSetupReply>('Setup', { mount: encodeMount(mount) }, timeoutMs);
+      const r = await unary<wire.SetupReply>('Setup', { mount: encodeMount(mount) }, timeoutMs);
       throwIfError(r);
       return { specialPaths: decodeSpecialPaths(r.special_paths), describe: decodeDescription(r.describe) };
     },
     async cleanup(mountUuid, timeoutMs) {
-      throwIfError(await unary<{ err: WireErrorMsg | null }>('Cleanup', { mount_uuid: mountUuid }, timeoutMs));
+      throwIfError(await unary<wire.ErrorReply>('Cleanup', { mount_uuid: mountUuid }, timeoutMs));
     },
     async handleRequest(req, timeoutMs = opts.callTimeoutMs) {
-      return decodeHandleReply(await streamCall<WireHandleRequestReply>('handle_request', encodeRequest(req), 'handle_request_reply', timeoutMs));
+      return decodeHandleReply(await streamCall('handle_request', encodeRequest(req), 'handle_request_reply', timeoutMs));
     },
     async existenceCheck(req, timeoutMs = opts.callTimeoutMs) {
       return decodeExistence(
-        await streamCall<WireExistenceCheckReply>('existence_check', encodeRequest(req), 'existence_check_reply', timeoutMs),
+        await streamCall('existence_check', encodeRequest(req), 'existence_check_reply', timeoutMs),
       );
     },
     async invalidateKey(mountUuid, key, timeoutMs = opts.callTimeoutMs) {
-      throwIfError(await streamCall<{ err: WireErrorMsg | null }>('invalidate_key', { mount_uuid: mountUuid, key }, 'invalidate_key_reply', timeoutMs));
+      throwIfError(await streamCall('invalidate_key', { mount_uuid: mountUuid, key }, 'invalidate_key_reply', timeoutMs));
     },
     async periodic(mountUuid, timeoutMs = opts.callTimeoutMs) {
-      throwIfError(await streamCall<{ err: WireErrorMsg | null }>('periodic', { mount_uuid: mountUuid }, 'periodic_reply', timeoutMs));
+      throwIfError(await streamCall('periodic', { mount_uuid: mountUuid }, 'periodic_reply', timeoutMs));
     },
     failAll(err) {
       mux?.failAll(err);

@@ -9,10 +9,11 @@ import * as grpc from '@grpc/grpc-js';
 import type { Storage } from '../storage.js';
 import type { SystemView } from '../system-view.js';
 import { StrongroomError } from '../errors.js';
-import { throwIfError, type WireErrorMsg, type WireFrame } from './codec.js';
+import { throwIfError, type WireFrame } from './codec.js';
 import { SECRET_METADATA_KEY } from './handshake.js';
 import { createMuxClient, type MuxClient } from './mux.js';
 import { CHANNEL_OPTIONS, loadProtos } from './proto.js';
+import type * as wire from './wire.js';
 
 export interface CallbackClient {
   storage(mountUuid: string): Storage;
@@ -75,7 +76,7 @@ export function createCallbackClient(opts: CallbackClientOptions): CallbackClien
   const storageLane = lane(storageClient, 'storage');
   const systemLane = lane(systemClient, 'system view');
 
-  const reply = <T extends { err: WireErrorMsg | null }>(frame: WireFrame, kind: string): T => {
+  const reply = <T extends { err: wire.WireError | null }>(frame: WireFrame, kind: string): T => {
     const r = frame[kind] as T | undefined;
     if (!r) throw new StrongroomError('internal', `malformed ${kind} from the core`);
     throwIfError(r);
@@ -86,7 +87,7 @@ export function createCallbackClient(opts: CallbackClientOptions): CallbackClien
     storage(mountUuid) {
       return {
         async get(key) {
-          const r = reply<{ found: boolean; value: Buffer; err: WireErrorMsg | null }>(
+          const r = reply<wire.StorageGetReply>(
             await storageLane.call('get', { mount_uuid: mountUuid, key }),
             'get_reply',
           );
@@ -99,7 +100,7 @@ export function createCallbackClient(opts: CallbackClientOptions): CallbackClien
           reply(await storageLane.call('delete', { mount_uuid: mountUuid, key }), 'delete_reply');
         },
         async list(prefix) {
-          return reply<{ keys: string[]; err: WireErrorMsg | null }>(
+          return reply<wire.StorageListReply>(
             await storageLane.call('list', { mount_uuid: mountUuid, prefix }),
             'list_reply',
           ).keys;
@@ -115,22 +116,22 @@ export function createCallbackClient(opts: CallbackClientOptions): CallbackClien
       const ref = { mount_uuid: mountUuid };
       return {
         async defaultLeaseTtl() {
-          return reply<{ seconds: number; err: WireErrorMsg | null }>(await systemLane.call('default_lease_ttl', ref), 'default_lease_ttl_reply').seconds;
+          return reply<wire.TtlReply>(await systemLane.call('default_lease_ttl', ref), 'default_lease_ttl_reply').seconds;
         },
         async maxLeaseTtl() {
-          return reply<{ seconds: number; err: WireErrorMsg | null }>(await systemLane.call('max_lease_ttl', ref), 'max_lease_ttl_reply').seconds;
+          return reply<wire.TtlReply>(await systemLane.call('max_lease_ttl', ref), 'max_lease_ttl_reply').seconds;
         },
         async generatePasswordFromPolicy(policyName) {
-          return reply<{ value: string; err: WireErrorMsg | null }>(
+          return reply<wire.StringReply>(
             await systemLane.call('generate_password', { mount_uuid: mountUuid, policy_name: policyName }),
             'generate_password_reply',
           ).value;
         },
         async coreVersion() {
-          return reply<{ value: string; err: WireErrorMsg | null }>(await systemLane.call('core_version', ref), 'core_version_reply').value;
+          return reply<wire.StringReply>(await systemLane.call('core_version', ref), 'core_version_reply').value;
         },
         async openDatabasePlugin(name, version) {
-          const r = reply<{ socket_path: string; secret: string; version: string; err: WireErrorMsg | null }>(
+          const r = reply<wire.DatabasePluginAddressReply>(
             await systemLane.call('open_database_plugin', { mount_uuid: mountUuid, name, version }),
             'open_database_plugin_reply',
           );

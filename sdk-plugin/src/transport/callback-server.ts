@@ -18,6 +18,7 @@ import { MAX_BATCH_OPS, type Storage, type StorageOp } from '../storage.js';
 import type { SystemView } from '../system-view.js';
 import { badRequest, permissionDenied, unsupportedOperation } from '../errors.js';
 import type { WireFrame } from './codec.js';
+import type * as wire from './wire.js';
 import { SECRET_METADATA_KEY, secretMatches } from './handshake.js';
 import { serveFrames } from './mux.js';
 import { CHANNEL_OPTIONS, loadProtos } from './proto.js';
@@ -71,7 +72,7 @@ export function createCallbackServer(opts: CallbackServerOptions): CallbackServe
     },
     async batch(a) {
       const storage = mountOf(a.mount_uuid).storage;
-      const ops = Array.isArray(a.ops) ? (a.ops as { key: string; delete: boolean; value: Uint8Array }[]) : [];
+      const ops = Array.isArray(a.ops) ? (a.ops as wire.StorageBatchOp[]) : [];
       if (ops.length > MAX_BATCH_OPS) throw badRequest(`a storage batch carries at most ${MAX_BATCH_OPS} operations`);
       await storage.batch(ops.map((o): StorageOp => (o.delete ? { type: 'delete', key: String(o.key) } : { type: 'put', key: String(o.key), value: o.value })));
       return ['batch_reply', { err: null }];

@@ -2,9 +2,8 @@
  * The one place where the SDK's TypeScript shapes (logical.ts, errors.ts,
  * describe.ts) become proto messages (proto/backend.proto) and back. Both the
  * plugin side (serve.ts) and the core side (core/src/plugins) use it, so the
- * two can never disagree. The Wire* interfaces are the objects
- * @grpc/proto-loader produces with LOADER_OPTIONS (snake_case, defaults filled,
- * unset sub-messages as null, bytes as Buffer).
+ * two can never disagree. The message types (`wire.*`) are generated from the
+ * .proto files into wire.ts by scripts/proto-json.js.
  *
  * Engine data travels as JSON bytes: an absent value is an empty buffer, and
  * JSON `null` is kept distinct from absent.
@@ -23,166 +22,19 @@ import type {
 } from '../logical.js';
 import type { BackendDescription, PathDescription } from '../describe.js';
 import { StrongroomError, fromWireError, toWireError, type ErrorCode, type WireError } from '../errors.js';
+import type * as wire from './wire.js';
 
 type Bytes = Uint8Array;
 
-export interface WireMountInfo {
-  path: string;
-  type: string;
-  uuid: string;
-  accessor: string;
-  namespace: string;
-  options: Record<string, string>;
-  is_auth: boolean;
-}
-
-export interface WireErrorMsg {
-  code: string;
-  message: string;
-  status: number;
-  details: string[];
-}
-
-export interface WireClientInfo {
-  remote_address: string;
-  display_name: string;
-  token_accessor: string;
-  entity_id: string;
-  policies: string[];
-  metadata: Record<string, string>;
-}
-
-export interface WireSecretRef {
-  lease_id: string;
-  secret_type: string;
-  internal_data_json: Bytes;
-  ttl: number;
-  increment: number;
-  issue_time: number;
-  last_renewal_time: number;
-}
-
-export interface WireRequestAuth {
-  internal_data_json: Bytes;
-  metadata: Record<string, string>;
-  policies: string[];
-}
-
-export interface WireRequest {
-  id: string;
-  operation: string;
-  path: string;
-  mount_uuid: string;
-  data_json: Bytes;
-  client: WireClientInfo | null;
-  secret: WireSecretRef | null;
-  auth: WireRequestAuth | null;
-  headers: Record<string, string>;
-}
-
-export interface WireSecretSpec {
-  type: string;
-  ttl: number;
-  max_ttl: number;
-  renewable: boolean;
-  internal_data_json: Bytes;
-}
-
-export interface WireAuthSpec {
-  display_name: string;
-  policies: string[];
-  identity_policies: string[];
-  has_identity_policies: boolean;
-  no_default_policy: boolean;
-  metadata: Record<string, string>;
-  internal_data_json: Bytes;
-  ttl: number;
-  max_ttl: number;
-  explicit_max_ttl: number;
-  period: number;
-  num_uses: number;
-  renewable: boolean;
-  bound_cidrs: string[];
-  token_type: string;
-  alias_name: string;
-}
-
-export interface WireRawHttpResponse {
-  status: number;
-  content_type: string;
-  body: string;
-  base64: boolean;
-}
-
-export interface WireResponse {
-  data_json: Bytes;
-  secret: WireSecretSpec | null;
-  auth: WireAuthSpec | null;
-  warnings: string[];
-  redirect: string;
-  raw: WireRawHttpResponse | null;
-  status: number;
-}
-
-export interface WireHandleRequestReply {
-  response: WireResponse | null;
-  err: WireErrorMsg | null;
-}
-
-export interface WireExistenceCheckReply {
-  check_found: boolean;
-  exists: boolean;
-  err: WireErrorMsg | null;
-}
-
-export interface WireSpecialPaths {
-  unauthenticated: string[];
-  root: string[];
-}
-
-export interface WireBackendDescription {
-  help: string;
-  paths: Array<{
-    pattern: string;
-    fields: Array<{
-      name: string;
-      schema_json: Bytes;
-      description: string;
-      required: boolean;
-      sensitive: boolean;
-      deprecated: boolean;
-      in_path: boolean;
-    }>;
-    operations: Array<{ operation: string; summary: string; description: string }>;
-    existence_check: boolean;
-    synopsis: string;
-    description: string;
-    unauthenticated: boolean;
-  }>;
-  secret_types: string[];
-}
-
-export interface WireSetupArgs {
-  mount: WireMountInfo | null;
-  config: Record<string, string>;
-}
-
-export interface WireSetupReply {
-  special_paths: WireSpecialPaths | null;
-  describe: WireBackendDescription | null;
-  err: WireErrorMsg | null;
-}
-
-export interface WireErrorReply {
-  err: WireErrorMsg | null;
-}
-
-/** A frame on any of the three streams: an id, a deadline, and one `kind` field set. */
+/**
+ * Any of the three stream messages (wire.Frame, wire.StorageFrame,
+ * wire.SystemViewFrame) as the multiplexer handles them: an id and one member
+ * of the `kind` oneof set, looked up by name.
+ */
 export interface WireFrame {
   id: number;
-  timeout_ms?: number;
   kind?: string;
-  [field: string]: unknown;
+  [member: string]: unknown;
 }
 
 // ------------------------------------------------------------------ JSON bytes
@@ -223,12 +75,12 @@ const ERROR_CODES: ReadonlySet<string> = new Set<ErrorCode>([
 ]);
 
 /** Any thrown value -> wire error. Unknown errors become a bare "internal error" (their text may hold secrets). */
-export function encodeError(err: unknown): WireErrorMsg {
+export function encodeError(err: unknown): wire.WireError {
   const w = toWireError(err);
   return { code: w.code, message: w.message, status: w.status, details: w.details ?? [] };
 }
 
-export function decodeError(w: WireErrorMsg): StrongroomError {
+export function decodeError(w: wire.WireError): StrongroomError {
   const code = (ERROR_CODES.has(w.code) ? w.code : 'internal') as ErrorCode;
   const wire: WireError = { code, message: w.message, status: w.status || 500 };
   if (w.details && w.details.length > 0) wire.details = w.details;
@@ -237,11 +89,11 @@ export function decodeError(w: WireErrorMsg): StrongroomError {
 
 // ------------------------------------------------------------------ mount, special paths
 
-export function encodeMount(m: MountInfo): WireMountInfo {
+export function encodeMount(m: MountInfo): wire.MountInfo {
   return { path: m.path, type: m.type, uuid: m.uuid, accessor: m.accessor, namespace: m.namespace, options: m.options, is_auth: m.isAuth };
 }
 
-export function decodeMount(w: WireMountInfo): MountInfo {
+export function decodeMount(w: wire.MountInfo): MountInfo {
   return {
     path: w.path,
     type: w.type,
@@ -253,11 +105,11 @@ export function decodeMount(w: WireMountInfo): MountInfo {
   };
 }
 
-export function encodeSpecialPaths(p: SpecialPaths): WireSpecialPaths {
+export function encodeSpecialPaths(p: SpecialPaths): wire.SpecialPaths {
   return { unauthenticated: p.unauthenticated, root: p.root };
 }
 
-export function decodeSpecialPaths(w: WireSpecialPaths | null): SpecialPaths {
+export function decodeSpecialPaths(w: wire.SpecialPaths | null): SpecialPaths {
   return { unauthenticated: w ? [...w.unauthenticated] : [], root: w ? [...w.root] : [] };
 }
 
@@ -265,7 +117,7 @@ export function decodeSpecialPaths(w: WireSpecialPaths | null): SpecialPaths {
 
 const NO_CLIENT: ClientInfo = { remoteAddress: '', displayName: '', tokenAccessor: '', entityId: '', policies: [], metadata: {} };
 
-export function encodeRequest(r: LogicalRequest): WireRequest {
+export function encodeRequest(r: LogicalRequest): wire.Request {
   const c = r.client ?? NO_CLIENT;
   return {
     id: r.id,
@@ -287,7 +139,7 @@ export function encodeRequest(r: LogicalRequest): WireRequest {
   };
 }
 
-function encodeSecretRef(s: SecretRef): WireSecretRef {
+function encodeSecretRef(s: SecretRef): wire.SecretRef {
   return {
     lease_id: s.leaseId,
     secret_type: s.secretType,
@@ -300,7 +152,7 @@ function encodeSecretRef(s: SecretRef): WireSecretRef {
 }
 
 /** The plugin side rebuilds the full request; `mount` comes from the mount's Setup, not the wire. */
-export function decodeRequest(w: WireRequest, mount: MountInfo): LogicalRequest {
+export function decodeRequest(w: wire.Request, mount: MountInfo): LogicalRequest {
   const c = w.client;
   const req: LogicalRequest = {
     id: w.id,
@@ -339,7 +191,7 @@ export function decodeRequest(w: WireRequest, mount: MountInfo): LogicalRequest 
 
 // ------------------------------------------------------------------ responses
 
-export function encodeResponse(r: LogicalResponse): WireResponse {
+export function encodeResponse(r: LogicalResponse): wire.Response {
   return {
     data_json: jsonBytes(r.data),
     secret: r.secret
@@ -353,7 +205,7 @@ export function encodeResponse(r: LogicalResponse): WireResponse {
   };
 }
 
-function encodeAuth(a: AuthSpec): WireAuthSpec {
+function encodeAuth(a: AuthSpec): wire.AuthSpec {
   return {
     display_name: a.displayName,
     policies: a.policies,
@@ -374,7 +226,7 @@ function encodeAuth(a: AuthSpec): WireAuthSpec {
   };
 }
 
-export function decodeResponse(w: WireResponse): LogicalResponse {
+export function decodeResponse(w: wire.Response): LogicalResponse {
   const out: LogicalResponse = {};
   const data = parseJsonBytes<Record<string, unknown> | null>(w.data_json);
   if (data !== undefined) out.data = data;
@@ -418,33 +270,33 @@ export function decodeResponse(w: WireResponse): LogicalResponse {
 }
 
 /** Plugin side: the outcome of handleRequest -> reply message. */
-export function encodeHandleReply(result: LogicalResponse | null): WireHandleRequestReply {
+export function encodeHandleReply(result: LogicalResponse | null): wire.HandleRequestReply {
   return { response: result === null ? null : encodeResponse(result), err: null };
 }
 
 /** Core side: reply message -> the outcome (throws the typed error). */
-export function decodeHandleReply(w: WireHandleRequestReply): LogicalResponse | null {
+export function decodeHandleReply(w: wire.HandleRequestReply): LogicalResponse | null {
   if (w.err) throw decodeError(w.err);
   return w.response ? decodeResponse(w.response) : null;
 }
 
-export function encodeExistence(r: ExistenceResult): WireExistenceCheckReply {
+export function encodeExistence(r: ExistenceResult): wire.ExistenceCheckReply {
   return { check_found: r.checkFound, exists: r.exists, err: null };
 }
 
-export function decodeExistence(w: WireExistenceCheckReply): ExistenceResult {
+export function decodeExistence(w: wire.ExistenceCheckReply): ExistenceResult {
   if (w.err) throw decodeError(w.err);
   return { checkFound: w.check_found, exists: w.exists };
 }
 
 /** Throws the carried error, if any (for ErrorReply-shaped messages). */
-export function throwIfError(w: { err: WireErrorMsg | null } | null | undefined): void {
+export function throwIfError(w: { err: wire.WireError | null } | null | undefined): void {
   if (w && w.err) throw decodeError(w.err);
 }
 
 // ------------------------------------------------------------------ describe
 
-export function encodeDescription(d: BackendDescription): WireBackendDescription {
+export function encodeDescription(d: BackendDescription): wire.BackendDescription {
   return {
     help: d.help,
     secret_types: d.secretTypes,
@@ -468,7 +320,7 @@ export function encodeDescription(d: BackendDescription): WireBackendDescription
   };
 }
 
-export function decodeDescription(w: WireBackendDescription | null): BackendDescription {
+export function decodeDescription(w: wire.BackendDescription | null): BackendDescription {
   if (!w) return { help: '', paths: [], secretTypes: [] };
   return {
     help: w.help,

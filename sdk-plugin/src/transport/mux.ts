@@ -9,7 +9,8 @@
  * Deadlines are enforced by one sweep timer that runs only while calls are in
  * flight, instead of one timer per call.
  */
-import { decodeError, encodeError, type WireErrorMsg, type WireFrame } from './codec.js';
+import { decodeError, encodeError, type WireFrame } from './codec.js';
+import type * as wire from './wire.js';
 
 /** The part of a grpc-js duplex stream the multiplexer needs. */
 export interface FrameSink {
@@ -90,7 +91,7 @@ export function createMuxClient(opts: MuxClientOptions): MuxClient {
       if (!p) return; // late reply after a deadline or a failAll: nobody waits for it
       pending.delete(frame.id);
       stopSweeperIfIdle();
-      if (frame.kind === 'error') p.reject(decodeError(frame.error as WireErrorMsg));
+      if (frame.kind === 'error') p.reject(decodeError(frame.error as wire.WireError));
       else p.resolve(frame);
     },
     failAll(err) {

@@ -3,12 +3,11 @@
  * their public keys (unauthenticated, text/plain), config/issuers and LIST issuers.
  */
 import { badRequest, definePath, f, type LogicalResponse, type PathDef } from '@strongroom/sdk-plugin';
-import { paginate } from '@strongroom/sdk-plugin/host';
 import { checkIssuerName, issuerView, publicKeyText, resolveIssuer, submitIssuer, submitIssuerFields } from '../issuers.js';
 import type { IssuerRecord } from '../store.js';
 import type { SshDeps } from './deps.js';
 
-const rawKey = (i: IssuerRecord): LogicalResponse => ({ raw: { status: 200, contentType: 'text/plain', body: publicKeyText(i) } });
+const rawKey = (i: Readonly<IssuerRecord>): LogicalResponse => ({ raw: { status: 200, contentType: 'text/plain', body: publicKeyText(i) } });
 
 export function issuerPaths({ store }: SshDeps): PathDef[] {
   const configCa = definePath({
@@ -24,10 +23,9 @@ export function issuerPaths({ store }: SshDeps): PathDef[] {
       delete: {
         summary: 'Delete every issuer, the default included.',
         handler: async () => {
-          const n = await store.locked('issuers', async () => {
-            const ids = await store.listIssuers();
-            for (const id of ids) await store.deleteIssuer(id);
-            await store.setDefaultIssuer('');
+          const n = await store.issuerConfig.lock(async () => {
+            const ids = await store.issuers.list();
+            await store.records.batch([...ids.map((id) => store.issuers.deleteOp(id)), store.issuerConfig.putOp({ default: '' })]);
             return ids.length;
           });
           return n > 0 ? { warnings: [`Deleted ${n} issuers, including the configured 'default'.`] } : null;
@@ -59,11 +57,11 @@ export function issuerPaths({ store }: SshDeps): PathDef[] {
       list: {
         summary: 'Issuer ids, with name, is_default and public_key in key_info.',
         handler: async (req) => {
-          const keys = paginate(await store.listIssuers(), req.list.after, req.list.limit);
+          const keys = await store.issuers.list(req.list);
           const def = await store.defaultIssuerId();
           const key_info: Record<string, unknown> = {};
           for (const id of keys) {
-            const i = await store.getIssuer(id);
+            const i = await store.issuers.view(id);
             if (i) key_info[id] = { issuer_name: i.name, is_default: i.id === def, public_key: publicKeyText(i) };
           }
           return { data: { keys, key_info } };
@@ -73,12 +71,11 @@ export function issuerPaths({ store }: SshDeps): PathDef[] {
   });
 
   const rename = async (ref: string, name: string | undefined) =>
-    store.locked('issuers', async () => {
+    store.issuerConfig.lock(async () => {
       const i = await resolveIssuer(store, ref);
       if (name === undefined || name === i.name) return { data: issuerView(i) };
       await checkIssuerName(store, name, i.id);
-      const next = { ...i, name };
-      await store.putIssuer(next);
+      const next = await store.issuers.put(i.id, { ...i, name });
       return { data: issuerView(next) };
     });
 
@@ -96,11 +93,12 @@ export function issuerPaths({ store }: SshDeps): PathDef[] {
       delete: {
         summary: 'Delete an issuer; deleting the default leaves the mount without one.',
         handler: async (req) => {
-          await store.locked('issuers', async () => {
+          await store.issuerConfig.lock(async () => {
             const i = await resolveIssuer(store, req.data.issuer_ref).catch(() => null);
             if (!i) return;
-            await store.deleteIssuer(i.id);
-            if ((await store.defaultIssuerId()) === i.id) await store.setDefaultIssuer('');
+            const ops = [store.issuers.deleteOp(i.id)];
+            if ((await store.defaultIssuerId()) === i.id) ops.push(store.issuerConfig.putOp({ default: '' }));
+            await store.records.batch(ops);
           });
           return null;
         },
@@ -132,10 +130,10 @@ export function issuerPaths({ store }: SshDeps): PathDef[] {
       update: {
         summary: 'Set the default issuer.',
         handler: async (req) =>
-          store.locked('issuers', async () => {
+          store.issuerConfig.lock(async () => {
             if (req.data.default === undefined || req.data.default === '') throw badRequest('field "default": missing required field');
             const i = await resolveIssuer(store, req.data.default, 'default');
-            await store.setDefaultIssuer(i.id);
+            await store.issuerConfig.put({ default: i.id });
             return { data: { default: i.id } };
           }),
       },

@@ -12,13 +12,13 @@ import { randomUUID } from 'node:crypto';
 import { isIP } from 'node:net';
 import { badRequest, defineSecret, definePath, f, type PathDef } from '@strongroom/sdk-plugin';
 import { ipAllowed, type SecretTypeDef } from '@strongroom/sdk-plugin/host';
-import type { SshRole } from '../role.js';
+import type { SshRole } from '../store.js';
 import type { SshDeps } from './deps.js';
 
 export const OTP_SECRET_TYPE = 'secret_otp_type';
 
 /** Whether role `name` accepts `ip`: its CIDRs minus its exclusions, or any address for a zero-address role. */
-function roleAccepts(name: string, role: SshRole, ip: string, zero: string[]): boolean {
+function roleAccepts(name: string, role: Readonly<SshRole>, ip: string, zero: string[]): boolean {
   const excluded = role.exclude_cidr_list ? role.exclude_cidr_list.split(',') : [];
   if (excluded.length && ipAllowed(ip, excluded)) return false;
   if (zero.includes(name)) return true;
@@ -31,8 +31,10 @@ export function otpSecret({ store }: SshDeps): SecretTypeDef {
     // No renew: OTP leases are not renewable (the core answers "lease is not renewable").
     revoke: async (req) => {
       const key = req.secret?.internalData.otp_key;
-      if (typeof key !== 'string' || !key.startsWith('otp/')) throw badRequest('lease is missing its OTP reference');
-      await store.locked(key, () => store.deleteOtp(key));
+      // The lease holds the OTP record's storage key ("otp/<hmac>").
+      if (typeof key !== 'string' || !key.startsWith(store.otps.prefix)) throw badRequest('lease is missing its OTP reference');
+      const name = key.slice(store.otps.prefix.length);
+      await store.otps.lock(name, () => store.otps.delete(name));
       return null;
     },
   });
@@ -54,7 +56,7 @@ export function otpPaths(deps: SshDeps, secret: SecretTypeDef): PathDef[] {
         summary: 'Create an OTP.',
         handler: async (req) => {
           const { name } = req.data;
-          const role = await store.getRole(name);
+          const role = await store.roles.view(name);
           if (!role) throw badRequest(`unknown role: ${name}`);
           if (role.key_type !== 'otp') throw badRequest(`role "${name}" is not an OTP role (key_type ${role.key_type}); CA roles sign at sign/${name}`);
           const ip = req.data.ip?.trim() ?? '';
@@ -68,11 +70,11 @@ export function otpPaths(deps: SshDeps, secret: SecretTypeDef): PathDef[] {
           const zero = (await store.zeroAddressRoles()) ?? [];
           if (!roleAccepts(name, role, ip, zero)) throw badRequest(`field "ip": ${ip} is not in the role's cidr_list or is in its exclude_cidr_list`);
           const otp = randomUUID();
-          const key = await store.otpKey(otp);
-          await store.putOtp(key, { ip, username, role_name: name });
+          const otpName = await store.otpName(otp);
+          await store.otps.put(otpName, { ip, username, role_name: name });
           return secret.response(
             { key_type: 'otp', key: otp, username, ip, port: role.port },
-            { otp_key: key, role: name, username, ip },
+            { otp_key: store.otps.key(otpName), role: name, username, ip },
             { renewable: false },
           );
         },
@@ -93,10 +95,10 @@ export function otpPaths(deps: SshDeps, secret: SecretTypeDef): PathDef[] {
           if (otp === '') throw badRequest('field "otp": missing required field');
           // The helper's connectivity check, as Vault answers it.
           if (otp === 'ping') return { data: { message: 'pong' } };
-          const key = await store.otpKey(otp);
-          const rec = await store.locked(key, async () => {
-            const found = await store.getOtp(key);
-            if (found) await store.deleteOtp(key);
+          const otpName = await store.otpName(otp);
+          const rec = await store.otps.lock(otpName, async () => {
+            const found = await store.otps.get(otpName);
+            if (found) await store.otps.delete(otpName);
             return found;
           });
           if (!rec) throw badRequest('OTP not found');
@@ -119,8 +121,8 @@ export function otpPaths(deps: SshDeps, secret: SecretTypeDef): PathDef[] {
           if (isIP(ip) === 0) throw badRequest(`field "ip": invalid IP address "${ip}"`);
           const zero = (await store.zeroAddressRoles()) ?? [];
           const roles: string[] = [];
-          for (const name of await store.listRoles()) {
-            const r = await store.getRole(name);
+          for (const name of await store.roles.list()) {
+            const r = await store.roles.view(name);
             if (r?.key_type === 'otp' && roleAccepts(name, r, ip, zero)) roles.push(name);
           }
           return { data: { roles } };
@@ -146,9 +148,9 @@ export function otpPaths(deps: SshDeps, secret: SecretTypeDef): PathDef[] {
         handler: async (req) => {
           const roles = req.data.roles ?? [];
           if (roles.length === 0) throw badRequest('field "roles": missing required field');
-          await store.locked('zeroaddress', async () => {
-            for (const r of roles) if (!(await store.getRole(r))) throw badRequest(`field "roles": role "${r}" does not exist`);
-            await store.setZeroAddressRoles([...new Set(roles)]);
+          await store.zeroAddress.lock(async () => {
+            for (const r of roles) if (!(await store.roles.view(r))) throw badRequest(`field "roles": role "${r}" does not exist`);
+            await store.zeroAddress.put({ roles: [...new Set(roles)] });
           });
           return null;
         },
@@ -156,7 +158,7 @@ export function otpPaths(deps: SshDeps, secret: SecretTypeDef): PathDef[] {
       delete: {
         summary: 'Remove the zero-address configuration.',
         handler: async () => {
-          await store.locked('zeroaddress', () => store.setZeroAddressRoles(null));
+          await store.zeroAddress.lock(() => store.zeroAddress.delete());
           return null;
         },
       },

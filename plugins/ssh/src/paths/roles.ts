@@ -1,6 +1,5 @@
 /** roles/ (list with key_info) and roles/:name (read, write, delete). */
 import { definePath, type PathDef } from '@strongroom/sdk-plugin';
-import { paginate } from '@strongroom/sdk-plugin/host';
 import { buildRole, roleFields, roleView } from '../role.js';
 import type { SshDeps } from './deps.js';
 
@@ -12,10 +11,10 @@ export function rolePaths({ store }: SshDeps): PathDef[] {
       list: {
         summary: 'Role names, with each role\'s key_type and issuer_ref in key_info.',
         handler: async (req) => {
-          const keys = paginate(await store.listRoles(), req.list.after, req.list.limit);
+          const keys = await store.roles.list(req.list);
           const key_info: Record<string, unknown> = {};
           for (const name of keys) {
-            const r = await store.getRole(name);
+            const r = await store.roles.view(name);
             if (r) key_info[name] = { key_type: r.key_type, issuer_ref: r.issuer_ref };
           }
           return { data: { keys, key_info } };
@@ -29,12 +28,12 @@ export function rolePaths({ store }: SshDeps): PathDef[] {
     fields: roleFields,
     synopsis: 'Manage a role: an OTP role (key_type otp) or a CA role (key_type ca).',
     description: ROLE_HELP,
-    existenceCheck: async (req) => (await store.getRole(req.data.name)) !== null,
+    existenceCheck: async (req) => (await store.roles.view(req.data.name)) !== null,
     operations: {
       read: {
         summary: 'Read a role.',
         handler: async (req) => {
-          const r = await store.getRole(req.data.name);
+          const r = await store.roles.view(req.data.name);
           return r ? { data: roleView(r) } : null;
         },
       },
@@ -42,17 +41,18 @@ export function rolePaths({ store }: SshDeps): PathDef[] {
         summary: 'Create or replace a role.',
         handler: async (req) => {
           const zero = (await store.zeroAddressRoles()) ?? [];
-          await store.putRole(req.data.name, buildRole(req.data, zero.includes(req.data.name)));
+          await store.roles.put(req.data.name, buildRole(req.data, zero.includes(req.data.name)));
           return null;
         },
       },
       delete: {
         summary: 'Delete a role (and its place in config/zeroaddress).',
         handler: async (req) => {
-          await store.locked('zeroaddress', async () => {
-            await store.deleteRole(req.data.name);
+          await store.zeroAddress.lock(async () => {
             const zero = await store.zeroAddressRoles();
-            if (zero?.includes(req.data.name)) await store.setZeroAddressRoles(zero.filter((r) => r !== req.data.name));
+            const ops = [store.roles.deleteOp(req.data.name)];
+            if (zero?.includes(req.data.name)) ops.push(store.zeroAddress.putOp({ roles: zero.filter((r) => r !== req.data.name) }));
+            await store.records.batch(ops);
           });
           return null;
         },

@@ -7,7 +7,7 @@ import { badRequest, definePath, f, type HandlerRequest, type LogicalResponse, t
 import { randomSerial, signCertificate } from '../crypto/certificate.js';
 import { exportIssuedPrivateKey, generateKey, issueKeySpec, parseSubjectKey, type SubjectKey } from '../crypto/keys.js';
 import { resolveIssuer } from '../issuers.js';
-import type { SshRole } from '../role.js';
+import type { SshRole } from '../store.js';
 import { planCertificate, signatureAlgorithm, type SignRequest } from '../sign-policy.js';
 import type { SshDeps } from './deps.js';
 
@@ -31,15 +31,15 @@ type CertificateData = {
   extensions: Record<string, unknown>;
 };
 
-async function caRole(deps: SshDeps, name: string): Promise<SshRole> {
-  const role = await deps.store.getRole(name);
+async function caRole(deps: SshDeps, name: string): Promise<Readonly<SshRole>> {
+  const role = await deps.store.roles.view(name);
   if (!role) throw badRequest(`unknown role: ${name}`);
   if (role.key_type !== 'ca') throw badRequest(`role "${name}" is not a CA role (key_type ${role.key_type})`);
   return role;
 }
 
 /** Plans, checks and signs; the data common to sign and issue. */
-async function certify(deps: SshDeps, req: HandlerRequest<CertificateData>, role: SshRole, subject: SubjectKey): Promise<LogicalResponse> {
+async function certify(deps: SshDeps, req: HandlerRequest<CertificateData>, role: Readonly<SshRole>, subject: SubjectKey): Promise<LogicalResponse> {
   const d = req.data;
   const [mountDefaultTtl, mountMaxTtl] = await Promise.all([
     role.ttl || (d.ttl ?? 0) > 0 ? 0 : deps.system.defaultLeaseTtl(),
@@ -84,7 +84,7 @@ export function signPaths(deps: SshDeps): PathDef[] {
     fields: { ...certificateFields, public_key: f.string().describe('The SSH public key to sign (OpenSSH line)').optional() },
     synopsis: 'Sign an SSH public key with a CA role.',
     // Create and update are told apart for the ACL (spec: "create and update are distinguished ... on SSH sign").
-    existenceCheck: async (req) => (await deps.store.getRole(req.data.name)) !== null,
+    existenceCheck: async (req) => (await deps.store.roles.view(req.data.name)) !== null,
     operations: {
       update: {
         summary: 'Sign a public key: a user or host certificate.',

@@ -1,6 +1,5 @@
 /** DELETE tidy/dynamic-keys: removes host keys left by the removed dynamic-keys feature. */
 import { definePath, type PathDef } from '@strongroom/sdk-plugin';
-import { DYNAMIC_KEYS } from '../store.js';
 import type { SshDeps } from './deps.js';
 
 export function tidyPath({ store }: SshDeps): PathDef {
@@ -12,8 +11,8 @@ export function tidyPath({ store }: SshDeps): PathDef {
       delete: {
         summary: 'Delete every stored dynamic host key.',
         handler: async () => {
-          const keys = (await store.storage.list(DYNAMIC_KEYS)).filter((k) => !k.endsWith('/'));
-          for (const k of keys) await store.storage.delete(DYNAMIC_KEYS + k);
+          const keys = (await store.dynamicKeys.list()).filter((k) => !k.endsWith('/'));
+          for (const k of keys) await store.dynamicKeys.delete(k);
           return { data: { message: `Successfully deleted ${keys.length} keys` } };
         },
       },
