@@ -24,8 +24,8 @@ const FORWARD_TIMEOUT_MS = 90_000;
 /** A signed client address older than this is ignored (a replayed header). */
 const MAX_SKEW_MS = 60_000;
 const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'transfer-encoding', 'te', 'trailer', 'upgrade', 'proxy-authorization', 'proxy-connection', 'host', 'content-length', FORWARDED_FOR_HEADER]);
-/** Reply headers passed back to the client besides the body's type. */
-const REPLY_HEADERS = ['location', 'retry-after', 'www-authenticate'];
+/** Reply headers passed back to the client besides the body's type (the CORS ones: the active node applies sys/config/cors). */
+const REPLY_HEADERS = ['location', 'retry-after', 'www-authenticate', 'access-control-allow-origin', 'vary'];
 
 /** The key that signs forwarded client addresses, derived from the token HMAC key every node can read. */
 export function forwardingKey(tokenHmacKey: Buffer): Buffer {
