@@ -1,7 +1,8 @@
 /**
  * The narrow interfaces the request pipeline needs from the rest of the core.
- * Each is implemented by an adapter in core/src/server/core.ts, so the
- * pipeline can be tested with fakes of exactly what it uses.
+ * Tokens and the ACL are adapted in token-port.ts and access.ts; the
+ * expiration manager, audit broker and response wrapping serve as they are.
+ * The pipeline is tested with fakes of exactly what it uses.
  */
 import type { AuthSpec, LogicalRequest } from '@strongroom/sdk-plugin/host';
 import type { RegisterInput } from '../expiration/index.js';
