@@ -4,7 +4,9 @@ import { createNullLogger } from '../log/logger.js';
 import { createMetrics } from '../metrics/metrics.js';
 import { createRouter, newMountEntry } from '../mounts/mount-table.js';
 import { createNamespaceRegistry } from '../namespace/namespaces.js';
-import { createPipeline, type PipelineRequest } from './pipeline.js';
+import type { ApiRequest } from '../http/types.js';
+import type { TokenEntry } from '../token/index.js';
+import { createPipeline } from './pipeline.js';
 import type { MountBinding } from '../mounts/mount-manager.js';
 import { compileSpecialPaths } from '../mounts/special-paths.js';
 import type { AclOperation, CallerToken } from './ports.js';
@@ -45,7 +47,7 @@ function token(over: Partial<CallerToken> = {}): CallerToken {
     boundCidrs: [],
     key: 'k',
     isRoot: false,
-    entry: {},
+    entry: {} as TokenEntry,
     ...over,
   };
 }
@@ -106,6 +108,7 @@ function setup(opts: { token?: CallerToken | null; allow?: AclOperation[]; answe
     },
     leases: { register: async ({ secret }) => ({ leaseId: 'engine/creds/x/1', ttl: secret.ttl ?? 60, renewable: true }) },
     wrapping: {
+      parseTtl: (header) => (header === undefined ? null : Number(header)),
       wrap: async (response, o) => {
         wrapped.push(response);
         return { token: 'wrapping-token', accessor: 'wrapping-accessor', ttl: o.ttl, creation_time: '2026-01-01T00:00:00Z', creation_path: o.path, ...(o.wrappedAccessor ? { wrapped_accessor: o.wrappedAccessor } : {}) };
@@ -122,10 +125,30 @@ function setup(opts: { token?: CallerToken | null; allow?: AclOperation[]; answe
     },
     logger: createNullLogger(),
     metrics: createMetrics('test'),
-    help: () => ({ help: 'text' }),
   });
-  const request = (over: Partial<PipelineRequest>): Promise<{ status: number; body?: unknown }> =>
-    pipeline.handle({ id: 'r1', operation: 'read', path: 'engine/x', token: 'tok', data: {}, remoteAddress: '127.0.0.1', help: false, headers: {}, ...over });
+  /** An ApiRequest as the listener makes it; `wrapTtl` is sent as the wrap TTL header. */
+  const request = (over: Partial<Omit<ApiRequest, 'token'>> & { token?: string | null; wrapTtl?: number }): Promise<{ status: number; body?: unknown }> => {
+    const { wrapTtl, token: tok, ...rest } = over;
+    const req: ApiRequest = {
+      id: 'r1',
+      method: 'GET',
+      operation: 'read',
+      head: false,
+      help: false,
+      path: 'engine/x',
+      urlPath: 'engine/x',
+      namespace: '',
+      token: tok === undefined ? 'tok' : (tok ?? undefined),
+      data: {},
+      query: {},
+      url: '/v1/engine/x',
+      rawBody: Buffer.alloc(0),
+      headers: wrapTtl !== undefined ? { 'x-vault-wrap-ttl': String(wrapTtl) } : {},
+      remoteAddress: '127.0.0.1',
+      ...rest,
+    };
+    return pipeline.handle(req, { remoteAddress: req.remoteAddress });
+  };
   return { request, calls, aclChecks, aclSeen, used, revoked, audited, holds, wrapped, auditedResponses };
 }
 

@@ -102,7 +102,6 @@ export function staticRolePaths(engine: Engine): PathDef[] {
         handler: async (req) => {
           const r = await store.staticRoles.get(req.data.role_name);
           if (!r) throw notFound(`unknown static role: ${req.data.role_name}`);
-          const next = rotation.nextDue(r.name) ?? r.last_rotation + r.rotation_period * 1000;
           return {
             data: {
               dn: r.dn,
@@ -111,7 +110,7 @@ export function staticRolePaths(engine: Engine): PathDef[] {
               last_password: r.last_password,
               last_service_rotation: new Date(r.last_rotation).toISOString(),
               rotation_period: r.rotation_period,
-              ttl: Math.max(0, Math.round((next - engine.now()) / 1000)),
+              ttl: rotation.ttl(r),
             },
           };
         },
