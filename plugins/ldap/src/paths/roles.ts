@@ -57,9 +57,7 @@ export function dynamicSecret(engine: Engine): SecretTypeDef {
       const i = internalOf(req);
       const role = await engine.store.roles.get(i.role);
       if (!role) throw badRequest(`role "${i.role}" no longer exists; the lease cannot be renewed`);
-      const ref = req.secret!;
-      const ttls = await roleTtls(engine, role);
-      return { data: {}, secret: { type: CREDS_SECRET_TYPE, ttl: leaseTtl.renewal(ref, ttls, engine.now()), maxTtl: ttls.maxTtl, renewable: true, internalData: ref.internalData } };
+      return leaseTtl.renewed(req.secret!, await roleTtls(engine, role), engine.now());
     },
     revoke: async (req) => {
       const i = internalOf(req);
