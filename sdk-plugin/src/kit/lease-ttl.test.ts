@@ -1,4 +1,4 @@
-import { renewal, resolve } from './lease-ttl.js';
+import { renewal, renewed, resolve } from './lease-ttl.js';
 
 const system = (d: number, m: number) => {
   const asked: string[] = [];
@@ -28,5 +28,13 @@ describe('lease TTLs', () => {
     expect(renewal({ increment: 1000, issueTime: issued }, ttls, issued + 250_000)).toBe(50);
     expect(renewal({ increment: 10, issueTime: issued }, ttls, issued + 400_000)).toBe(0);
     expect(renewal({ increment: 1000, issueTime: issued }, { ttl: 60, maxTtl: 0 }, issued + 400_000)).toBe(1000);
+  });
+
+  it('renewed answers the lease of the same type, renewable, with its internal data', () => {
+    const secret = { leaseId: 'm/creds/r/x', secretType: 'creds', internalData: { username: 'u' }, ttl: 60, increment: 0, issueTime: 0, lastRenewalTime: null };
+    expect(renewed(secret, { ttl: 60, maxTtl: 100 }, 50_000)).toEqual({
+      data: {},
+      secret: { type: 'creds', ttl: 50, maxTtl: 100, renewable: true, internalData: { username: 'u' } },
+    });
   });
 });

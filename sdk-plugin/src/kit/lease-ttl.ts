@@ -3,7 +3,7 @@
  * what the engine configures (a role, a lease config), else the mount's, and
  * what a renewal grants. Seconds throughout; 0 means not set.
  */
-import type { SecretRef } from '../logical.js';
+import type { LogicalResponse, SecretRef } from '../logical.js';
 import type { SystemView } from '../system-view.js';
 
 export interface LeaseTtls {
@@ -26,4 +26,9 @@ export function renewal(secret: Pick<SecretRef, 'increment' | 'issueTime'>, ttls
   const wanted = secret.increment > 0 ? secret.increment : ttls.ttl;
   if (ttls.maxTtl <= 0) return wanted;
   return Math.min(wanted, Math.max(0, Math.floor((secret.issueTime + ttls.maxTtl * 1000 - now) / 1000)));
+}
+
+/** A renew handler's answer: the lease renewed for `renewal(...)` seconds, its internal data kept. */
+export function renewed(secret: SecretRef, ttls: LeaseTtls, now: number): LogicalResponse & { secret: NonNullable<LogicalResponse['secret']> } {
+  return { data: {}, secret: { type: secret.secretType, ttl: renewal(secret, ttls, now), maxTtl: ttls.maxTtl, renewable: true, internalData: secret.internalData } };
 }

@@ -43,17 +43,15 @@ export function credsSecret(deps: EngineDeps): ReturnType<typeof defineSecret> {
       const i = internalOf(req);
       const role = await deps.store.roles.get(i.role);
       if (!role) throw badRequest(`role "${i.role}" no longer exists; the lease cannot be renewed`);
-      const ref = req.secret!;
-      const ttls = await roleTtls(deps, role);
-      const ttl = leaseTtl.renewal(ref, ttls, deps.now());
+      const res = leaseTtl.renewed(req.secret!, await roleTtls(deps, role), deps.now());
       await deps.connections.use(i.db_name, (client) =>
         client.updateUser({
           username: i.username,
           credentialType: i.credential_type,
-          expiration: { newExpiration: Math.floor(deps.now() / 1000) + ttl, statements: { commands: role.renew_statements } },
+          expiration: { newExpiration: Math.floor(deps.now() / 1000) + res.secret.ttl, statements: { commands: role.renew_statements } },
         }),
       );
-      return { data: {}, secret: { type: CREDS_SECRET_TYPE, ttl, maxTtl: ttls.maxTtl, renewable: true, internalData: ref.internalData } };
+      return res;
     },
     revoke: async (req) => {
       const i = internalOf(req);

@@ -7,7 +7,7 @@
  * when any other error remains. The password is never kept in the lease.
  */
 import { badRequest, compileTemplate, defineSecret, definePath, f, leaseTtl, type HandlerRequest, type PathDef } from '@strongroom/sdk-plugin';
-import { paginate, type SecretTypeDef } from '@strongroom/sdk-plugin/host';
+import { type SecretTypeDef } from '@strongroom/sdk-plugin/host';
 import { directoryError, isNoSuchObject } from '../directory.js';
 import type { Engine } from '../engine.js';
 import { SAMPLE_LDIF_FIELDS, applyRecord, compileLdif, decodeMaybeBase64, parseLdif, type LdifFields } from '../ldif.js';
@@ -57,9 +57,7 @@ export function dynamicSecret(engine: Engine): SecretTypeDef {
       const i = internalOf(req);
       const role = await engine.store.roles.get(i.role);
       if (!role) throw badRequest(`role "${i.role}" no longer exists; the lease cannot be renewed`);
-      const ref = req.secret!;
-      const ttls = await roleTtls(engine, role);
-      return { data: {}, secret: { type: CREDS_SECRET_TYPE, ttl: leaseTtl.renewal(ref, ttls, engine.now()), maxTtl: ttls.maxTtl, renewable: true, internalData: ref.internalData } };
+      return leaseTtl.renewed(req.secret!, await roleTtls(engine, role), engine.now());
     },
     revoke: async (req) => {
       const i = internalOf(req);
@@ -80,7 +78,7 @@ export function dynamicSecret(engine: Engine): SecretTypeDef {
 
 export function rolePaths(engine: Engine, secret: SecretTypeDef): PathDef[] {
   const { store } = engine;
-  const names = async (req: { list: { after: string; limit: number } }) => ({ data: { keys: paginate(await store.roles.list(), req.list.after, req.list.limit) } });
+  const names = async (req: { list: { after: string; limit: number } }) => ({ data: { keys: await store.roles.list(req.list) } });
 
   const list = definePath({
     pattern: 'role',

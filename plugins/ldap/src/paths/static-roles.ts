@@ -5,7 +5,6 @@
  * (rotation.ts); deleting the role leaves the entry in place.
  */
 import { badRequest, definePath, f, notFound, type PathDef } from '@strongroom/sdk-plugin';
-import { paginate } from '@strongroom/sdk-plugin/host';
 import { directoryError, isNoSuchObject } from '../directory.js';
 import type { Engine } from '../engine.js';
 import type { StaticRole } from '../store.js';
@@ -22,7 +21,7 @@ const fields = {
 export function staticRolePaths(engine: Engine): PathDef[] {
   const { store } = engine;
   const rotation = engine.rotations.statics;
-  const names = async (req: { list: { after: string; limit: number } }) => ({ data: { keys: paginate(await store.staticRoles.list(), req.list.after, req.list.limit) } });
+  const names = async (req: { list: { after: string; limit: number } }) => ({ data: { keys: await store.staticRoles.list(req.list) } });
 
   const list = definePath({
     pattern: 'static-role',

@@ -41,11 +41,7 @@ export function credsSecret(deps: EngineDeps): SecretTypeDef {
   return defineSecret({
     type: CREDS_SECRET_TYPE,
     // RabbitMQ users do not expire by themselves: a renewal only moves the lease, within max_ttl of issue.
-    renew: async (req) => {
-      const ref = req.secret!;
-      const ttls = await leaseTtls(deps);
-      return { data: {}, secret: { type: CREDS_SECRET_TYPE, ttl: leaseTtl.renewal(ref, ttls, deps.now()), maxTtl: ttls.maxTtl, renewable: true, internalData: ref.internalData } };
-    },
+    renew: async (req) => leaseTtl.renewed(req.secret!, await leaseTtls(deps), deps.now()),
     revoke: async (req) => {
       const { username } = internalOf(req);
       const { client } = await deps.clients.current();
