@@ -2,6 +2,8 @@
 const tsJest = ['ts-jest', { tsconfig: '<rootDir>/tsconfig.jest.json' }];
 // Stops the real database servers tests started (scripts/services/db.js); runs once per project that ran tests.
 const globalTeardown = '<rootDir>/scripts/services/jest-teardown.js';
+// Names the run, so that a second jest run in the same checkout does not stop this one's servers.
+const globalSetup = '<rootDir>/scripts/services/jest-setup.js';
 const moduleNameMapper = {
   '^@strongroom/sdk-plugin$': '<rootDir>/sdk-plugin/src/index.ts',
   '^@strongroom/sdk-plugin/(.*)$': '<rootDir>/sdk-plugin/src/$1',
@@ -17,6 +19,7 @@ module.exports = {
       testEnvironment: 'node',
       transform: { '^.+\\.ts$': tsJest },
       moduleNameMapper,
+      globalSetup,
       globalTeardown,
       testMatch: ['<rootDir>/{core,sdk-plugin}/src/**/*.test.ts', '<rootDir>/plugins/*/src/**/*.test.ts'],
     },
@@ -26,6 +29,7 @@ module.exports = {
       testEnvironment: 'node',
       transform: { '^.+\\.ts$': tsJest },
       moduleNameMapper,
+      globalSetup,
       globalTeardown,
       testMatch: ['<rootDir>/test/**/*.test.ts'],
     },

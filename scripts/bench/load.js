@@ -15,6 +15,7 @@
  * folded into the success rate.
  */
 const http = require('node:http');
+const { timedLoop, percentile } = require('./timed.js');
 
 function parseArgs(argv) {
   const cfg = { concurrency: 32, durationMs: 3000, warmupMs: 500, requests: 0, method: 'GET', headers: {}, body: null, url: '' };
@@ -51,12 +52,6 @@ function parseArgs(argv) {
   return { cfg, json };
 }
 
-function percentile(sorted, p) {
-  if (sorted.length === 0) return NaN;
-  const idx = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
-  return sorted[idx];
-}
-
 function runLoad(cfg) {
   const url = new URL(cfg.url);
   const agent = new http.Agent({ keepAlive: true, maxSockets: cfg.concurrency, maxFreeSockets: cfg.concurrency });
@@ -69,94 +64,27 @@ function runLoad(cfg) {
   // URL() percent-encodes the braces of `{n}`; put them back so the template matches.
   const pathTemplate = (url.pathname + url.search).replaceAll('%7Bn%7D', '{n}');
   const templated = pathTemplate.includes('{n}');
-
-  const latenciesUs = [];
-  const statusCounts = {};
-  let ok = 0;
-  let non2xx = 0;
-  let errors = 0;
-  let firstNon2xx = null;
-  let firstError = null;
   let seq = 0;
-  let measuring = cfg.warmupMs <= 0;
-  let stopped = false;
-  let measureStart = measuring ? process.hrtime.bigint() : 0n;
-  let measureEnd = 0n;
-  let measuredIssued = 0;
 
-  return new Promise((resolve) => {
-    let active = cfg.concurrency;
-    const finish = () => {
-      if (measureEnd === 0n) measureEnd = process.hrtime.bigint();
-      agent.destroy();
-      const seconds = Number(measureEnd - measureStart) / 1e9;
-      const sorted = Float64Array.from(latenciesUs).sort();
-      const total = ok + non2xx + errors;
-      resolve({
-        url: cfg.url, method: cfg.method, concurrency: cfg.concurrency,
-        seconds, total, ok, non2xx, errors, statusCounts,
-        rps: total / seconds, okRps: ok / seconds,
-        p50Ms: percentile(sorted, 50) / 1000, p90Ms: percentile(sorted, 90) / 1000,
-        p99Ms: percentile(sorted, 99) / 1000, maxMs: sorted.length ? sorted[sorted.length - 1] / 1000 : NaN,
-        firstNon2xx, firstError,
-      });
-    };
-
-    const worker = () => {
-      if (stopped) {
-        if (--active === 0) finish();
-        return;
-      }
-      if (measuring && cfg.requests > 0) {
-        if (measuredIssued >= cfg.requests) {
-          if (--active === 0) finish();
-          return;
-        }
-        measuredIssued++;
-      }
-      const counted = measuring;
-      const n = seq++;
-      const path = templated ? pathTemplate.replaceAll('{n}', String(n)) : pathTemplate;
-      const t0 = process.hrtime.bigint();
+  const op = () =>
+    new Promise((resolve, reject) => {
+      const path = templated ? pathTemplate.replaceAll('{n}', String(seq++)) : pathTemplate;
       const req = http.request({ agent, host: url.hostname, port: url.port, method: cfg.method, path, headers }, (res) => {
+        const status = res.statusCode;
+        const keep = status < 200 || status > 299;
         const chunks = [];
-        let keep = res.statusCode < 200 || res.statusCode > 299;
         res.on('data', (c) => { if (keep) chunks.push(c); });
-        res.on('end', () => {
-          if (counted) {
-            latenciesUs.push(Number(process.hrtime.bigint() - t0) / 1000);
-            const code = res.statusCode;
-            statusCounts[code] = (statusCounts[code] ?? 0) + 1;
-            if (code >= 200 && code <= 299) ok++;
-            else {
-              non2xx++;
-              if (!firstNon2xx) firstNon2xx = `${code} ${Buffer.concat(chunks).toString('utf8').slice(0, 300)}`;
-            }
-          }
-          setImmediate(worker);
-        });
-        res.on('error', onError);
+        res.on('end', () => resolve({ status, detail: keep ? Buffer.concat(chunks).toString('utf8').slice(0, 300) : undefined }));
+        res.on('error', reject);
       });
-      function onError(err) {
-        if (counted) {
-          errors++;
-          if (!firstError) firstError = String(err && err.message ? err.message : err);
-        }
-        setImmediate(worker);
-      }
-      req.on('error', onError);
+      req.on('error', reject);
       if (bodyBuf) req.end(bodyBuf);
       else req.end();
-    };
+    });
 
-    const startMeasuring = () => {
-      measuring = true;
-      measureStart = process.hrtime.bigint();
-      if (cfg.requests <= 0) setTimeout(() => { stopped = true; measureEnd = process.hrtime.bigint(); }, cfg.durationMs);
-    };
-    if (cfg.warmupMs > 0) setTimeout(startMeasuring, cfg.warmupMs);
-    else if (cfg.requests <= 0) setTimeout(() => { stopped = true; measureEnd = process.hrtime.bigint(); }, cfg.durationMs);
-    for (let i = 0; i < cfg.concurrency; i++) worker();
+  return timedLoop({ concurrency: cfg.concurrency, warmupMs: cfg.warmupMs, measureMs: cfg.durationMs, requests: cfg.requests, op }).then((r) => {
+    agent.destroy();
+    return { url: cfg.url, method: cfg.method, ...r };
   });
 }
 

@@ -13,7 +13,9 @@
  * killed and removed at the end. Non-2xx responses and socket errors are counted per phase
  * and shown in the table; a phase with any of them is flagged.
  *
- * Flags: --quick (0.2 s warm-up, 1 s measure), -c N (default 32), --keep (keep the data dir).
+ * Flags: --quick (0.2 s warm-up, 1 s measure), -c N (default 32), --keep (keep the data dir),
+ * --server-root DIR (run the binary of another built checkout, e.g. main, for an A/B in one run
+ * of the same bench code).
  */
 const { spawn, execFile } = require('node:child_process');
 const crypto = require('node:crypto');
@@ -22,6 +24,8 @@ const http = require('node:http');
 const net = require('node:net');
 const os = require('node:os');
 const path = require('node:path');
+
+const { durablePutMicro } = require('./durable.js');
 
 const ROOT = path.resolve(__dirname, '..', '..');
 const LOAD = path.join(__dirname, 'load.js');
@@ -35,10 +39,13 @@ const MEASURE_MS = QUICK ? 1000 : 3000;
 const BATCH_ITEMS = 1000;
 const BATCH_CONC = 2;
 const TOKEN = 'root';
-// `--only NAME[,NAME]`: run the ceilings and the named sections (scripts/bench/sections/NAME.js) only.
+// `--only NAME[,NAME]`: run the ceilings and the named sections (scripts/bench/sections/NAME.js) only;
+// the name `main` selects the main phases (health, lookup-self, kv, transit).
 const oIdx = argv.indexOf('--only');
 const ONLY = oIdx >= 0 ? argv[oIdx + 1].split(',') : null;
 const SECTIONS_DIR = path.join(__dirname, 'sections');
+const rIdx = argv.indexOf('--server-root');
+const SERVER_ROOT = rIdx >= 0 ? path.resolve(argv[rIdx + 1]) : ROOT;
 
 const children = [];
 let dataDir = '';
@@ -85,24 +92,47 @@ function spawnUntil(cmd, args, opts, match, timeoutMs) {
   });
 }
 
-/** One load phase in a fresh load.js child process. */
-function load(cfg) {
+/** CPU time (user + system) a process has used so far, in µs; NaN when it cannot be read. */
+function cpuUs(pid) {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return ((Number(f[11]) + Number(f[12])) * 1e6) / CLK_TCK;
+  } catch {
+    return NaN;
+  }
+}
+const CLK_TCK = 100;
+
+/**
+ * One load phase in a fresh load.js child process. With `cpuPid`, the result also carries that
+ * process's CPU µs per request over the whole phase (warm-up included on both sides): a figure a
+ * busy shared machine disturbs far less than req/s.
+ */
+function load(cfg, cpuPid) {
   const full = { concurrency: CONC, warmupMs: WARMUP_MS, durationMs: MEASURE_MS, ...cfg };
+  const before = cpuPid ? cpuUs(cpuPid) : NaN;
   return new Promise((resolve, reject) => {
     execFile(process.execPath, [LOAD, '--config', JSON.stringify(full)], { maxBuffer: 1 << 20 }, (err, stdout, stderr) => {
       if (err) return reject(new Error(`load.js failed: ${err.message}\n${stderr}`));
-      resolve(JSON.parse(stdout.trim().split('\n').pop()));
+      const r = JSON.parse(stdout.trim().split('\n').pop());
+      r.cpuUsPerReq = cpuPid ? (cpuUs(cpuPid) - before) / r.finished : NaN;
+      resolve(r);
     });
   });
 }
 
-/** A single request from this process (setup and response checks only, never measured). */
+/**
+ * A single request from this process (setup and response checks only, never measured), on a
+ * connection of its own: a kept-alive one idle past the server's keep-alive timeout (a long phase
+ * in between) can be closed just as it is reused ("socket hang up").
+ */
 function request(port, method, p, body) {
   return new Promise((resolve, reject) => {
     const data = body === undefined ? null : Buffer.from(JSON.stringify(body));
     const headers = { 'X-Vault-Token': TOKEN };
     if (data) Object.assign(headers, { 'content-type': 'application/json', 'content-length': data.length });
-    const req = http.request({ host: '127.0.0.1', port, method, path: p, headers }, (res) => {
+    const req = http.request({ host: '127.0.0.1', port, method, path: p, headers, agent: false }, (res) => {
       const chunks = [];
       res.on('data', (c) => chunks.push(c));
       res.on('end', () => {
@@ -112,7 +142,7 @@ function request(port, method, p, body) {
         resolve({ status: res.statusCode, json, text });
       });
     });
-    req.on('error', reject);
+    req.on('error', (err) => reject(new Error(`${method} ${p}: ${err.message}`)));
     req.end(data ?? undefined);
   });
 }
@@ -181,6 +211,9 @@ async function main() {
     rows.push({ name, r, ceiling, ...extra });
     if (r.non2xx || r.errors) problems.push(`${name}: ${r.non2xx} non-2xx, ${r.errors} errors; first: ${r.firstNon2xx ?? r.firstError}`);
   };
+  // The targets of issue 20, each beside its reference measured in this run (sections add theirs).
+  const targets = [];
+  const target = (t) => targets.push(t);
 
   // Ceiling: bare node:http in its own process.
   const raw = await spawnUntil(process.execPath, [path.join(__dirname, 'raw-server.js')], {}, /listening (\d+)/, 10_000);
@@ -193,22 +226,27 @@ async function main() {
   const countsNon2xx = check.total > 0 && check.non2xx === check.total && check.ok === 0;
   if (!countsNon2xx) throw new Error(`load.js does not count non-2xx responses: ${JSON.stringify(check)}`);
 
-  const ceilGet = await load({ url: rawUrl('/v1/sys/health') });
-  const ceilPost = await load({ url: rawUrl('/v1/transit/encrypt/b'), method: 'POST', body: transitBody });
+  const ceilGet = await load({ url: rawUrl('/v1/sys/health') }, raw.child.pid);
+  const ceilPost = await load({ url: rawUrl('/v1/transit/encrypt/b'), method: 'POST', body: transitBody }, raw.child.pid);
+  const ceilPost1 = await load({ url: rawUrl('/v1/transit/encrypt/b'), method: 'POST', body: transitBody, concurrency: 1 }, raw.child.pid);
   add('ceiling: raw node:http GET (JSON out)', ceilGet, ceilGet);
   add('ceiling: raw node:http POST (JSON in/out)', ceilPost, ceilPost);
+  add('ceiling: raw node:http POST (JSON in/out), c=1', ceilPost1, ceilPost1);
   raw.child.kill('SIGTERM');
+
+  // The durable-write ceiling: sealed LevelDB puts, sync, 32 in flight (scripts/bench/durable.js).
+  const durable = await durablePutMicro({ concurrency: 32, warmupMs: WARMUP_MS, measureMs: MEASURE_MS });
 
   const cryptoOps = cryptoLoop(QUICK ? 300 : 1000);
 
   // The real binary, dev mode, temp data dir.
   dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'strongroom-bench-'));
   const port = await freePort();
-  const main = path.join(ROOT, 'core', 'dist', 'cli', 'main.js');
+  const main = path.join(SERVER_ROOT, 'core', 'dist', 'cli', 'main.js');
   const srv = await spawnUntil(
     process.execPath,
     [main, 'server', '-dev', `-dev-listen-address=127.0.0.1:${port}`, `-dev-root-token-id=${TOKEN}`, `-dev-data-dir=${dataDir}`, '-log-level=error'],
-    { cwd: ROOT },
+    { cwd: SERVER_ROOT },
     /Root Token:/,
     30_000,
   );
@@ -222,13 +260,17 @@ async function main() {
   const url = (p) => `http://127.0.0.1:${port}${p}`;
   const auth = { 'X-Vault-Token': TOKEN };
 
-  if (!ONLY) {
-    add('GET /v1/sys/health', await load({ url: url('/v1/sys/health') }), ceilGet);
-    add('GET /v1/auth/token/lookup-self', await load({ url: url('/v1/auth/token/lookup-self'), headers: auth }), ceilGet);
+  if (!ONLY || ONLY.includes('main')) {
+    add('GET /v1/sys/health', await load({ url: url('/v1/sys/health') }, corePid), ceilGet);
+    add('GET /v1/auth/token/lookup-self', await load({ url: url('/v1/auth/token/lookup-self'), headers: auth }, corePid), ceilGet);
 
     await must(port, 'POST', '/v1/secret/data/bench-read', { data: { value: crypto.randomBytes(24).toString('hex') } });
-    add('kv-v2 read secret/data/bench-read', await load({ url: url('/v1/secret/data/bench-read'), headers: auth }), ceilGet);
-    add('kv-v2 write secret/data/bench-{n}', await load({ url: url('/v1/secret/data/bench-{n}'), method: 'POST', headers: auth, body: JSON.stringify({ data: { value: 'x'.repeat(32) } }) }), ceilPost);
+    const kvRead = await load({ url: url('/v1/secret/data/bench-read'), headers: auth }, corePid);
+    add('kv-v2 read secret/data/bench-read', kvRead, ceilGet);
+    const kvWrite = await load({ url: url('/v1/secret/data/bench-{n}'), method: 'POST', headers: auth, body: JSON.stringify({ data: { value: 'x'.repeat(32) } }) }, corePid);
+    add('kv-v2 write secret/data/bench-{n}', kvWrite, ceilPost);
+    target({ name: 'kv-v2 read / raw node:http GET', value: kvRead.okRps, reference: ceilGet.okRps, unit: 'req/s', goal: 0.12 });
+    target({ name: 'kv-v2 write / LevelDB sealed put, 32 in flight, sync', value: kvWrite.okRps, reference: durable.okRps, unit: 'req/s', goal: 0.2 });
 
     await must(port, 'POST', '/v1/sys/mounts/transit', { type: 'transit' });
     await must(port, 'POST', '/v1/transit/keys/b', {});
@@ -239,15 +281,21 @@ async function main() {
     const dec = await must(port, 'POST', '/v1/transit/decrypt/b', { ciphertext });
     if (dec.json?.data?.plaintext !== plaintext) throw new Error('transit decrypt did not round-trip the plaintext');
 
-    add('transit encrypt 64 B', await load({ url: url('/v1/transit/encrypt/b'), method: 'POST', headers: auth, body: JSON.stringify({ plaintext }) }), ceilPost, { crypto: true });
-    add('transit decrypt 64 B', await load({ url: url('/v1/transit/decrypt/b'), method: 'POST', headers: auth, body: JSON.stringify({ ciphertext }) }), ceilPost, { crypto: true });
+    const encBody = JSON.stringify({ plaintext });
+    const transitEnc = await load({ url: url('/v1/transit/encrypt/b'), method: 'POST', headers: auth, body: encBody }, corePid);
+    add('transit encrypt 64 B', transitEnc, ceilPost, { crypto: true });
+    const transitEnc1 = await load({ url: url('/v1/transit/encrypt/b'), method: 'POST', headers: auth, body: encBody, concurrency: 1 }, corePid);
+    add('transit encrypt 64 B, c=1', transitEnc1, ceilPost1);
+    target({ name: 'transit encrypt 64 B / raw node:http POST', value: transitEnc.okRps, reference: ceilPost.okRps, unit: 'req/s', goal: 0.12 });
+    target({ name: 'transit encrypt c=1 p50 / raw POST c=1 p50', value: transitEnc1.p50Ms, reference: ceilPost1.p50Ms, unit: 'ms', goal: 3, atMost: true });
+    add('transit decrypt 64 B', await load({ url: url('/v1/transit/decrypt/b'), method: 'POST', headers: auth, body: JSON.stringify({ ciphertext }) }, corePid), ceilPost, { crypto: true });
 
     const batchInput = Array.from({ length: BATCH_ITEMS }, () => ({ plaintext: crypto.randomBytes(64).toString('base64') }));
     const batchCheck = await must(port, 'POST', '/v1/transit/encrypt/b', { batch_input: batchInput });
     const results = batchCheck.json?.data?.batch_results;
     const batchOk = Array.isArray(results) && results.length === BATCH_ITEMS && results.every((x) => typeof x.ciphertext === 'string' && !x.error);
     if (!batchOk) problems.push(`transit batch encrypt: response is not ${BATCH_ITEMS} ciphertexts: ${batchCheck.text.slice(0, 300)}`);
-    const batch = await load({ url: url('/v1/transit/encrypt/b'), method: 'POST', headers: auth, body: JSON.stringify({ batch_input: batchInput }), concurrency: BATCH_CONC });
+    const batch = await load({ url: url('/v1/transit/encrypt/b'), method: 'POST', headers: auth, body: JSON.stringify({ batch_input: batchInput }), concurrency: BATCH_CONC }, corePid);
     add(`transit batch encrypt ${BATCH_ITEMS} × 64 B (c=${BATCH_CONC})`, batch, ceilPost, { crypto: true, items: BATCH_ITEMS });
   }
 
@@ -266,7 +314,7 @@ async function main() {
     if (section.optional && !ONLY) continue;
     const ctx = {
       quick: QUICK, concurrency: CONC, warmupMs: WARMUP_MS, measureMs: MEASURE_MS, root: ROOT, token: TOKEN,
-      port, url, auth, corePid, ceilGet, ceilPost, cryptoOps,
+      port, url, auth, corePid, ceilGet, ceilPost, cryptoOps, durable, target,
       load, must: (method, p, body) => must(port, method, p, body), request, spawnUntil, freePort, rssKb, findChildren,
       fmt: { int: fmtInt, ms: fmtMs, pct: fmtPct, mb: fmtMb },
       problem: (msg) => problems.push(`${section.title ?? name}: ${msg}`),
@@ -283,16 +331,20 @@ async function main() {
   const out = [];
   out.push(`# Strongroom bench — ${new Date().toISOString()}${QUICK ? ' (quick)' : ''}`);
   out.push('');
+  if (SERVER_ROOT !== ROOT) out.push(`Server binary from ${SERVER_ROOT}.`, '');
   out.push(`Node ${process.version}, ${os.cpus().length} CPUs (${os.cpus()[0]?.model ?? '?'}), load average ${os.loadavg().map((x) => x.toFixed(2)).join(' ')}.`);
   out.push(`Each phase: ${WARMUP_MS} ms warm-up, ${MEASURE_MS} ms measured, c=${CONC} keep-alive connections from a separate load.js process. Ratios are to the raw node:http ceiling of the same method measured in this run.`);
   out.push('');
-  out.push('| scenario | c | req/s | items/s | p50 ms | p99 ms | % of ceiling | non-2xx | errors |');
-  out.push('|---|---|---|---|---|---|---|---|---|');
+  out.push('Server CPU µs/req: CPU time of the server process (the raw server for a ceiling, the core otherwise) over the whole phase, per request served.');
+  out.push('');
+  out.push('| scenario | c | req/s | items/s | p50 ms | p99 ms | % of ceiling | server CPU µs/req | non-2xx | errors |');
+  out.push('|---|---|---|---|---|---|---|---|---|---|');
   for (const row of rows) {
     const r = row.r;
     const items = row.items ? fmtInt(r.okRps * row.items) : '';
-    out.push(`| ${row.name} | ${r.concurrency} | ${fmtInt(r.okRps)} | ${items} | ${fmtMs(r.p50Ms)} | ${fmtMs(r.p99Ms)} | ${fmtPct(r.okRps / row.ceiling.okRps)} | ${r.non2xx} | ${r.errors} |`);
+    out.push(`| ${row.name} | ${r.concurrency} | ${fmtInt(r.okRps)} | ${items} | ${fmtMs(r.p50Ms)} | ${fmtMs(r.p99Ms)} | ${fmtPct(r.okRps / row.ceiling.okRps)} | ${fmtInt(r.cpuUsPerReq)} | ${r.non2xx} | ${r.errors} |`);
   }
+  out.push(`| reference: LevelDB sealed put (256 B, AES-GCM), sync, 32 in flight, in the bench process | 32 | ${fmtInt(durable.okRps)} |  | ${fmtMs(durable.p50Ms)} | ${fmtMs(durable.p99Ms)} |  |  | ${durable.non2xx} | ${durable.errors} |`);
   out.push('');
   out.push('| crypto comparison | ops/s | % of in-process node:crypto loop | % of POST ceiling |');
   out.push('|---|---|---|---|');
@@ -310,6 +362,19 @@ async function main() {
   out.push(`| transit plugin, after the load phases (${transitPids.length ? `pid ${transitPids[0]}` : 'not found'}) | ${fmtMb(transitRss)} |`);
   out.push('');
   out.push(...sectionOut);
+  out.push('');
+  out.push('## Targets (issue 20), each against its reference in this run');
+  out.push('');
+  out.push('| target | measured | reference | ratio | goal | met |');
+  out.push('|---|---|---|---|---|---|');
+  for (const t of targets) {
+    const ratio = t.value / t.reference;
+    const fmt = (v) => (t.unit === 'ms' ? `${fmtMs(v)} ms` : `${fmtInt(v)} ${t.unit}`);
+    const shown = t.atMost ? `${Number.isFinite(ratio) ? ratio.toFixed(2) : '–'} ×` : fmtPct(ratio);
+    const goal = t.atMost ? `≤ ${t.goal} ×` : `≥ ${(t.goal * 100).toFixed(0)} %`;
+    const met = Number.isFinite(ratio) && (t.atMost ? ratio <= t.goal : ratio >= t.goal);
+    out.push(`| ${t.name} | ${fmt(t.value)} | ${fmt(t.reference)} | ${shown} | ${goal} | ${met ? 'yes' : '**no**'} |`);
+  }
   out.push('');
   out.push(`Non-2xx counting checked: a forced-404 phase reported ${check.non2xx}/${check.total} responses as non-2xx.`);
   if (problems.length) {

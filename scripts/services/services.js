@@ -21,7 +21,8 @@
  * What `up` started is recorded in .test-services/state.json at the checkout's
  * root, so `down` stops exactly that and a second `up` reuses it: a test run
  * starts each service once. Instances started with --for-tests are stopped by
- * the run's teardown (`down --for-tests`); ones started by hand stay up.
+ * the run's teardown (`down --for-tests`) once no other run that uses them is
+ * alive (see RUN below); ones started by hand stay up.
  *
  * A test that takes its server away (an outage) gets a DEDICATED instance of
  * its own, never the shared one other test files use concurrently. Dedicated
@@ -40,6 +41,22 @@ const KINDS = Object.fromEntries(
     .map((f) => [path.basename(f, '.js'), require(path.join(__dirname, 'kinds', f))]),
 );
 
+/**
+ * The jest run a test process belongs to (its main process's pid, set by
+ * jest-setup.js). Runs that share a checkout share its instances: a run's
+ * teardown stops them only when no other run that used them is still alive,
+ * and stops only its own dedicated instances (or those of dead runs).
+ */
+const RUN = process.env.SR_TEST_RUN;
+function alive(pid) {
+  try {
+    process.kill(Number(pid), 0);
+    return true;
+  } catch (err) {
+    return err.code === 'EPERM';
+  }
+}
+
 /** The variables an instance answers with: its url under the kind's variable, plus its own. */
 const varsOf = (kind, s) => ({ [KINDS[kind].env]: s.url, ...s.vars });
 
@@ -47,6 +64,10 @@ async function up(kinds, forTests) {
   const out = {};
   await withLock(async () => {
     const state = readState();
+    if (forTests && RUN) {
+      state.runs = [...new Set([...(state.runs ?? []).filter(alive), RUN])];
+      writeState(state);
+    }
     for (const kind of kinds) {
       const fromEnv = process.env[KINDS[kind].env];
       if (fromEnv) {
@@ -72,6 +93,22 @@ async function up(kinds, forTests) {
 async function down(forTests) {
   await withLock(async () => {
     const state = readState();
+    const others = (state.runs ?? []).filter((r) => r !== RUN && alive(r));
+    if (others.length) state.runs = others;
+    else delete state.runs;
+    const ownDedicated = (s) => !forTests || !s.run || s.run === RUN || !alive(s.run);
+    if (forTests && others.length) {
+      // Another test run still uses the shared instances: leave them, stop only this run's dedicated ones.
+      for (const [id, s] of Object.entries(state.dedicated ?? {})) {
+        if (!ownDedicated(s)) continue;
+        await KINDS[s.kind].down(s);
+        process.stderr.write(`[services] stopped dedicated ${s.kind} on port ${s.port}\n`);
+        delete state.dedicated[id];
+      }
+      if (state.dedicated && Object.keys(state.dedicated).length === 0) delete state.dedicated;
+      writeState(state);
+      return;
+    }
     for (const kind of Object.keys(KINDS)) {
       const s = state[kind];
       if (!s || (forTests && s.owner !== 'tests')) continue;
@@ -92,7 +129,7 @@ async function down(forTests) {
 /** Starts an instance for one test alone; it is never handed to `up`. */
 async function upDedicated(kind) {
   const started = await KINDS[kind].up(); // outside the lock: other workers' `up` need not wait for it
-  Object.assign(started, { kind, owner: 'tests', id: `${kind}-${started.port}` });
+  Object.assign(started, { kind, owner: 'tests', id: `${kind}-${started.port}`, ...(RUN ? { run: RUN } : {}) });
   await withLock(async () => {
     const state = readState();
     state.dedicated = { ...state.dedicated, [started.id]: started };

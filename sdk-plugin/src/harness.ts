@@ -7,7 +7,7 @@
  * secret's internal data back.
  */
 import type { Backend, BackendFactory } from './backend.js';
-import type { ClientInfo, LogicalRequest, LogicalResponse, MountInfo, Operation, RequestAuth, SecretRef } from './logical.js';
+import { writeOperation as operationFor, type ClientInfo, type LogicalRequest, type LogicalResponse, type MountInfo, type Operation, type RequestAuth, type SecretRef } from './logical.js';
 import { StrongroomError } from './errors.js';
 import { createMemoryStorage, type Storage } from './storage.js';
 import type { Logger, SystemView } from './system-view.js';
@@ -111,8 +111,7 @@ export async function createTestBackend(factory: BackendFactory, opts: TestBacke
   const request = async (req: TestRequest) => wire(await backend.handleRequest(build(req)));
 
   const writeOperation = async (path: string, data: Record<string, unknown> = {}) => {
-    const ex = await backend.existenceCheck(build({ operation: 'update', path, data }));
-    return ex.checkFound && !ex.exists ? 'create' : 'update';
+    return operationFor(await backend.existenceCheck(build({ operation: 'update', path, data })));
   };
 
   const secretRef = (issued: LogicalResponse, increment: number): SecretRef => {

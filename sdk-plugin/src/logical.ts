@@ -99,6 +99,15 @@ export interface LogicalRequest {
    * crosses to a plugin process (the codec does not carry it).
    */
   clientToken?: string;
+  /**
+   * A write sent as `update` whose create-or-update is left to the backend: it
+   * runs its own existence check and handles the request as the answer says
+   * (writeOperation() below), so the handler still sees `create` or `update`.
+   * The core sets it only when the caller's ACL decides create and update
+   * alike, where the answer cannot change the authorisation; it saves the
+   * round trip of asking first (issue 20).
+   */
+  resolveExistence?: boolean;
 }
 
 /** A secret (lease-bearing) part of a response. The core turns it into a lease. */
@@ -175,6 +184,11 @@ export interface ExistenceResult {
   /** True when the path declares an existence check. */
   checkFound: boolean;
   exists: boolean;
+}
+
+/** The operation a write is, given its existence check: `create` only when a declared check found nothing (as in Vault). */
+export function writeOperation(ex: ExistenceResult): 'create' | 'update' {
+  return ex.checkFound && !ex.exists ? 'create' : 'update';
 }
 
 export interface SpecialPaths {

@@ -7,7 +7,7 @@
  */
 import * as grpc from '@grpc/grpc-js';
 import type { Backend, BackendFactory } from './backend.js';
-import type { MountInfo } from './logical.js';
+import { writeOperation, type MountInfo } from './logical.js';
 import { StrongroomError } from './errors.js';
 import { createCallbackClient, type CallbackClient } from './transport/callback-client.js';
 import {
@@ -66,7 +66,13 @@ export async function serve(factory: BackendFactory): Promise<ServeHandle> {
   const handleRequest = async (w: wire.Request) => {
     const m = mountFor(w.mount_uuid);
     try {
-      return encodeHandleReply(await m.backend.handleRequest(decodeRequest(w, m.mount)));
+      const req = decodeRequest(w, m.mount);
+      if (req.resolveExistence) {
+        // The core left create-or-update to us (its ACL allows both alike): the local check decides.
+        req.operation = writeOperation(await m.backend.existenceCheck(req));
+        delete req.resolveExistence;
+      }
+      return encodeHandleReply(await m.backend.handleRequest(req));
     } catch (err) {
       logUnexpected(logger, err, m.mount.path);
       return { response: null, err: encodeError(err) };

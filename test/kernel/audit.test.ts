@@ -49,6 +49,17 @@ describe('file audit device', () => {
     expect(list.body.data['file/']).toMatchObject({ type: 'file', description: 'e2e', options: { file_path: logFile } });
   });
 
+  // Issue 20: a write goes to a plugin in one round trip only without audit devices; with one,
+  // the core asks the engine first, so the request entry names the operation that ran.
+  it('names a write create or update as the engine decided it, before the backend runs', async () => {
+    expect((await s.api('POST', 'secret/data/audited-op', { data: { v: 1 } })).status).toBe(200);
+    expect((await s.api('POST', 'secret/data/audited-op', { data: { v: 2 } })).status).toBe(200);
+    const ops = entries()
+      .filter((e) => e.type === 'request' && e.request?.path === 'secret/data/audited-op')
+      .map((e) => e.request.operation);
+    expect(ops).toEqual(['create', 'update']);
+  });
+
   it('writes a request and a response entry per request, with secrets and tokens only as HMACs', async () => {
     expect((await s.api('POST', 'secret/data/audited', { data: { password: secretValue } })).status).toBe(200);
     const t = await s.api('POST', 'auth/token/create', { policies: ['default'], ttl: '1h' });

@@ -82,6 +82,37 @@ describe('dev server', () => {
     expect(updated.status).toBe(403);
   });
 
+  it('a policy with only update cannot create', async () => {
+    await s.api('PUT', 'sys/policies/acl/updater', { policy: 'path "secret/data/u/*" { capabilities = ["update"] }' });
+    const t = (await s.api('POST', 'auth/token/create', { policies: ['updater'] })).body.auth.client_token as string;
+    expect((await s.api('POST', 'secret/data/u/existing', { data: { a: 1 } })).status).toBe(200);
+    expect((await s.api('POST', 'secret/data/u/existing', { data: { a: 2 } }, { token: t })).status).toBe(200);
+    expect((await s.api('POST', 'secret/data/u/new', { data: { a: 1 } }, { token: t })).status).toBe(403);
+    expect((await s.api('GET', 'secret/data/u/new')).status).toBe(404);
+  });
+
+  // Issue 20: with create and update both granted (and no audit device) the write goes to the
+  // plugin in one round trip and the plugin's own existence check picks the handler. Transit's
+  // upsert shows which one ran: encrypt creates a missing key only as a create.
+  it('a write allowed as create and update alike still reaches the engine as the right operation', async () => {
+    expect((await s.api('POST', 'sys/mounts/transit-ex', { type: 'transit' })).status).toBe(204);
+    await s.api('PUT', 'sys/policies/acl/enc-both', { policy: 'path "transit-ex/encrypt/*" { capabilities = ["create", "update"] }' });
+    await s.api('PUT', 'sys/policies/acl/enc-update', { policy: 'path "transit-ex/encrypt/*" { capabilities = ["update"] }' });
+    const both = (await s.api('POST', 'auth/token/create', { policies: ['enc-both'] })).body.auth.client_token as string;
+    const updateOnly = (await s.api('POST', 'auth/token/create', { policies: ['enc-update'] })).body.auth.client_token as string;
+    const plaintext = Buffer.from('hello').toString('base64');
+
+    const created = await s.api('POST', 'transit-ex/encrypt/upserted', { plaintext }, { token: both });
+    expect(created.status).toBe(200);
+    expect(created.body.data.ciphertext).toMatch(/^[a-z]+:v1:/);
+    expect((await s.api('GET', 'transit-ex/keys/upserted')).status).toBe(200);
+    expect((await s.api('POST', 'transit-ex/encrypt/upserted', { plaintext }, { token: both })).status).toBe(200);
+    expect((await s.api('POST', 'transit-ex/encrypt/upserted', { plaintext }, { token: updateOnly })).status).toBe(200);
+
+    expect((await s.api('POST', 'transit-ex/encrypt/missing', { plaintext }, { token: updateOnly })).status).toBe(403);
+    expect((await s.api('GET', 'transit-ex/keys/missing')).status).toBe(404);
+  });
+
   it('enforces ACL globs, deny and sudo', async () => {
     await s.api('PUT', 'sys/policies/acl/reader', {
       policy: 'path "secret/data/app" { capabilities = ["read"] }\npath "secret/data/+/deny" { capabilities = ["deny"] }\npath "secret/data/*" { capabilities = ["read", "list"] }',

@@ -61,6 +61,18 @@ describe('seal', () => {
     expect((await s.api('GET', 'sys/init', undefined, { token: null })).body).toEqual({ initialized: false });
   });
 
+  it('describes the sealed-state paths with ?help=1 while sealed (they are declared sys paths)', async () => {
+    for (const path of ['sys/health', 'sys/seal-status', 'sys/init', 'sys/unseal']) {
+      const h = await s.api('GET', `${path}?help=1`, undefined, { token: null });
+      expect(h.status).toBe(200);
+      expect(h.body.help).toContain(`Matching Route: ${path.slice('sys/'.length)}`);
+      expect(Object.keys(h.body.openapi.paths)).toEqual(['/']);
+    }
+    // Only the methods a path declares: the rest stay 405, sealed or not.
+    expect((await s.api('DELETE', 'sys/seal-status', undefined, { token: null })).status).toBe(405);
+    expect((await s.api('GET', 'sys/unseal', undefined, { token: null })).status).toBe(405);
+  });
+
   it('initializes with 5 shares and threshold 3', async () => {
     const r = await s.api('POST', 'sys/init', { secret_shares: 5, secret_threshold: 3 }, { token: null });
     expect(r.status).toBe(200);

@@ -154,7 +154,7 @@ describe('sys/internal/specs/openapi', () => {
     expect(r.status).toBe(200);
     expect(r.body.openapi).toMatch(/^3\./);
     expect(r.body.request_id).toBeUndefined();
-    for (const p of ['/sys/health', '/sys/seal-status', '/sys/init', '/sys/unseal', '/sys/wrapping/unwrap', '/sys/generate-root/attempt', '/sys/rekey/init', '/sys/remount', '/secret/data/{path}']) {
+    for (const p of ['/sys/health', '/sys/seal-status', '/sys/init', '/sys/unseal', '/sys/leader', '/sys/wrapping/unwrap', '/sys/generate-root/attempt', '/sys/rekey/init', '/sys/remount', '/secret/data/{path}']) {
       expect(Object.keys(r.body.paths)).toContain(p);
     }
   });

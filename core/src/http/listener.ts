@@ -1,6 +1,7 @@
 /**
- * One API listener: TCP (or TLS) accept -> LIST verb translation -> express 5
- * with a single handler -> ApiRequest -> the core's handler -> reply.
+ * One API listener: TCP (or TLS) accept -> LIST verb translation -> the API
+ * handler for `/v1/` (express 5, one catch-all route, for everything else) ->
+ * ApiRequest -> the core's handler -> reply.
  *
  * What must stay true:
  * - A request body is read once, by hand, and never beyond `maxRequestSize`:
@@ -9,8 +10,12 @@
  * - Errors from the core that are not StrongroomErrors reach the client as
  *   'internal error' only (see response.ts); the detail goes to the log.
  *
- * Per-request cost matters (see DESIGN.md section 2): no middleware chain, no
- * ETag, no x-powered-by, responses written with writeHead/end.
+ * Per-request cost matters (see DESIGN.md section 2; issue 20): an API request
+ * goes from node:http straight to its handler, never through express's
+ * app.handle (which swaps the prototypes of req and res and walks its router on
+ * every request: about a fifth of the core's time per kv read here); express
+ * keeps the rest with one catch-all route, no ETag, no x-powered-by. A reply is
+ * one writeHead/end: headers and body leave in one write.
  */
 import { readFile } from 'node:fs/promises';
 import * as http from 'node:http';
@@ -80,8 +85,11 @@ export function createListener(options: ListenerOptions, handle: ApiHandler, dep
   const app = express();
   app.set('etag', false);
   app.set('x-powered-by', false);
-  // The single handler: routing is the mount table's job, not express's.
-  app.use((req, res) => {
+  // The one catch-all route: outside /v1/ there is nothing to serve; routing is the mount table's job.
+  app.use((req, res) => send(res, errorReply(404, ['not found']), req.method === 'HEAD'));
+
+  /** An API request, in order with the others on its connection. */
+  const dispatch = (req: http.IncomingMessage, res: http.ServerResponse) => {
     // Node emits every pipelined request on a connection at once; they run one after another, as a
     // client that pipelines a write and then a read expects (RFC 9112 9.3.2: only safe methods may overlap).
     const socket = req.socket;
@@ -92,7 +100,7 @@ export function createListener(options: ListenerOptions, handle: ApiHandler, dep
     void done.then(() => {
       if (pending.get(socket) === done) pending.delete(socket);
     });
-  });
+  };
   /** The last request still being served on each connection. */
   const pending = new WeakMap<object, Promise<void>>();
 
@@ -100,10 +108,6 @@ export function createListener(options: ListenerOptions, handle: ApiHandler, dep
     const url = req.url ?? '/';
     const method = req.method ?? 'GET';
     const head = method === 'HEAD';
-    if (!url.startsWith(API_PREFIX)) {
-      send(res, errorReply(404, ['not found']), head);
-      return;
-    }
     const origin = req.headers.origin;
     const cors = deps.cors?.verdict(method, Array.isArray(origin) ? origin[0] : origin) ?? null;
     if (cors && 'answer' in cors) {
@@ -146,7 +150,10 @@ export function createListener(options: ListenerOptions, handle: ApiHandler, dep
     writeRendered(res, rendered);
   }
 
-  const httpServer = http.createServer(app);
+  const httpServer = http.createServer((req, res) => {
+    if (req.url?.startsWith(API_PREFIX)) dispatch(req, res);
+    else app(req, res);
+  });
   // Requests llhttp itself rejects (bad method, oversized head) still get an `{errors}` body.
   // err.rawPacket is never logged: it may hold a token.
   httpServer.on('clientError', (err: NodeJS.ErrnoException, socket: Duplex) => {

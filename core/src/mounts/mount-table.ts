@@ -68,16 +68,27 @@ export function storagePrefixOf(e: Pick<MountEntry, 'uuid' | 'table'>, nsPrefix:
   return `${nsPrefix}${e.table === 'auth' ? 'auth' : 'logical'}/${e.uuid}/`;
 }
 
+const infoCache = new WeakMap<MountEntry, MountInfo>();
+
+/**
+ * The engine's view of a mount. One object per mount while nothing in it
+ * changes (a tune replaces `options`, a remount changes the path), shared by
+ * every request to the mount: nobody may mutate it.
+ */
 export function mountInfoOf(e: MountEntry, namespacePath: string): MountInfo {
-  return {
-    path: routePath(e),
-    type: e.type,
-    uuid: e.uuid,
-    accessor: e.accessor,
-    namespace: namespacePath,
-    options: e.options,
-    isAuth: e.table === 'auth',
-  };
+  const path = routePath(e);
+  const cached = infoCache.get(e);
+  if (cached && cached.path === path && cached.options === e.options && cached.namespace === namespacePath && cached.type === e.type) return cached;
+  const info: MountInfo = Object.freeze({ path, type: e.type, uuid: e.uuid, accessor: e.accessor, namespace: namespacePath, options: e.options, isAuth: e.table === 'auth' });
+  infoCache.set(e, info);
+  return info;
+}
+
+/** A mount's lease TTLs in seconds: its tuned values capped by the system's (0 or no mount: the system's). */
+export function mountTtls(entry: MountEntry | undefined, system: { defaultTtl: number; maxTtl: number }): { defaultTtl: number; maxTtl: number } {
+  const maxTtl = Math.min(entry?.config.max_lease_ttl || system.maxTtl, system.maxTtl);
+  const defaultTtl = Math.min(entry?.config.default_lease_ttl || system.defaultTtl, maxTtl);
+  return { defaultTtl, maxTtl };
 }
 
 /** "foo", "/foo/", "foo//bar" -> "foo/", "foo/bar/". */

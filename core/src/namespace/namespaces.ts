@@ -94,6 +94,13 @@ export function normalizeNamespacePath(p: string): string {
  * parent-namespace token acting in `child/`). Null when the request's namespace
  * is not the token's nor below it, or the token's namespace is gone: refuse.
  */
+/** Whether `candidateId` names a namespace strictly below `ancestorId` ('' is the root). */
+export function isDescendantNamespace(registry: Pick<NamespaceRegistry, 'byId'>, ancestorId: string, candidateId: string): boolean {
+  const a = registry.byId(ancestorId || ROOT_NAMESPACE.id);
+  const c = registry.byId(candidateId || ROOT_NAMESPACE.id);
+  return a !== undefined && c !== undefined && c.id !== a.id && c.path.startsWith(a.path);
+}
+
 export function tokenScope(
   registry: Pick<NamespaceRegistry, 'byId'>,
   tokenNamespaceId: string,

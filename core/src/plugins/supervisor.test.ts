@@ -210,6 +210,17 @@ describe('plugin supervisor with the echo fixture', () => {
     });
   });
 
+  test('a write sent for the plugin to resolve runs its existence check there: the handler sees create, then update', async () => {
+    const sup = makeSupervisor();
+    const m = mountInfo('m1');
+    const backend = await sup.mount(builtin, m);
+    const write = () => ({ ...request(m, 'upsert/k', 'update', { v: 1 }), resolveExistence: true });
+    expect((await backend.handleRequest(write()))?.data).toEqual({ operation: 'create' });
+    expect((await backend.handleRequest(write()))?.data).toEqual({ operation: 'update' });
+    // Without the flag the operation sent is the one handled.
+    expect((await backend.handleRequest(request(m, 'upsert/new', 'update', { v: 2 })))?.data).toEqual({ operation: 'update' });
+  });
+
   test('a plugin process cannot read storage of a mount it does not serve', async () => {
     const sup = makeSupervisor();
     const ext = await registerExternal('1.0.0');

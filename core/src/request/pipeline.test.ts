@@ -4,17 +4,19 @@ import { createNullLogger } from '../log/logger.js';
 import { createMetrics } from '../metrics/metrics.js';
 import { createRouter, newMountEntry } from '../mounts/mount-table.js';
 import { createNamespaceRegistry } from '../namespace/namespaces.js';
-import { createPipeline, type PipelineRequest } from './pipeline.js';
+import type { ApiRequest } from '../http/types.js';
+import type { TokenEntry } from '../token/index.js';
+import { createPipeline } from './pipeline.js';
 import type { MountBinding } from '../mounts/mount-manager.js';
 import { compileSpecialPaths } from '../mounts/special-paths.js';
 import type { AclOperation, CallerToken } from './ports.js';
 
 /** A backend that records what reached it and answers from a per-path script. */
 function recordingBackend(answer: (req: LogicalRequest) => LogicalResponse | null = () => ({ data: { ok: true } })) {
-  const calls: { kind: 'handle' | 'exists'; op: string; path: string }[] = [];
+  const calls: { kind: 'handle' | 'exists'; op: string; path: string; resolve?: true }[] = [];
   const backend: Backend = {
     async handleRequest(req) {
-      calls.push({ kind: 'handle', op: req.operation, path: req.path });
+      calls.push({ kind: 'handle', op: req.operation, path: req.path, ...(req.resolveExistence ? { resolve: true as const } : {}) });
       return answer(req);
     },
     async existenceCheck(req) {
@@ -45,12 +47,12 @@ function token(over: Partial<CallerToken> = {}): CallerToken {
     boundCidrs: [],
     key: 'k',
     isRoot: false,
-    entry: {},
+    entry: {} as TokenEntry,
     ...over,
   };
 }
 
-function setup(opts: { token?: CallerToken | null; allow?: AclOperation[]; answer?: (req: LogicalRequest) => LogicalResponse | null } = {}) {
+function setup(opts: { token?: CallerToken | null; allow?: AclOperation[]; answer?: (req: LogicalRequest) => LogicalResponse | null; audit?: boolean } = {}) {
   const namespaces = createNamespaceRegistry();
   namespaces.add({ id: 'ns1id', path: 'ns1/', customMetadata: {} });
   namespaces.add({ id: 'ns2id', path: 'ns1/ns2/', customMetadata: {} });
@@ -71,6 +73,7 @@ function setup(opts: { token?: CallerToken | null; allow?: AclOperation[]; answe
     },
   };
   router.add(newMountEntry('auth', 'approle/', { type: 'approle' }, 'root'), binding);
+  router.add(newMountEntry('auth', 'token/', { type: 'token' }, 'root'), binding);
   for (const ns of ['root', 'ns1id', 'ns2id', 'ns3id']) router.add(newMountEntry('mounts', 'engine/', { type: 'transit' }, ns), binding);
   const aclChecks: AclOperation[] = [];
   const aclSeen: string[] = [];
@@ -105,13 +108,14 @@ function setup(opts: { token?: CallerToken | null; allow?: AclOperation[]; answe
     },
     leases: { register: async ({ secret }) => ({ leaseId: 'engine/creds/x/1', ttl: secret.ttl ?? 60, renewable: true }) },
     wrapping: {
+      parseTtl: (header) => (header === undefined ? null : Number(header)),
       wrap: async (response, o) => {
         wrapped.push(response);
         return { token: 'wrapping-token', accessor: 'wrapping-accessor', ttl: o.ttl, creation_time: '2026-01-01T00:00:00Z', creation_path: o.path, ...(o.wrappedAccessor ? { wrapped_accessor: o.wrappedAccessor } : {}) };
       },
     },
     audit: {
-      enabled: true,
+      enabled: opts.audit ?? true,
       logRequest: async (e) => {
         audited.push(e);
       },
@@ -121,10 +125,30 @@ function setup(opts: { token?: CallerToken | null; allow?: AclOperation[]; answe
     },
     logger: createNullLogger(),
     metrics: createMetrics('test'),
-    help: () => ({ help: 'text' }),
   });
-  const request = (over: Partial<PipelineRequest>): Promise<{ status: number; body?: unknown }> =>
-    pipeline.handle({ id: 'r1', operation: 'read', path: 'engine/x', token: 'tok', data: {}, remoteAddress: '127.0.0.1', help: false, headers: {}, ...over });
+  /** An ApiRequest as the listener makes it; `wrapTtl` is sent as the wrap TTL header. */
+  const request = (over: Partial<Omit<ApiRequest, 'token'>> & { token?: string | null; wrapTtl?: number }): Promise<{ status: number; body?: unknown }> => {
+    const { wrapTtl, token: tok, ...rest } = over;
+    const req: ApiRequest = {
+      id: 'r1',
+      method: 'GET',
+      operation: 'read',
+      head: false,
+      help: false,
+      path: 'engine/x',
+      urlPath: 'engine/x',
+      namespace: '',
+      token: tok === undefined ? 'tok' : (tok ?? undefined),
+      data: {},
+      query: {},
+      url: '/v1/engine/x',
+      rawBody: Buffer.alloc(0),
+      headers: wrapTtl !== undefined ? { 'x-vault-wrap-ttl': String(wrapTtl) } : {},
+      remoteAddress: '127.0.0.1',
+      ...rest,
+    };
+    return pipeline.handle(req, { remoteAddress: req.remoteAddress });
+  };
   return { request, calls, aclChecks, aclSeen, used, revoked, audited, holds, wrapped, auditedResponses };
 }
 
@@ -150,18 +174,47 @@ describe('request pipeline', () => {
     expect(t.wrapped).toHaveLength(0);
   });
 
-  it('decides create vs update with the engine existence check before the ACL', async () => {
+  it('with an audit device, decides create vs update with the engine existence check before the backend runs', async () => {
     const t = setup();
     await t.request({ operation: 'write', path: 'engine/keys/absent' });
     await t.request({ operation: 'write', path: 'engine/keys/present' });
-    expect(t.calls.filter((c) => c.kind === 'handle').map((c) => c.op)).toEqual(['create', 'update']);
-    expect(t.aclChecks).toEqual(['create', 'update']);
+    expect(t.calls.map((c) => `${c.kind}:${c.op}`)).toEqual(['exists:update', 'handle:create', 'exists:update', 'handle:update']);
+    expect(t.audited.map((e) => e.request.operation)).toEqual(['create', 'update']);
+    expect(t.aclChecks).toEqual(['create', 'update', 'create', 'update']);
   });
 
-  it('a token allowed only to update cannot create', async () => {
-    const t = setup({ allow: ['update'] });
+  it('without audit, a write allowed as create and update alike goes in one round trip, the plugin resolving the operation', async () => {
+    const t = setup({ audit: false });
+    expect((await t.request({ operation: 'write', path: 'engine/keys/absent' })).status).toBe(200);
+    expect(t.calls).toEqual([{ kind: 'handle', op: 'update', path: 'keys/absent', resolve: true }]);
+  });
+
+  it('the core’s own backends are asked first even without audit (their check is in-process)', async () => {
+    const t = setup({ audit: false });
+    await t.request({ operation: 'write', path: 'auth/token/roles/x' });
+    expect(t.calls.map((c) => `${c.kind}:${c.op}`)).toEqual(['exists:update', 'handle:create']);
+  });
+
+  it.each([true, false])('a token allowed only to update cannot create (audit %s)', async (audit) => {
+    const t = setup({ allow: ['update'], audit });
     await expect(t.request({ operation: 'write', path: 'engine/keys/absent' })).rejects.toMatchObject({ code: 'permission_denied' });
     expect(t.calls.filter((c) => c.kind === 'handle')).toEqual([]);
+    expect((await t.request({ operation: 'write', path: 'engine/keys/present' })).status).toBe(200);
+    expect(t.calls.filter((c) => c.kind === 'handle')).toEqual([{ kind: 'handle', op: 'update', path: 'keys/present' }]);
+  });
+
+  it.each([true, false])('a token allowed only to create cannot update (audit %s)', async (audit) => {
+    const t = setup({ allow: ['create'], audit });
+    await expect(t.request({ operation: 'write', path: 'engine/keys/present' })).rejects.toMatchObject({ code: 'permission_denied' });
+    expect(t.calls.filter((c) => c.kind === 'handle')).toEqual([]);
+    expect((await t.request({ operation: 'write', path: 'engine/keys/absent' })).status).toBe(200);
+    expect(t.calls.filter((c) => c.kind === 'handle')).toEqual([{ kind: 'handle', op: 'create', path: 'keys/absent' }]);
+  });
+
+  it('a write allowed neither as create nor as update is refused without asking the engine', async () => {
+    const t = setup({ allow: ['read'], audit: false });
+    await expect(t.request({ operation: 'write', path: 'engine/keys/absent' })).rejects.toMatchObject({ code: 'permission_denied' });
+    expect(t.calls).toEqual([]);
   });
 
   it('an unauthenticated login skips the existence check and the ACL, and stays an update', async () => {

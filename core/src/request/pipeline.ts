@@ -2,49 +2,43 @@
  * One request's trip through the core (DESIGN.md section 2): namespace and
  * mount resolution -> token lookup -> existence check when create and update
  * differ -> ACL -> audit request -> backend -> lease registration or token
- * creation -> audit response -> envelope.
+ * creation -> audit response -> envelope. A write that the ACL allows as
+ * create and update alike goes to a plugin in one round trip, the plugin
+ * running its own existence check (existence.ts).
  *
  * Invariants guarded here: a request without a valid token reaches no backend
  * unless the path is one of the backend's unauthenticated paths; a denied
  * request gets 403 before routing reveals anything; a secret that cannot be
  * leased is never returned.
  */
-import { StrongroomError, permissionDenied, type LogicalRequest, type LogicalResponse, type Operation } from '@strongroom/sdk-plugin/host';
+import { StrongroomError, helpFor, permissionDenied, writeOperation, type Backend, type LogicalRequest, type LogicalResponse, type Operation } from '@strongroom/sdk-plugin/host';
+import { envelope } from '../http/response.js';
+import type { ApiOperation, ApiReply, ApiRequest } from '../http/types.js';
 import type { CoreLogger } from '../log/logger.js';
 import type { Metrics } from '../metrics/metrics.js';
-import { mountInfoOf, routePath, type RouteMatch, type Router } from '../mounts/mount-table.js';
+import { mountInfoOf, routePath, type MountEntry, type RouteMatch, type Router } from '../mounts/mount-table.js';
 import { tokenScope, type Namespace, type NamespaceRegistry } from '../namespace/namespaces.js';
 import type { AuditEntry } from '../audit/broker.js';
 import { plainRequestKeys } from '../audit/hash.js';
 import type { MountBinding } from '../mounts/mount-manager.js';
-import type { AclOperation, AclPort, AuditPort, CallerToken, InProcessRequest, LeasePort, TokenPort, WrappingPort } from './ports.js';
+import { planWrite } from './existence.js';
+import type { AclDecision, AclOperation, AclPort, AuditPort, CallerToken, InProcessRequest, LeasePort, TokenPort, WrappingPort } from './ports.js';
 
-export type ApiOperation = 'read' | 'list' | 'write' | 'delete' | 'patch';
-
-export interface PipelineRequest {
-  id: string;
-  operation: ApiOperation;
-  /** Joined namespace + path, relative to /v1/, no leading slash. */
-  path: string;
-  token: string | null;
-  data: Record<string, unknown>;
+/** What the pipeline knows of a request beyond what the listener parsed. */
+export interface RequestContext {
+  /** The client's address: a forwarding standby's signed one, else the connection's. */
   remoteAddress: string;
-  help: boolean;
-  headers: Record<string, string>;
-  /** Handed only to the core's in-process backends (sys/, auth/token/), never to a plugin. */
-  clientToken?: string | undefined;
-  /** Seconds from the wrap TTL header (already validated): the response is wrapped. */
-  wrapTtl?: number | undefined;
+}
+
+/** The request as the pipeline serves it: the listener's, with its context and the wrap TTL header read. */
+interface Served {
+  api: ApiRequest;
+  remoteAddress: string;
+  /** Seconds from the wrap TTL header (validated): the response is wrapped. */
+  wrapTtl: number | null;
 }
 
 const IN_PROCESS_TYPES = new Set(['system', 'token']);
-
-export interface PipelineReply {
-  status: number;
-  body?: unknown;
-  raw?: { body: Buffer; contentType: string };
-  headers?: Record<string, string>;
-}
 
 export interface PipelineDeps {
   namespaces: NamespaceRegistry;
@@ -56,17 +50,18 @@ export interface PipelineDeps {
   wrapping: WrappingPort;
   logger: CoreLogger;
   metrics: Metrics;
-  /** Renders `?help=1` for a mount. */
-  help(binding: MountBinding, mountPath: string, relativePath: string): Record<string, unknown>;
 }
+
+export type Pipeline = ReturnType<typeof createPipeline>;
 
 const READ_ONLY_DATA: Record<string, unknown> = Object.freeze({}) as Record<string, unknown>;
 
 export function createPipeline(deps: PipelineDeps) {
   const { router, namespaces, tokens, acl, leases, audit, logger } = deps;
 
-  async function handle(req: PipelineRequest): Promise<PipelineReply> {
-    const { namespace, path } = namespaces.resolve(listPath(req));
+  async function handle(api: ApiRequest, ctx: RequestContext): Promise<ApiReply> {
+    const req: Served = { api, remoteAddress: ctx.remoteAddress, wrapTtl: deps.wrapping.parseTtl(headerValue(api.headers['x-service-wrap-ttl']) ?? headerValue(api.headers['x-vault-wrap-ttl'])) };
+    const { namespace, path } = namespaces.resolve(listPath(api));
     const found = router.match(namespace.id, path);
     // The request holds its mount until its reply (lease included) is made, so a
     // disable waits for it before cleaning up; a mount being disabled takes no new
@@ -79,15 +74,16 @@ export function createPipeline(deps: PipelineDeps) {
     }
   }
 
-  async function serve(req: PipelineRequest, namespace: Namespace, path: string, match: RouteMatch<MountBinding> | null | undefined): Promise<PipelineReply> {
+  async function serve(req: Served, namespace: Namespace, path: string, match: RouteMatch<MountBinding> | null | undefined): Promise<ApiReply> {
+    const { api } = req;
     // Unknown path: authenticate first, so an anonymous caller learns nothing.
     const binding = match?.handle;
     const relativePath = match?.relativePath ?? '';
 
     const unauthenticated = binding !== undefined && binding.unauthenticated(relativePath);
     let token: CallerToken | null = null;
-    if (req.token) {
-      token = await tokens.lookup(req.token);
+    if (api.token) {
+      token = await tokens.lookup(api.token);
       if (!token && !unauthenticated) throw permissionDenied('permission denied');
       if (token && token.boundCidrs.length > 0 && !tokens.cidrAllowed(token, req.remoteAddress)) {
         throw permissionDenied('permission denied');
@@ -110,14 +106,13 @@ export function createPipeline(deps: PipelineDeps) {
     }
     const backend = binding.backend;
     const mount = match.entry;
-    const mountInfo = mountInfoOf(mount, namespace.path);
 
     const logical: LogicalRequest = {
-      id: req.id,
-      operation: req.help ? 'help' : toLogicalOp(req.operation),
+      id: api.id,
+      operation: api.help ? 'help' : toLogicalOp(api.operation),
       path: relativePath,
-      mount: mountInfo,
-      data: req.data,
+      mount: mountInfoOf(mount, namespace.path),
+      data: api.data,
       client: {
         remoteAddress: req.remoteAddress,
         displayName: token?.displayName ?? '',
@@ -126,37 +121,39 @@ export function createPipeline(deps: PipelineDeps) {
         policies: token?.policies ?? [],
         metadata: token?.metadata ?? {},
       },
-      headers: req.headers,
+      headers: NO_HEADERS,
     };
+    // The token and the caller's entry go only to the core's in-process backends (sys/, auth/token/), never to a plugin.
     if (IN_PROCESS_TYPES.has(mount.type)) {
-      if (req.clientToken) logical.clientToken = req.clientToken;
-      if (req.clientToken && token) (logical as InProcessRequest).callerEntry = token.entry;
-      if (req.wrapTtl !== undefined) (logical as InProcessRequest).wrapTtl = req.wrapTtl;
+      if (api.token) logical.clientToken = api.token;
+      if (api.token && token) (logical as InProcessRequest).callerEntry = token.entry;
+      if (req.wrapTtl !== null) (logical as InProcessRequest).wrapTtl = req.wrapTtl;
     }
 
     // Writes: the engine's existence check decides between create and update.
     // An unauthenticated path (a login) has no ACL to decide, so, as in Vault,
     // it stays an update and saves the round trip to the plugin.
-    if (req.operation === 'write' && !req.help && !unauthenticated) {
-      const ex = await backend.existenceCheck(logical);
-      logical.operation = ex.checkFound && !ex.exists ? 'create' : 'update';
-    }
-
     let sudo = false;
     if (token && !unauthenticated) {
-      const op: AclOperation = req.help ? 'read' : (logical.operation as AclOperation);
-      const decision = await authorize(token, op, path, req.data, namespace, req.help);
-      sudo = decision.sudo;
+      if (api.operation === 'write' && !api.help) {
+        // One round trip only for a plugin (the core's own backends answer in-process) and only
+        // with no audit device: the request's audit entry names the operation before the backend runs.
+        const oneTrip = !IN_PROCESS_TYPES.has(mount.type) && !audit.enabled;
+        sudo = (await authorizeWrite(token, logical, backend, path, api.data, namespace, oneTrip)).sudo;
+      } else {
+        const op: AclOperation = api.help ? 'read' : (logical.operation as AclOperation);
+        sudo = (await authorize(token, op, path, api.data, namespace, api.help)).sudo;
+      }
       if (binding.root(relativePath) && !sudo) throw permissionDenied('permission denied');
     }
 
-    if (req.help) return { status: 200, body: deps.help(binding, match.mountPath, relativePath) };
+    if (api.help) return { status: 200, body: binding.description ? helpFor(binding.description, relativePath) : { help: '', openapi: {} } };
 
     const auditEntry: AuditEntry | null = audit.enabled
       ? {
           auth: token ? auditAuth(token) : null,
           request: {
-            id: req.id,
+            id: api.id,
             operation: logical.operation,
             path,
             mount_type: mount.type,
@@ -165,7 +162,7 @@ export function createPipeline(deps: PipelineDeps) {
             remote_address: req.remoteAddress,
             client_token: token?.id ?? '',
             client_token_accessor: token?.accessor ?? '',
-            data: req.data,
+            data: api.data,
           },
           nonHmacRequestKeys: plainRequestKeys(mount.config.audit_non_hmac_request_keys, binding.description),
           nonHmacResponseKeys: mount.config.audit_non_hmac_response_keys,
@@ -194,7 +191,7 @@ export function createPipeline(deps: PipelineDeps) {
     }
 
     let reply = await render(req, resp, { mount, namespace, path: relativePath, token });
-    if (req.wrapTtl !== undefined && !resp?.wrapInfo) reply = await wrapReply(reply, req.wrapTtl, path, namespace.id);
+    if (req.wrapTtl !== null && !resp?.wrapInfo) reply = await wrapReply(reply, req.wrapTtl, path, namespace.id);
     if (auditEntry) {
       const body = (reply.body ?? null) as Record<string, any> | null;
       await audit.logResponse({
@@ -218,42 +215,73 @@ export function createPipeline(deps: PipelineDeps) {
    * token and the caller gets only `wrap_info`. Empty (204), raw and redirect
    * answers have nothing to wrap and pass unchanged, as in Vault.
    */
-  async function wrapReply(reply: PipelineReply, ttl: number, path: string, namespaceId: string): Promise<PipelineReply> {
+  async function wrapReply(reply: ApiReply, ttl: number, path: string, namespaceId: string): Promise<ApiReply> {
     const body = reply.body as Record<string, unknown> | undefined;
-    if (reply.status !== 200 || reply.raw || !body || typeof body !== 'object' || !('request_id' in body)) return reply;
+    if (reply.status !== 200 || !body || typeof body !== 'object' || !('request_id' in body)) return reply;
     const auth = body.auth as { accessor?: unknown } | null | undefined;
     const wrappedAccessor = auth && typeof auth.accessor === 'string' && auth.accessor !== '' ? auth.accessor : undefined;
     const info = await deps.wrapping.wrap(body, { ttl, path, namespaceId, ...(wrappedAccessor ? { wrappedAccessor } : {}) });
-    return { status: 200, body: wrappedEnvelope(body.request_id as string, info, body.mount_type) };
+    return { status: 200, body: envelope({ requestId: body.request_id as string, wrapInfo: info, mountType: body.mount_type as string }) };
+  }
+
+  /**
+   * A write's operation and its authorisation (existence.ts): refused without
+   * asking the engine when neither create nor update is allowed; sent as an
+   * update for the plugin to resolve when both are allowed alike and `oneTrip`;
+   * otherwise the engine's existence check decides first.
+   */
+  async function authorizeWrite(
+    token: CallerToken,
+    logical: LogicalRequest,
+    backend: Backend,
+    path: string,
+    data: Record<string, unknown>,
+    namespace: Namespace,
+    oneTrip: boolean,
+  ): Promise<AclDecision> {
+    const create = await decide(token, 'create', path, data, namespace);
+    const update = await decide(token, 'update', path, data, namespace);
+    const plan = planWrite(create, update);
+    if (plan.kind === 'deny') throw permissionDenied('permission denied');
+    if (plan.kind === 'either' && oneTrip) {
+      logical.operation = 'update';
+      logical.resolveExistence = true;
+      return update;
+    }
+    logical.operation = writeOperation(await backend.existenceCheck(logical));
+    const decision = logical.operation === 'create' ? create : update;
+    if (!decision.allowed) throw permissionDenied('permission denied');
+    return decision;
+  }
+
+  /** The ACL's decision on one operation. A token acts only in its own namespace or below it, with its own namespace's policies. */
+  async function decide(token: CallerToken, op: AclOperation, path: string, data: Record<string, unknown>, namespace: Namespace): Promise<AclDecision> {
+    const scope = tokenScope(namespaces, token.namespaceId, namespace, path);
+    if (!scope) throw permissionDenied('permission denied');
+    return acl.check(token, scope.namespace, op, scope.path, data);
   }
 
   async function authorize(token: CallerToken, op: AclOperation, path: string, data: Record<string, unknown>, namespace: Namespace, anyCapability: boolean) {
-    // A token acts only in its own namespace or below it, with its own namespace's policies.
-    const scope = tokenScope(namespaces, token.namespaceId, namespace, path);
-    if (!scope) throw permissionDenied('permission denied');
-    const decision = await acl.check(token, scope.namespace, op, scope.path, data);
+    const decision = await decide(token, op, path, data, namespace);
     if (!decision.allowed && !anyCapability) throw permissionDenied('permission denied');
     if (!decision.allowed && anyCapability) {
       // help and unknown routes: any non-deny capability on the path is enough.
       for (const alt of ['read', 'list', 'update', 'create', 'delete', 'patch'] as AclOperation[]) {
         if (alt === op) continue;
-        if ((await acl.check(token, scope.namespace, alt, scope.path, data)).allowed) return decision;
+        if ((await decide(token, alt, path, data, namespace)).allowed) return decision;
       }
       throw permissionDenied('permission denied');
     }
     return decision;
   }
 
-  async function render(
-    req: PipelineRequest,
-    resp: LogicalResponse | null,
-    ctx: { mount: import('../mounts/mount-table.js').MountEntry; namespace: import('../namespace/namespaces.js').Namespace; path: string; token: CallerToken | null },
-  ): Promise<PipelineReply> {
+  async function render(req: Served, resp: LogicalResponse | null, ctx: { mount: MountEntry; namespace: Namespace; path: string; token: CallerToken | null }): Promise<ApiReply> {
+    const { api } = req;
     // A read that finds nothing is a 404, as in Vault; a write or delete with nothing to say is a 204.
-    if (!resp) return req.operation === 'read' || req.operation === 'list' ? { status: 404, body: { errors: [] } } : { status: 204 };
+    if (!resp) return api.operation === 'read' || api.operation === 'list' ? { status: 404, body: { errors: [] } } : { status: 204 };
     if (resp.raw) {
-      const body = resp.raw.base64 ? Buffer.from(resp.raw.body, 'base64') : Buffer.from(resp.raw.body, 'utf8');
-      return { status: resp.raw.status, raw: { body, contentType: resp.raw.contentType } };
+      const raw = resp.raw.base64 ? Buffer.from(resp.raw.body, 'base64') : Buffer.from(resp.raw.body, 'utf8');
+      return { status: resp.raw.status, body: { raw, contentType: resp.raw.contentType } };
     }
     if (resp.redirect) return { status: 307, headers: { location: resp.redirect } };
 
@@ -265,7 +293,7 @@ export function createPipeline(deps: PipelineDeps) {
       leaseDuration = resp.renewedLease.leaseDuration;
       renewable = resp.renewedLease.renewable;
     } else if (resp.secret) {
-      const lease = await leases.register({ mount: ctx.mount, namespace: ctx.namespace, requestPath: `${routePath(ctx.mount)}${ctx.path}`, secret: resp.secret, token: ctx.token });
+      const lease = await leases.register({ mountPath: routePath(ctx.mount), mountUuid: ctx.mount.uuid, namespaceId: ctx.namespace.id, requestPath: ctx.path, secret: resp.secret, tokenKey: ctx.token?.key ?? '' });
       leaseId = lease.leaseId;
       leaseDuration = lease.ttl;
       renewable = lease.renewable;
@@ -275,28 +303,15 @@ export function createPipeline(deps: PipelineDeps) {
       auth = await tokens.createFromAuth(resp.auth, { mount: ctx.mount, namespace: ctx.namespace, path: `${routePath(ctx.mount)}${ctx.path}`, remoteAddress: req.remoteAddress });
     }
 
-    if (resp.wrapInfo) return { status: 200, body: wrappedEnvelope(req.id, resp.wrapInfo, ctx.mount.type) };
+    if (resp.wrapInfo) return { status: 200, body: envelope({ requestId: api.id, wrapInfo: resp.wrapInfo, mountType: ctx.mount.type }) };
 
     const data = resp.data ?? null;
-    if (req.operation === 'list' && (!data || !Array.isArray(data.keys) || data.keys.length === 0) && !resp.warnings?.length) {
+    if (api.operation === 'list' && (!data || !Array.isArray(data.keys) || data.keys.length === 0) && !resp.warnings?.length) {
       // Spec: a list with no results answers 404.
       return { status: 404, body: { errors: [] } };
     }
     if (!data && !auth && !leaseId && !resp.warnings?.length) return { status: 204 };
-    return {
-      status: resp.status ?? 200,
-      body: {
-        request_id: req.id,
-        lease_id: leaseId,
-        renewable,
-        lease_duration: leaseDuration,
-        data,
-        wrap_info: null,
-        warnings: resp.warnings?.length ? resp.warnings : null,
-        auth,
-        mount_type: ctx.mount.type,
-      },
-    };
+    return { status: resp.status ?? 200, body: envelope({ requestId: api.id, leaseId, renewable, leaseDuration, data, warnings: resp.warnings ?? null, auth, mountType: ctx.mount.type }) };
   }
 
   return { handle };
@@ -304,19 +319,11 @@ export function createPipeline(deps: PipelineDeps) {
 
 type AuditWrapInfo = NonNullable<import('../audit/broker.js').AuditResponse['wrap_info']>;
 
-/** The envelope of a wrapped response: wrap_info and nothing of the response itself. */
-function wrappedEnvelope(requestId: string, wrapInfo: Record<string, unknown>, mountType: unknown): Record<string, unknown> {
-  return {
-    request_id: requestId,
-    lease_id: '',
-    renewable: false,
-    lease_duration: 0,
-    data: null,
-    wrap_info: wrapInfo,
-    warnings: null,
-    auth: null,
-    mount_type: mountType,
-  };
+const NO_HEADERS: Record<string, string> = Object.freeze({}) as Record<string, string>;
+
+function headerValue(v: string | string[] | undefined): string | undefined {
+  const s = Array.isArray(v) ? v[0] : v;
+  return s === undefined || s === '' ? undefined : s;
 }
 
 /**
@@ -325,7 +332,7 @@ function wrappedEnvelope(requestId: string, wrapInfo: Record<string, unknown>, m
  * `LIST secret/metadata/app` is authorised against `secret/metadata/app/`,
  * the path it actually lists, never against the slash-less leaf.
  */
-function listPath(req: PipelineRequest): string {
+function listPath(req: Pick<ApiRequest, 'operation' | 'path'>): string {
   return req.operation === 'list' && req.path !== '' && !req.path.endsWith('/') ? `${req.path}/` : req.path;
 }
 

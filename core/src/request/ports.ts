@@ -1,11 +1,14 @@
 /**
  * The narrow interfaces the request pipeline needs from the rest of the core.
- * Each is implemented by an adapter in core/src/server/core.ts, so the
- * pipeline can be tested with fakes of exactly what it uses.
+ * Tokens and the ACL are adapted in token-port.ts and access.ts; the
+ * expiration manager, audit broker and response wrapping serve as they are.
+ * The pipeline is tested with fakes of exactly what it uses.
  */
-import type { AuthSpec, LogicalRequest, SecretSpec } from '@strongroom/sdk-plugin/host';
+import type { AuthSpec, LogicalRequest } from '@strongroom/sdk-plugin/host';
+import type { RegisterInput } from '../expiration/index.js';
 import type { MountEntry } from '../mounts/mount-table.js';
 import type { Namespace } from '../namespace/namespaces.js';
+import type { TokenEntry } from '../token/index.js';
 
 /** What the pipeline needs of a token (a projection of the token store's entry). */
 export interface CallerToken {
@@ -25,8 +28,8 @@ export interface CallerToken {
   /** HMAC of the id: the key under which leases are indexed. */
   key: string;
   isRoot: boolean;
-  /** The token store's entry as looked up before this request used the token (opaque to the pipeline). */
-  entry: unknown;
+  /** The token store's entry as looked up before this request used the token. */
+  entry: TokenEntry;
 }
 
 /**
@@ -36,13 +39,15 @@ export interface CallerToken {
  * it, so a token on its last use can look itself up).
  */
 export type InProcessRequest = LogicalRequest & {
-  callerEntry?: unknown;
+  callerEntry?: TokenEntry;
   /** The request's wrap TTL in seconds (sys/wrapping/wrap uses it as the wrapping token's TTL). */
   wrapTtl?: number;
 };
 
 /** Response wrapping as the pipeline needs it (core/src/wrapping/response-wrapping.ts). */
 export interface WrappingPort {
+  /** The wrap TTL header in seconds (null when absent); a 400 when malformed or out of bounds. */
+  parseTtl(header: string | undefined): number | null;
   wrap(
     response: Record<string, unknown>,
     opts: { ttl: number; path: string; namespaceId: string; wrappedAccessor?: string },
@@ -52,7 +57,7 @@ export interface WrappingPort {
 export interface TokenPort {
   lookup(id: string): Promise<CallerToken | null>;
   /** Consume one use; `exhausted` when that was the last (revoke after the request); `entry` is the token entry after the use. */
-  use(t: CallerToken): Promise<{ exhausted: boolean; entry: unknown }>;
+  use(t: CallerToken): Promise<{ exhausted: boolean; entry: TokenEntry }>;
   revokeExhausted(t: CallerToken): Promise<void>;
   cidrAllowed(t: CallerToken, remoteAddress: string): boolean;
   /** Turns a login's auth block into a token; returns the envelope's `auth`. */
@@ -71,15 +76,9 @@ export interface AclPort {
   check(t: CallerToken, namespace: Namespace, op: AclOperation, path: string, data: Record<string, unknown>): Promise<AclDecision>;
 }
 
+/** Registers a secret as a lease; answers the lease id and the capped TTL (the expiration manager). */
 export interface LeasePort {
-  /** Registers a secret as a lease; returns the lease id and the capped TTL. */
-  register(args: {
-    mount: MountEntry;
-    namespace: Namespace;
-    requestPath: string;
-    secret: SecretSpec;
-    token: CallerToken | null;
-  }): Promise<{ leaseId: string; ttl: number; renewable: boolean }>;
+  register(input: RegisterInput): Promise<{ leaseId: string; ttl: number; renewable: boolean }>;
 }
 
 export interface AuditPort {

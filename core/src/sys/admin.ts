@@ -1,4 +1,4 @@
-/** sys/seal, sys/step-down, sys/rotate, sys/key-status, sys/metrics, sys/loggers and sys/tools (sys/leader is node-local: core/src/server/core.ts). */
+/** sys/seal, sys/step-down, sys/rotate, sys/key-status, sys/metrics, sys/loggers and sys/tools (sys/leader is node-local: seal-paths.ts). */
 import { badRequest, definePath, f, hashToolPath, randomToolPath, type PathDef } from '@strongroom/sdk-plugin/host';
 import { LEVELS, type LogLevel } from '../log/logger.js';
 import type { SysDeps } from './deps.js';

@@ -1,8 +1,9 @@
 /**
  * The system backend mounted at sys/ in every namespace. It uses the same
  * declarative framework as the plugins, so `?help=1` and OpenAPI come free.
- * The seal endpoints that must answer while sealed (init, unseal,
- * seal-status, health) are served before routing, by core/src/server/core.ts.
+ * The node-local paths that answer while sealed and on a standby (init,
+ * unseal, seal-status, health, leader: seal-paths.ts) come in `extraPaths`:
+ * the core serves them before routing, with the same declarations.
  */
 import { defineBackend, type BackendFactory, type PathDef } from '@strongroom/sdk-plugin/host';
 import type { SysDeps } from './deps.js';
@@ -15,7 +16,6 @@ import { namespacePaths } from './namespaces.js';
 import { passwordPolicyPaths } from './password-policies.js';
 import { pluginPaths } from './plugins.js';
 import { policyPaths } from './policies.js';
-import { sealPaths } from './seal-paths.js';
 
 /**
  * Every sys/ path that needs `sudo`, in one place: Vault's list of root-protected
@@ -69,7 +69,6 @@ export function createSystemBackend(deps: SysDeps, opts: { rootNamespace: boolea
       ...pluginPaths(deps),
       ...auditPaths(deps),
       ...internalPaths(deps),
-      ...sealPaths(),
       ...(deps.extraPaths ?? []),
   ];
   return defineBackend({

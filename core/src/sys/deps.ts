@@ -7,9 +7,10 @@ import type { NamespaceRegistry, Namespace } from '../namespace/namespaces.js';
 import type { AuditBroker } from '../audit/broker.js';
 import type { Metrics } from '../metrics/metrics.js';
 import type { CoreLogger } from '../log/logger.js';
-import type { OpenApiDocument } from '@strongroom/sdk-plugin/host';
+import type { OpenApiDocument, PathDef } from '@strongroom/sdk-plugin/host';
 import type { PasswordPolicyStore } from '../password-policy/store.js';
-import type { PluginEntry, RegisterInput } from '../plugins/catalog.js';
+import type { PluginCatalog } from '../plugins/catalog.js';
+import type { TokenEntry } from '../token/index.js';
 
 export interface PolicyStorePort {
   list(ns: Namespace): Promise<string[]>;
@@ -24,20 +25,16 @@ export interface PolicyStorePort {
  */
 export interface CapabilitiesPort {
   /** Capabilities of the calling token (its entry as the pipeline handed it over: batch tokens have no accessor to look up). */
-  forEntry(entry: unknown, ns: Namespace, path: string): Promise<string[]>;
+  forEntry(entry: TokenEntry | null | undefined, ns: Namespace, path: string): Promise<string[]>;
   /** Capabilities of the token with this accessor on a namespace-relative path. */
   forAccessor(accessor: string, ns: Namespace, path: string): Promise<string[]>;
   /** Capabilities of a token given by id. */
   forToken(token: string, ns: Namespace, path: string): Promise<string[]>;
   /** Whether the token has some capability at or below a mount's path (sys/internal/ui/mounts shows only those mounts). */
-  seesMount(entry: unknown, ns: Namespace, mountPath: string): Promise<boolean>;
+  seesMount(entry: TokenEntry | null | undefined, ns: Namespace, mountPath: string): Promise<boolean>;
 }
 
-export interface PluginCatalogPort {
-  list(type?: string): Promise<PluginEntry[]>;
-  get(type: string, name: string, version?: string): Promise<PluginEntry | null>;
-  register(e: RegisterInput): Promise<void>;
-  remove(type: string, name: string, version: string): Promise<void>;
+export interface PluginCatalogPort extends Pick<PluginCatalog, 'list' | 'get' | 'register' | 'remove'> {
   /** Restarts the processes of a plugin and rebinds its mounts. */
   reload(name: string): Promise<void>;
 }
@@ -77,5 +74,5 @@ export interface SysDeps {
   /** Creates and deletes namespaces (sys/namespaces). */
   namespaceAdmin: NamespaceAdminPort;
   /** Lease endpoints (sys/leases/*), mounted when the expiration manager is present. */
-  extraPaths?: import('@strongroom/sdk-plugin').PathDef[];
+  extraPaths?: PathDef[];
 }

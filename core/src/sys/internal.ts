@@ -6,6 +6,7 @@ import { definePath, f, notFound, permissionDenied, type PathDef } from '@strong
 import { routePath, type MountEntry } from '../mounts/mount-table.js';
 import type { Namespace } from '../namespace/namespaces.js';
 import type { InProcessRequest } from '../request/ports.js';
+import type { TokenEntry } from '../token/index.js';
 import type { SysDeps } from './deps.js';
 import { mountView } from './mounts.js';
 import { namespaceOf } from './namespace-of.js';
@@ -18,7 +19,7 @@ export function internalPaths(deps: SysDeps): PathDef[] {
     return entry;
   };
   /** Only mounts under which the caller has some capability are shown (Vault filters this list by the ACL too). */
-  const visible = async (entry: unknown, ns: Namespace, mounts: MountEntry[]) => {
+  const visible = async (entry: TokenEntry, ns: Namespace, mounts: MountEntry[]) => {
     const seen = await Promise.all(mounts.map((e) => deps.capabilities.seesMount(entry, ns, routePath(e))));
     return mounts.filter((_, i) => seen[i]);
   };

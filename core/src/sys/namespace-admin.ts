@@ -9,6 +9,7 @@
  * unseal (the record is marked first), so nothing of it is left behind.
  */
 import { badRequest } from '@strongroom/sdk-plugin/host';
+import type { ExpirationManager } from '../expiration/index.js';
 import type { CoreLogger } from '../log/logger.js';
 import type { DefaultMounts, MountManager } from '../mounts/mount-manager.js';
 import { routePath } from '../mounts/mount-table.js';
@@ -36,7 +37,7 @@ export interface NamespaceAdminDeps {
   mounts: Pick<MountManager, 'loadNamespace' | 'unloadNamespace' | 'list'>;
   defaultMounts: DefaultMounts;
   policies: { ensureDefault(ns: Namespace): Promise<void> };
-  leases: { revokeMountSync(ns: Namespace, mountPath: string): Promise<void>; removeNamespace(ns: Namespace): Promise<void> };
+  leases: Pick<ExpirationManager, 'revokePrefix' | 'listPrefix'>;
   tokens: { revokeNamespace(namespaceId: string): Promise<number> };
   logger: Pick<CoreLogger, 'info' | 'warn' | 'error'>;
 }
@@ -48,11 +49,12 @@ export function createNamespaceAdmin(deps: NamespaceAdminDeps): NamespaceAdmin {
     const started = Date.now();
     // Leases first, while the engines that issued them are still mounted.
     for (const e of [...deps.mounts.list('mounts', ns), ...deps.mounts.list('auth', ns)]) {
-      await deps.leases.revokeMountSync(ns, routePath(e)).catch((err: unknown) => {
+      await deps.leases.revokePrefix(ns.id, routePath(e), { sync: true }).catch((err: unknown) => {
         deps.logger.warn('revoking the leases of a namespace mount failed; they are removed with the namespace', { namespace: ns.path, mount: routePath(e), error: String(err) });
       });
     }
-    await deps.leases.removeNamespace(ns);
+    // What revocation could not remove (an engine that refused) goes with the namespace.
+    for (const prefix of await deps.leases.listPrefix(ns.id, '')) await deps.leases.revokePrefix(ns.id, prefix, { force: true });
     const tokens = await deps.tokens.revokeNamespace(ns.id);
     await deps.mounts.unloadNamespace(ns);
     const prefix = deps.registry.storagePrefix(ns);

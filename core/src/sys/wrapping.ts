@@ -18,7 +18,7 @@ export function wrappingPaths(deps: { wrapping: ResponseWrapping }): PathDef[] {
     if (body) return { token: body };
     const own = req.raw.clientToken;
     if (!own) throw badRequest('token: missing required parameter');
-    const entry = (req.raw as InProcessRequest).callerEntry as TokenEntry | undefined;
+    const entry = (req.raw as InProcessRequest).callerEntry;
     return entry ? { token: own, used: entry } : { token: own };
   };
   const tokenField = { token: f.sensitive(f.string().optional().describe('The wrapping token; the request token when omitted.')) };
@@ -35,7 +35,7 @@ export function wrappingPaths(deps: { wrapping: ResponseWrapping }): PathDef[] {
             if (Object.keys(req.raw.data).length === 0) throw badRequest('empty wrapping data');
             const ttl = (req.raw as InProcessRequest).wrapTtl ?? DEFAULT_WRAP_TTL;
             const response = { request_id: req.raw.id, lease_id: '', renewable: false, lease_duration: 0, data: { ...req.raw.data }, wrap_info: null, warnings: null, auth: null };
-            const nsId = ((req.raw as InProcessRequest).callerEntry as TokenEntry | undefined)?.namespaceId ?? 'root';
+            const nsId = ((req.raw as InProcessRequest).callerEntry)?.namespaceId ?? 'root';
             return { wrapInfo: { ...(await wrapping.wrap(response, { ttl, path: 'sys/wrapping/wrap', namespaceId: nsId })) } };
           },
         },

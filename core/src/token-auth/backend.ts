@@ -33,7 +33,7 @@ export function createTokenAuthBackend(deps: TokenAuthDeps): BackendFactory {
   async function caller(req: HandlerRequest<unknown>): Promise<{ entry: TokenEntry; id: string }> {
     const id = req.raw.clientToken;
     // The pipeline already looked the token up (and may have taken its last use).
-    const entry = ((req.raw as InProcessRequest).callerEntry as TokenEntry | undefined) ?? (id ? await tokens.lookup(id) : null);
+    const entry = ((req.raw as InProcessRequest).callerEntry) ?? (id ? await tokens.lookup(id) : null);
     if (!id || !entry) throw permissionDenied();
     return { entry, id };
   }

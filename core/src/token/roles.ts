@@ -1,6 +1,5 @@
 /** Token-store roles: defaults, merging an update over an existing role, validation. */
-import { badRequest } from '@strongroom/sdk-plugin/host';
-import { validateCidrs } from './cidr.js';
+import { badRequest, validateCidrs } from '@strongroom/sdk-plugin/host';
 import type { TokenRole } from './types.js';
 
 export const ROLE_NAME = /^\w(?:[\w.-]*\w)?$/;

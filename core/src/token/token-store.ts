@@ -13,11 +13,10 @@
  * - Expired, exhausted and pending-revocation tokens are nonexistent to `lookup`.
  */
 import type { AuthSpec, Logger } from '@strongroom/sdk-plugin/host';
-import { badRequest, createDueScheduler, createKeyedMutex, permissionDenied, systemClock } from '@strongroom/sdk-plugin/host';
+import { addressAllowed, badRequest, buildBlockList, createDueScheduler, createKeyedMutex, permissionDenied, systemClock, validateCidrs } from '@strongroom/sdk-plugin/host';
 import { namespaceStoragePrefix } from '../namespace/namespaces.js';
 import type { Physical } from '../storage/physical.js';
 import { RESPONSE_WRAPPING_POLICY_NAME } from '../policy/policy.js';
-import { addressAllowed, buildBlockList, validateCidrs } from './cidr.js';
 import {
   BATCH_PREFIX,
   decryptBatchToken,

@@ -7,34 +7,17 @@
  * this process because the core's periodic call comes once a minute and
  * rotation_period may be 5 s.
  */
-import { createRotationScheduler, type RotationTarget } from '@strongroom/sdk-plugin';
-type RotationScheduler = ReturnType<typeof createRotationScheduler>;
+import { createStaticRoleRotation, type RotationTarget, type StaticRoleRotation } from '@strongroom/sdk-plugin';
 import type { EngineBase } from './engine-base.js';
 import { newPassword } from './credentials.js';
 import type { RotationWal, StaticRole } from './store.js';
 
-export interface StaticRotation extends RotationScheduler {
-  /** The first rotation of a role not stored yet: the role is stored with its password only once it succeeded. */
-  create(role: StaticRole): Promise<void>;
-}
+export type StaticRotation = StaticRoleRotation<StaticRole>;
 
 export function createStaticRotation(deps: EngineBase): StaticRotation {
   const { store } = deps;
-  /** Roles being created: not stored until their first rotation commits. */
-  const creating = new Map<string, StaticRole>();
-  const roleOf = async (name: string) => creating.get(name) ?? (await store.staticRoles.get(name));
-
-  const target: RotationTarget<RotationWal> = {
+  const target = (roleOf: (name: string) => Promise<StaticRole | null>): Omit<RotationTarget<RotationWal>, 'names' | 'nextDue' | 'period'> => ({
     wal: store.staticWals,
-    names: () => store.staticRoles.list(),
-    async nextDue(name) {
-      const r = creating.get(name) ? null : await store.staticRoles.view(name);
-      return r ? r.last_rotation + r.rotation_period * 1000 : null;
-    },
-    period: async (name) => {
-      const r = await store.staticRoles.view(name);
-      return r ? r.rotation_period * 1000 : null;
-    },
     async prepare(name) {
       const role = await roleOf(name);
       if (!role) throw new Error(`static role "${name}" does not exist`);
@@ -60,24 +43,6 @@ export function createStaticRotation(deps: EngineBase): StaticRotation {
       if (!role) return [];
       return [store.staticRoles.putOp(name, { ...role, password: wal.password, last_rotation: deps.now() })];
     },
-  };
-
-  const scheduler = createRotationScheduler(target, { now: deps.now, logger: deps.logger, lockKey: (name) => `static/${name}` });
-  return {
-    ...scheduler,
-    async create(role) {
-      await scheduler.locked(role.name, async () => {
-        creating.set(role.name, role);
-        try {
-          await scheduler.rotate(role.name, { held: true });
-        } catch (err) {
-          await store.staticWals.delete(role.name).catch(() => undefined);
-          throw err;
-        } finally {
-          creating.delete(role.name);
-        }
-      });
-      await scheduler.reschedule(role.name);
-    },
-  };
+  });
+  return createStaticRoleRotation(store.staticRoles, target, { now: deps.now, logger: deps.logger, lockKey: (name) => `static/${name}` });
 }

@@ -18,7 +18,7 @@
  * The timer runs in this process: rotation_period may be 5 s and the core's
  * periodic call comes once a minute.
  */
-import { createRotationScheduler, type RotationTarget } from '@strongroom/sdk-plugin';
+import { createRotationScheduler, createStaticRoleRotation, type RotationTarget, type StaticRoleRotation } from '@strongroom/sdk-plugin';
 import type { KeyedMutex, Logger, SystemView } from '@strongroom/sdk-plugin/host';
 import { bindName, canBind, directoryError, type Directory } from './directory.js';
 import type { LdapConfig, LdapStore, PasswordWal, StaticRole } from './store.js';
@@ -37,13 +37,8 @@ export interface EngineBase {
 
 type RotationScheduler = ReturnType<typeof createRotationScheduler>;
 
-export interface StaticRotation extends RotationScheduler {
-  /** The first rotation of a role not stored yet: the role is stored, with its password, only once it succeeded. */
-  create(role: StaticRole): Promise<void>;
-}
-
 export interface Rotations {
-  statics: StaticRotation;
+  statics: StaticRoleRotation<StaticRole>;
   /** One name, `root`: the bind entry. Lock `config`, shared with configuration writes. */
   root: RotationScheduler;
   accounts: RotationScheduler;
@@ -71,32 +66,27 @@ export function createRotations(engine: EngineBase): Rotations {
   };
   const opts = { now: engine.now, logger: engine.logger, mutex: engine.mutex };
 
-  /** Roles being created: not stored until their first rotation commits. */
-  const creating = new Map<string, StaticRole>();
-  const roleOf = async (name: string) => creating.get(name) ?? (await store.staticRoles.get(name));
-  const staticTarget: RotationTarget<PasswordWal> = {
-    wal: store.staticWals,
-    names: () => store.staticRoles.list(),
-    async nextDue(name) {
-      const r = creating.has(name) ? null : await store.staticRoles.view(name);
-      return r ? r.last_rotation + r.rotation_period * 1000 : null;
-    },
-    async prepare(name) {
-      const role = await roleOf(name);
-      if (!role) throw new Error(`static role "${name}" does not exist`);
-      return { dn: role.dn, password: await engine.newPassword(), started: engine.now() };
-    },
-    // An entry for another DN (the role was recreated) is not replayed.
-    applies: async (name, wal) => (await roleOf(name))?.dn === wal.dn,
-    apply: (_name, wal) => setPassword(wal),
-    async commit(name, wal) {
-      const role = await roleOf(name);
-      if (!role) return [];
-      const last = role.password === wal.password ? role.last_password : role.password;
-      return [store.staticRoles.putOp(name, { ...role, password: wal.password, last_password: last, last_rotation: engine.now() })];
-    },
-  };
-  const statics = createRotationScheduler(staticTarget, { ...opts, lockKey: (name) => `static/${name}` });
+  const statics = createStaticRoleRotation(
+    store.staticRoles,
+    (roleOf): Omit<RotationTarget<PasswordWal>, 'names' | 'nextDue' | 'period'> => ({
+      wal: store.staticWals,
+      async prepare(name) {
+        const role = await roleOf(name);
+        if (!role) throw new Error(`static role "${name}" does not exist`);
+        return { dn: role.dn, password: await engine.newPassword(), started: engine.now() };
+      },
+      // An entry for another DN (the role was recreated) is not replayed.
+      applies: async (name, wal) => (await roleOf(name))?.dn === wal.dn,
+      apply: (_name, wal) => setPassword(wal),
+      async commit(name, wal) {
+        const role = await roleOf(name);
+        if (!role) return [];
+        const last = role.password === wal.password ? role.last_password : role.password;
+        return [store.staticRoles.putOp(name, { ...role, password: wal.password, last_password: last, last_rotation: engine.now() })];
+      },
+    }),
+    { ...opts, lockKey: (name) => `static/${name}` },
+  );
 
   const rootTarget: RotationTarget<PasswordWal> = {
     wal: store.rootWals,
@@ -147,23 +137,7 @@ export function createRotations(engine: EngineBase): Rotations {
 
   const all = [statics, root, accounts];
   return {
-    statics: {
-      ...statics,
-      async create(role) {
-        await statics.locked(role.name, async () => {
-          creating.set(role.name, role);
-          try {
-            await statics.rotate(role.name, { held: true });
-          } catch (err) {
-            await store.staticWals.delete(role.name).catch(() => undefined);
-            throw err;
-          } finally {
-            creating.delete(role.name);
-          }
-        });
-        await statics.reschedule(role.name);
-      },
-    },
+    statics,
     root,
     accounts,
     tick: async () => {

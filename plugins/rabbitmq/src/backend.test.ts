@@ -7,6 +7,7 @@
 import { createTestBackend } from '@strongroom/sdk-plugin';
 import { createMemoryStorage, toOpenApi, type SecretRef } from '@strongroom/sdk-plugin/host';
 import { createRabbitmqBackend } from './index.js';
+import type { ManagementClient, ManagementConnection } from './management-client.js';
 
 const HOUR = 3600;
 
@@ -104,6 +105,34 @@ describe('rabbitmq backend', () => {
     expect((await renewAt(0, 5 * HOUR))?.ttl).toBe(3 * HOUR);
     expect((await renewAt(2.5 * HOUR, HOUR))?.ttl).toBe(HOUR / 2);
     expect((await renewAt(4 * HOUR))?.ttl).toBe(0);
+  });
+
+  it('reads the records stored before the record store, and follows a connection changed elsewhere once invalidated', async () => {
+    const storage = createMemoryStorage();
+    const json = (v: unknown) => Buffer.from(JSON.stringify(v), 'utf8');
+    const conn = { connection_uri: 'http://a.invalid:15672', username: 'admin', password: 'pw', verify_connection: false, password_policy: '', username_template: 'u-{{.RoleName}}' };
+    await storage.put('config/connection', json(conn));
+    await storage.put('config/lease', json({ ttl: 60, max_ttl: 120 }));
+    const vhostPermissions = { '/': { configure: '', write: 'w.*', read: '.*' } };
+    await storage.put('role/r', json({ name: 'r', tags: 'management', vhosts: JSON.stringify(vhostPermissions), vhost_topics: '', vhostPermissions, topicPermissions: {} }));
+    const made: { uri: string; user: string; vhost?: string; write?: string }[] = [];
+    const clientFactory = (c: ManagementConnection): ManagementClient => ({
+      verify: async () => {},
+      putUser: async (user) => void made.push({ uri: c.uri, user }),
+      setPermissions: async (vhost, _user, p) => void Object.assign(made[made.length - 1]!, { vhost, write: p.write }),
+      setTopicPermissions: async () => {},
+      deleteUser: async () => true,
+      getUser: async () => null,
+    });
+    const tb = await createTestBackend(createRabbitmqBackend({ clientFactory }), { storage, system: { defaultLeaseTtl: async () => 2 * HOUR, maxLeaseTtl: async () => 10 * HOUR } });
+    const creds = await tb.read('creds/r');
+    expect(creds?.secret).toMatchObject({ ttl: 60, maxTtl: 120 });
+    expect(made).toEqual([{ uri: 'http://a.invalid:15672', user: 'u-r', vhost: '/', write: 'w.*' }]);
+    expect((await tb.read('roles/r'))?.data).toEqual({ tags: 'management', vhosts: JSON.stringify(vhostPermissions), vhost_topics: '' });
+    await storage.put('config/connection', json({ ...conn, connection_uri: 'http://b.invalid:15672' }));
+    await tb.backend.invalidateKey('config/connection');
+    await tb.read('creds/r');
+    expect(made[1]?.uri).toBe('http://b.invalid:15672');
   });
 
   it('generates a stable OpenAPI document (snapshot: review API drift here)', async () => {

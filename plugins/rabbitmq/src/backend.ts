@@ -1,9 +1,9 @@
-import { createKeyedMutex, defineBackend, type BackendFactory } from '@strongroom/sdk-plugin';
+import { defineBackend, type BackendFactory } from '@strongroom/sdk-plugin';
 import { createClients, type ClientFactory, type EngineDeps } from './deps.js';
 import { configPaths } from './paths/config.js';
 import { credsPath, credsSecret } from './paths/creds.js';
 import { rolePaths } from './paths/roles.js';
-import { CONNECTION_KEY, createRabbitmqStore } from './store.js';
+import { createRabbitmqStore } from './store.js';
 
 export interface RabbitmqBackendOptions {
   /** Test seam: a management client that is not HTTP. Default: the real client. */
@@ -14,24 +14,18 @@ export interface RabbitmqBackendOptions {
 
 /** The message-broker (RabbitMQ) secrets engine: users created on demand through the management API, as leases. */
 export function createRabbitmqBackend(opts: RabbitmqBackendOptions = {}): BackendFactory {
-  const mutex = createKeyedMutex();
   return defineBackend({
     type: 'secret',
     help: RABBITMQ_HELP,
-    setup({ mount, storage, system, logger }) {
+    setup({ storage, system, logger }) {
       const store = createRabbitmqStore(storage);
       const clients = createClients(store, opts.clientFactory);
-      // The mutex is per process; keys carry the mount so two mounts never wait on each other.
-      const scoped = { run: <T>(key: string, fn: () => Promise<T>) => mutex.run(`${mount.uuid}/${key}`, fn) };
-      const deps: EngineDeps = { store, system, logger, mutex: scoped, now: opts.now ?? Date.now, clients };
+      const deps: EngineDeps = { store, system, logger, now: opts.now ?? Date.now, clients };
       const secret = credsSecret(deps);
       return {
         paths: [...configPaths(deps), ...rolePaths(deps), credsPath(deps, secret)],
         secrets: [secret],
-        invalidate: (key) => {
-          store.invalidate(key);
-          if (key === CONNECTION_KEY) clients.reset();
-        },
+        invalidate: (key) => store.records.invalidate(key),
       };
     },
   });

@@ -1,5 +1,5 @@
 import { badRequest, compileTemplate } from '@strongroom/sdk-plugin';
-import { type CompiledTemplate, type KeyedMutex, type Logger, type SystemView } from '@strongroom/sdk-plugin/host';
+import { type CompiledTemplate, type Logger, type SystemView } from '@strongroom/sdk-plugin/host';
 import { createManagementClient, type ManagementClient, type ManagementConnection } from './management-client.js';
 import type { ConnectionConfig, RabbitmqStore } from './store.js';
 
@@ -11,8 +11,6 @@ export interface EngineDeps {
   store: RabbitmqStore;
   system: SystemView;
   logger: Logger;
-  /** Key `config`: connection writes. */
-  mutex: KeyedMutex;
   now: () => number;
   clients: Clients;
 }
@@ -23,7 +21,7 @@ export const DEFAULT_USERNAME_TEMPLATE = '{{ printf "%s-%s" (.DisplayName) (uuid
 /** The configured connection with what is built from it once: its management client and compiled username template. */
 export interface Connection {
   client: ManagementClient;
-  config: ConnectionConfig;
+  config: Readonly<ConnectionConfig>;
   usernames: CompiledTemplate;
 }
 
@@ -32,28 +30,21 @@ export interface Clients {
   /** The configured connection; a 400 when none is configured. */
   current(): Promise<Connection>;
   /** A client for a connection not stored yet (verify_connection). */
-  forConfig(config: ConnectionConfig): ManagementClient;
-  /** The stored connection changed: the next use builds a new client. */
-  reset(): void;
+  forConfig(config: Readonly<ConnectionConfig>): ManagementClient;
 }
 
 export function createClients(store: RabbitmqStore, factory: ClientFactory = createManagementClient): Clients {
-  let cached: Connection | null = null;
-  const forConfig = (c: ConnectionConfig) => factory({ uri: c.connection_uri, username: c.username, password: c.password });
+  const forConfig = (c: Readonly<ConnectionConfig>) => factory({ uri: c.connection_uri, username: c.username, password: c.password });
+  // Built once per cached config record: a write or the core's invalidation replaces the record, and so the client.
+  const connect = store.connection.memo(
+    (config): Connection => ({ client: forConfig(config), config, usernames: compileTemplate(config.username_template || DEFAULT_USERNAME_TEMPLATE, { field: 'username_template' }) }),
+  );
   return {
     async current() {
-      const config = await store.getConnection();
+      const config = await store.connection.view();
       if (!config) throw badRequest('the RabbitMQ connection is not configured: write config/connection first');
-      // The store hands out the same frozen object until the entry changes: identity says whether the client still fits.
-      if (cached?.config !== config) {
-        const usernames = compileTemplate(config.username_template || DEFAULT_USERNAME_TEMPLATE, { field: 'username_template' });
-        cached = { client: forConfig(config), config, usernames };
-      }
-      return cached;
+      return connect(config);
     },
     forConfig,
-    reset() {
-      cached = null;
-    },
   };
 }

@@ -1,11 +1,11 @@
 /**
- * The transit engine: encryption as a service. Keys are cached decrypted in
- * this process (see key-store.ts) and dropped on invalidation; every path is
+ * The transit engine: encryption as a service. Keys are cached decoded in
+ * this process (see store.ts) and dropped on invalidation; every path is
  * declared in `paths/`, one per file.
  */
 import { defineBackend, type BackendFactory } from '@strongroom/sdk-plugin';
 import { hashToolPath, randomToolPath } from '@strongroom/sdk-plugin/host';
-import { createKeyStore } from './key-store.js';
+import { createTransitStore } from './store.js';
 import { canRotate } from './keys/key-types.js';
 import type { PolicyRecord } from './keys/policy.js';
 import { backupPath } from './paths/backup.js';
@@ -44,7 +44,7 @@ export function createTransitFactory(opts: TransitOptions = {}): BackendFactory 
     type: 'secret',
     help: HELP,
     async setup(env) {
-      const store = createKeyStore({ storage: env.storage });
+      const store = createTransitStore(env.storage);
       const deps: TransitDeps = { store, now };
       try {
         await store.cacheSize();
@@ -79,7 +79,12 @@ export function createTransitFactory(opts: TransitOptions = {}): BackendFactory 
           configKeysPath(deps),
           cacheConfigPath(deps),
         ],
-        invalidate: (key) => store.invalidate(key),
+        invalidate: (key) => {
+          store.records.invalidate(key);
+          if (key === 'config/cache') {
+            store.cacheSize().catch((e: unknown) => env.logger.warn('transit: could not read cache-config', { error: e instanceof Error ? e.message : String(e) }));
+          }
+        },
         // Auto-rotation (spec: auto_rotate_period): rotate every key whose latest version is older than its period.
         periodic: async () => {
           const t = now();
@@ -95,7 +100,7 @@ export function createTransitFactory(opts: TransitOptions = {}): BackendFactory 
             }
           }
         },
-        cleanup: async () => store.clear(),
+        cleanup: async () => store.records.clear(),
       };
     },
   });

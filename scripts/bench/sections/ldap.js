@@ -13,6 +13,7 @@
 const { execFileSync } = require('node:child_process');
 const { randomBytes } = require('node:crypto');
 const path = require('node:path');
+const { timedLoop } = require('../timed.js');
 
 const CONCURRENCY = 8;
 const MOUNT = 'ldap-bench';
@@ -26,36 +27,20 @@ function slapdFor(ctx) {
 
 /** `op(client, name)` at the given concurrency for `ms`, each worker on its own bound connection; latencies in ms. */
 async function directLoop(ldapts, sd, op, concurrency, warmupMs, ms) {
-  const lat = [];
-  let stop = false;
-  let measuring = false;
   const clients = [];
   for (let i = 0; i < concurrency; i++) {
     const c = new ldapts.Client({ url: sd.url });
     await c.bind(sd.vars.STRONGROOM_TEST_LDAP_MANAGER_DN, sd.vars.STRONGROOM_TEST_LDAP_MANAGER_PASSWORD);
     clients.push(c);
   }
-  const worker = async (c, w) => {
-    for (let i = 0; !stop; i++) {
-      const name = `direct_${w}_${i}_${randomBytes(4).toString('hex')}`;
-      const t0 = process.hrtime.bigint();
-      await op(c, name);
-      if (measuring) lat.push(Number(process.hrtime.bigint() - t0) / 1e6);
-    }
-  };
-  const workers = clients.map((c, w) => worker(c, w));
-  await new Promise((r) => setTimeout(r, warmupMs));
-  measuring = true;
-  const t0 = Date.now();
-  await new Promise((r) => setTimeout(r, ms));
-  measuring = false;
-  const elapsed = (Date.now() - t0) / 1000;
-  stop = true;
-  await Promise.all(workers);
-  for (const c of clients) await c.unbind().catch(() => undefined);
-  lat.sort((a, b) => a - b);
-  const pct = (p) => (lat.length ? lat[Math.min(lat.length - 1, Math.floor(lat.length * p))] : NaN);
-  return { concurrency, okRps: lat.length / elapsed, p50Ms: pct(0.5), p99Ms: pct(0.99), non2xx: 0, errors: 0 };
+  try {
+    return await timedLoop({
+      concurrency, warmupMs, measureMs: ms,
+      op: (w, i) => op(clients[w], `direct_${w}_${i}_${randomBytes(4).toString('hex')}`),
+    });
+  } finally {
+    for (const c of clients) await c.unbind().catch(() => undefined);
+  }
 }
 
 module.exports = {

@@ -14,6 +14,7 @@ const { execFile } = require('node:child_process');
 const { randomBytes } = require('node:crypto');
 const path = require('node:path');
 const { promisify } = require('node:util');
+const { timedLoop } = require('../timed.js');
 
 // Asynchronous on purpose: a broker's boot takes seconds, and a blocked event loop would leave the
 // bench's keep-alive sockets to the dev server dead when the server times them out meanwhile.
@@ -56,37 +57,19 @@ function managementApi(url) {
 /** The engine's two calls per credential, straight to the management API; latencies in ms. */
 async function directCreateUsers(api, concurrency, warmupMs, ms) {
   const names = [];
-  const lat = [];
-  let stop = false;
-  let measuring = false;
-  let errors = 0;
-  const worker = async () => {
-    while (!stop) {
-      const name = `bench-direct-${randomBytes(8).toString('hex')}`;
-      const t0 = process.hrtime.bigint();
-      try {
+  try {
+    return await timedLoop({
+      concurrency, warmupMs, measureMs: ms,
+      op: async () => {
+        const name = `bench-direct-${randomBytes(8).toString('hex')}`;
         await api.call('PUT', `/api/users/${name}`, { password: randomBytes(27).toString('base64url'), tags: 'management' });
         names.push(name);
         await api.call('PUT', `/api/permissions/%2F/${name}`, PERMISSIONS);
-        if (measuring) lat.push(Number(process.hrtime.bigint() - t0) / 1e6);
-      } catch {
-        if (measuring) errors++;
-      }
-    }
-  };
-  const workers = Array.from({ length: concurrency }, () => worker());
-  await new Promise((r) => setTimeout(r, warmupMs));
-  measuring = true;
-  const t0 = Date.now();
-  await new Promise((r) => setTimeout(r, ms));
-  measuring = false;
-  const elapsed = (Date.now() - t0) / 1000;
-  stop = true;
-  await Promise.all(workers);
-  for (let i = 0; i < names.length; i += 500) await api.call('POST', '/api/users/bulk-delete', { users: names.slice(i, i + 500) });
-  lat.sort((a, b) => a - b);
-  const pct = (p) => (lat.length ? lat[Math.min(lat.length - 1, Math.floor(lat.length * p))] : NaN);
-  return { concurrency, okRps: lat.length / elapsed, p50Ms: pct(0.5), p99Ms: pct(0.99), non2xx: 0, errors };
+      },
+    });
+  } finally {
+    for (let i = 0; i < names.length; i += 500) await api.call('POST', '/api/users/bulk-delete', { users: names.slice(i, i + 500) });
+  }
 }
 
 module.exports = {

@@ -1,3 +1,9 @@
+/**
+ * CIDR blocks, the one parser of the codebase: the core's token_bound_cidrs
+ * and the engines' (approle, ssh). Checks use node:net's BlockList;
+ * IPv4-mapped IPv6 addresses (`::ffff:10.0.0.1`, what a dual-stack socket
+ * reports) are checked as IPv4.
+ */
 import { BlockList, isIP } from 'node:net';
 import { badRequest } from '../errors.js';
 
@@ -7,48 +13,54 @@ interface Cidr {
   family: 'ipv4' | 'ipv6';
 }
 
-/** Parses "10.0.0.0/8" or a bare address (a /32 or /128); throws a 400 naming the field. */
+/** Parses "10.0.0.0/8", "2001:db8::/32" or a bare address (a /32 or /128); throws a 400 naming the field. */
 export function parseCidr(s: string, field: string): Cidr {
-  const [address = '', prefixText] = s.trim().split('/', 2);
+  const [address = '', prefixText, extra] = s.trim().split('/');
   const v = isIP(address);
-  if (v === 0) throw badRequest(`field "${field}": invalid CIDR "${s}"`);
   const max = v === 4 ? 32 : 128;
-  const prefix = prefixText === undefined ? max : /^\d+$/.test(prefixText) ? Number(prefixText) : NaN;
-  if (!Number.isInteger(prefix) || prefix < 0 || prefix > max) throw badRequest(`field "${field}": invalid CIDR "${s}"`);
+  const prefix = prefixText === undefined ? max : /^\d{1,3}$/.test(prefixText) ? Number(prefixText) : NaN;
+  if (v === 0 || extra !== undefined || !(prefix >= 0 && prefix <= max)) throw badRequest(`field "${field}": invalid CIDR "${s}"`);
   return { address, prefix, family: v === 4 ? 'ipv4' : 'ipv6' };
 }
 
-export function validateCidrs(list: string[], field: string): string[] {
+/** The list trimmed, empty entries dropped, every block checked (400 naming the field). */
+export function validateCidrs(list: readonly string[], field: string): string[] {
   return list.map((c) => c.trim()).filter((c) => c !== '').map((c) => (parseCidr(c, field), c));
 }
 
-function blockOf(c: Cidr): BlockList {
-  const bl = new BlockList();
-  bl.addSubnet(c.address, c.prefix, c.family);
-  return bl;
+/** One BlockList of all `cidrs` (build once, check many addresses). */
+export function buildBlockList(cidrs: readonly string[], field = 'cidr'): BlockList {
+  const list = new BlockList();
+  for (const s of cidrs) {
+    const c = parseCidr(s, field);
+    list.addSubnet(c.address, c.prefix, c.family);
+  }
+  return list;
+}
+
+const MAPPED_V4 = /^::ffff:(\d{1,3}(?:\.\d{1,3}){3})$/i;
+
+/** Whether `ip` lies in `list`; an unparsable address never does. */
+export function addressAllowed(list: BlockList, ip: string): boolean {
+  const addr = MAPPED_V4.exec(ip)?.[1] ?? ip;
+  const v = isIP(addr);
+  return v !== 0 && list.check(addr, v === 4 ? 'ipv4' : 'ipv6');
 }
 
 /** Whether `ip` lies in one of `cidrs` (an empty list allows every address). */
-export function ipAllowed(ip: string, cidrs: string[]): boolean {
-  if (cidrs.length === 0) return true;
-  const v = isIP(ip);
-  if (v === 0) return false;
-  const family = v === 4 ? 'ipv4' : 'ipv6';
-  return cidrs.some((s) => {
-    const c = parseCidr(s, 'cidr');
-    return c.family === family && blockOf(c).check(ip, family);
-  });
+export function ipAllowed(ip: string, cidrs: readonly string[]): boolean {
+  return cidrs.length === 0 || addressAllowed(buildBlockList(cidrs), ip);
 }
 
 /** Whether every block of `inner` lies inside some block of `outer`. */
-export function isSubset(inner: string[], outer: string[], field: string): boolean {
-  const outs = outer.map((s) => parseCidr(s, field));
+export function isSubset(inner: readonly string[], outer: readonly string[], field: string): boolean {
+  const outs = outer.map((s) => ({ c: parseCidr(s, field), list: buildBlockList([s], field) }));
   return inner.every((s) => {
     const c = parseCidr(s, field);
     // An address inside an outer block, with a prefix at least as long, means the whole inner block is inside it.
-    return outs.some((o) => o.family === c.family && c.prefix >= o.prefix && blockOf(o).check(c.address, c.family));
+    return outs.some((o) => o.c.family === c.family && c.prefix >= o.c.prefix && o.list.check(c.address, c.family));
   });
 }
 
-/** The login address as a single-host block. */
+/** An address as a single-host block. */
 export const hostCidr = (ip: string) => (isIP(ip) === 6 ? `${ip}/128` : `${ip}/32`);

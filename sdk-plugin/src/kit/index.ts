@@ -9,3 +9,4 @@ export * from './cidr.js';
 export * as tokens from './token-fields.js';
 export * from './faulty-store.js';
 export * from './template.js';
+export * as leaseTtl from './lease-ttl.js';

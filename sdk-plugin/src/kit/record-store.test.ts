@@ -23,6 +23,29 @@ function counted(inner: Storage = createMemoryStorage()) {
   return { s, reads, inner, failNextBatch: () => (failBatch = true) };
 }
 
+/** A storage whose `method` answers, while held, only once released (a load overlapping a write). */
+function gated(method: 'get' | 'list') {
+  const mem = createMemoryStorage();
+  let release!: () => void;
+  let gate: Promise<void> | null = null;
+  const s: Storage = {
+    ...mem,
+    [method]: async (k: string) => {
+      const v = await mem[method](k);
+      if (gate) await gate;
+      return v;
+    },
+  };
+  return {
+    s,
+    hold: () => void (gate = new Promise<void>((r) => (release = r))),
+    release: () => {
+      gate = null;
+      release();
+    },
+  };
+}
+
 describe('record store', () => {
   it('stores typed records under the prefix, fills schema defaults and lists names', async () => {
     const mem = createMemoryStorage();
@@ -126,27 +149,15 @@ describe('record store', () => {
   });
 
   it('does not keep a load that overlapped a write', async () => {
-    const mem = createMemoryStorage();
-    let release!: () => void;
-    const gate = new Promise<void>((r) => (release = r));
-    let slow = false;
-    const s: Storage = {
-      ...mem,
-      get: async (k) => {
-        const v = await mem.get(k);
-        if (slow) await gate;
-        return v;
-      },
-    };
-    const store = createRecordStore(s);
+    const g = gated('get');
+    const store = createRecordStore(g.s);
     const roles = store.kind('role/', Role);
     await roles.put('web', { name: 'web', ttl: 1, policies: [] });
-    slow = true;
+    g.hold();
     const stale = roles.get('web');
     await roles.put('web', { name: 'web', ttl: 2, policies: [] });
-    release();
+    g.release();
     expect((await stale)!.ttl).toBe(1);
-    slow = false;
     expect((await roles.get('web'))!.ttl).toBe(2);
   });
 
@@ -178,26 +189,14 @@ describe('record store', () => {
   });
 
   it('does not keep a name list loaded while a key under the prefix was written', async () => {
-    const mem = createMemoryStorage();
-    let release!: () => void;
-    const gate = new Promise<void>((r) => (release = r));
-    let slow = false;
-    const s: Storage = {
-      ...mem,
-      list: async (p) => {
-        const v = await mem.list(p);
-        if (slow) await gate;
-        return v;
-      },
-    };
-    const store = createRecordStore(s);
+    const g = gated('list');
+    const store = createRecordStore(g.s);
     const issuers = store.kind('issuer/', z.object({ name: z.string() }), { cacheList: true });
-    slow = true;
+    g.hold();
     const stale = issuers.list();
     await issuers.put('a', { name: 'x' });
-    release();
+    g.release();
     expect(await stale).toEqual([]);
-    slow = false;
     expect(await issuers.list()).toEqual(['a']);
   });
 
@@ -227,7 +226,7 @@ describe('record store', () => {
 
   it('resize bounds the cache, evicting the least recently used', async () => {
     const { s, reads } = counted();
-    const store = createRecordStore(s, { cacheMax: 0 });
+    const store = createRecordStore(s, { cacheMax: 3 });
     const roles = store.kind('role/', Role);
     for (const n of ['a', 'b', 'c']) await roles.put(n, { name: n, ttl: 0, policies: [] });
     for (const n of ['a', 'b', 'c']) await roles.view(n);
@@ -241,6 +240,9 @@ describe('record store', () => {
     expect(reads).toEqual([]);
     await roles.view('b');
     expect(reads).toEqual(['role/b']);
+    store.resize(0);
+    for (const n of ['a', 'b', 'c']) await roles.view(n);
+    expect(store.cached()).toBe(3);
   });
 
   it('a single record can be locked for a read-modify-write of several records', async () => {

@@ -125,7 +125,10 @@ export interface RecordStore {
   invalidate(key: string): void;
   /** Drops the whole cache (cleanup). */
   clear(): void;
-  /** Changes the cache bound (0: no bound), evicting the least recently used beyond it (transit's cache-config). */
+  /**
+   * Changes the cache bound (0: no bound), evicting the least recently used
+   * beyond it (transit's cache-config). Recency is tracked only while bounded.
+   */
   resize(max: number): void;
   /** Records cached (for tests and metrics). */
   cached(): number;
@@ -196,11 +199,11 @@ export function createRecordStore(storage: Storage, opts: RecordStoreOptions = {
       return raw === null ? null : check(codec.decode(raw), 'stored');
     };
     // Records are objects in practice; a scalar record is boxed so the cache can freeze and hold it.
-    const view = async (name: string): Promise<Readonly<T> | null> => {
+    const keep = kopts.keep ? (b: object) => kopts.keep!(unbox<T>(b)) : undefined;
+    const view = (name: string): Promise<Readonly<T> | null> => {
       const k = key(name);
       if (!cached) return load(k);
-      const v = await cache.get(k, async () => box(await load(k)), kopts.keep ? (b) => kopts.keep!(unbox<T>(b)) : undefined);
-      return v === null ? null : unbox<T>(v);
+      return cache.get(k, async () => box(await load(k)), keep).then((v) => (v === null ? null : unbox<T>(v)));
     };
     const putOp = (name: string, value: T): StorageOp => ({ type: 'put', key: key(name), value: codec.encode(check(value, 'a new')) });
     const deleteOp = (name: string): StorageOp => ({ type: 'delete', key: key(name) });

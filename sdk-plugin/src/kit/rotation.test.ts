@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { createMemoryStorage } from '../storage.js';
 import { createRecordStore } from './record-store.js';
-import { createRotationScheduler, type RotationTarget } from './rotation.js';
+import { createRotationScheduler, createStaticRoleRotation, type RotationTarget } from './rotation.js';
 
 const Wal = z.object({ user: z.string(), password: z.string() });
 type Wal = z.output<typeof Wal>;
@@ -167,4 +167,42 @@ describe('rotation scheduler', () => {
     await expect(rot.rotate('ghost')).rejects.toThrow();
     expect(rot.nextDue('ghost')).toBeUndefined();
   });
+
+  it('static roles: a created role is stored only once its first rotation committed; a failed creation leaves nothing', async () => {
+    const store = createRecordStore(createMemoryStorage());
+    const roles = store.kind('static-role/', z.object({ name: z.string(), user: z.string(), password: z.string(), rotation_period: z.number(), last_rotation: z.number() }));
+    const wal = store.kind('static-wal/', Wal, { cache: false });
+    const system = new Map<string, string>();
+    let fail = false;
+    let seenDuringCreate: string | null = null;
+    let t = 5_000;
+    const rot = createStaticRoleRotation(
+      roles,
+      (roleOf) => ({
+        wal,
+        prepare: async (name) => ({ user: (await roleOf(name))!.user, password: `pw-${t}` }),
+        apply: async (name, e) => {
+          seenDuringCreate = (await roles.get(name))?.password ?? null;
+          if (fail) throw new Error('the system said no');
+          system.set(e.user, e.password);
+        },
+        commit: async (name, e) => [roles.putOp(name, { ...(await roleOf(name))!, password: e.password, last_rotation: t })],
+      }),
+      { now: () => t },
+    );
+    await rot.create({ name: 'r', user: 'svc', password: '', rotation_period: 60, last_rotation: 0 });
+    expect(seenDuringCreate).toBeNull();
+    expect(await roles.get('r')).toMatchObject({ password: 'pw-5000', last_rotation: 5000 });
+    expect(system.get('svc')).toBe('pw-5000');
+    expect(rot.nextDue('r')).toBe(65_000);
+    t = 35_000;
+    expect(rot.ttl((await roles.get('r'))!)).toBe(30);
+    fail = true;
+    await expect(rot.create({ name: 'bad', user: 'other', password: '', rotation_period: 60, last_rotation: 0 })).rejects.toThrow('said no');
+    expect(await roles.get('bad')).toBeNull();
+    expect(await wal.list()).toEqual([]);
+    expect(rot.nextDue('bad')).toBeUndefined();
+    rot.stop();
+  });
 });
+

@@ -277,3 +277,71 @@ export function createRotationScheduler<W>(target: RotationTarget<W>, opts: Rota
     locked,
   };
 }
+
+/** A static role's record: rotated every `rotation_period` seconds after `last_rotation` (unix ms). */
+export interface StaticRoleRecord {
+  name: string;
+  rotation_period: number;
+  last_rotation: number;
+}
+
+export interface StaticRoleRotation<R extends StaticRoleRecord> extends RotationScheduler {
+  /** The first rotation of a role not stored yet: the role is stored, with its secret, only once it succeeded. */
+  create(role: R): Promise<void>;
+  /** Seconds until `role` is next rotated (what static-creds answers as `ttl`). */
+  ttl(role: R): number;
+}
+
+/**
+ * Static roles (database, LDAP): the role records at `roles`, each due
+ * `rotation_period` after its last rotation. `target` says how to rotate one
+ * role; it reads roles through the `roleOf` it is given, which also sees a
+ * role being created (not stored until its first rotation commits, so a
+ * failed creation leaves neither role nor write-ahead entry).
+ */
+export function createStaticRoleRotation<R extends StaticRoleRecord, W>(
+  roles: Records<R>,
+  target: (roleOf: (name: string) => Promise<R | null>) => Omit<RotationTarget<W>, 'names' | 'nextDue' | 'period'>,
+  opts: RotationOptions = {},
+): StaticRoleRotation<R> {
+  const creating = new Map<string, R>();
+  const roleOf = async (name: string) => creating.get(name) ?? (await roles.get(name));
+  const now = opts.now ?? (() => Date.now());
+  const t = target(roleOf);
+  const scheduler = createRotationScheduler<W>(
+    {
+      ...t,
+      names: () => roles.list(),
+      async nextDue(name) {
+        const r = creating.has(name) ? null : await roles.view(name);
+        return r ? r.last_rotation + r.rotation_period * 1000 : null;
+      },
+      async period(name) {
+        const r = await roles.view(name);
+        return r ? r.rotation_period * 1000 : null;
+      },
+    },
+    opts,
+  );
+  return {
+    ...scheduler,
+    async create(role) {
+      await scheduler.locked(role.name, async () => {
+        creating.set(role.name, role);
+        try {
+          await scheduler.rotate(role.name, { held: true });
+        } catch (err) {
+          await t.wal.delete(role.name).catch(() => undefined);
+          throw err;
+        } finally {
+          creating.delete(role.name);
+        }
+      });
+      await scheduler.reschedule(role.name);
+    },
+    ttl(role) {
+      const next = scheduler.nextDue(role.name) ?? role.last_rotation + role.rotation_period * 1000;
+      return Math.max(0, Math.round((next - now()) / 1000));
+    },
+  };
+}

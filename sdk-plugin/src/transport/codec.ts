@@ -136,6 +136,7 @@ export function encodeRequest(r: LogicalRequest): wire.Request {
     secret: r.secret ? encodeSecretRef(r.secret) : null,
     auth: r.auth ? { internal_data_json: jsonBytes(r.auth.internalData), metadata: r.auth.metadata, policies: r.auth.policies } : null,
     headers: r.headers ?? {},
+    resolve_existence: r.resolveExistence === true,
   };
 }
 
@@ -186,6 +187,7 @@ export function decodeRequest(w: wire.Request, mount: MountInfo): LogicalRequest
     req.auth = { internalData: objectFrom(w.auth.internal_data_json), metadata: w.auth.metadata, policies: w.auth.policies };
   }
   if (w.headers && Object.keys(w.headers).length > 0) req.headers = w.headers;
+  if (w.resolve_existence) req.resolveExistence = true;
   return req;
 }
 

@@ -32,6 +32,20 @@ describe('stream multiplexer', () => {
     expect(mux.inFlight()).toBe(0);
   });
 
+  test('the deadline sweep outlives an answered call until its next tick, then stops', async () => {
+    const { a, b } = pipePair();
+    serveFrames(b, async () => ['echo_reply', {}]);
+    const mux = createMuxClient({ sink: a, onTimeout: () => new Error('timeout'), sweepMs: 20 });
+    a.on('data', (f: WireFrame) => mux.receive(f));
+    expect(mux.sweeping()).toBe(false);
+    await mux.call('echo', {}, 1000);
+    // Still running: the next call in a sequence reuses it.
+    expect(mux.sweeping()).toBe(true);
+    await mux.call('echo', {}, 1000);
+    await new Promise((r) => setTimeout(r, 60));
+    expect(mux.sweeping()).toBe(false);
+  });
+
   test('a call past its deadline is rejected and the peer is told to cancel; failAll rejects the rest', async () => {
     const { a, b } = pipePair();
     const seen: string[] = [];

@@ -7,7 +7,9 @@
  * set-up once per stream instead of once per call.
  *
  * Deadlines are enforced by one sweep timer that runs only while calls are in
- * flight, instead of one timer per call.
+ * flight, instead of one timer per call. An answer does not stop it: the sweep
+ * stops itself at its first tick with nothing in flight, so one call after
+ * another (one in flight) do not each create and clear a timer (issue 20).
  */
 import { decodeError, encodeError, type WireFrame } from './codec.js';
 import type * as wire from './wire.js';
@@ -35,6 +37,8 @@ export interface MuxClient {
   /** Fail every call in flight at once (stream broke, process died). */
   failAll(err: Error): void;
   inFlight(): number;
+  /** Whether the deadline sweep timer is running (it stops at its first tick with nothing in flight). */
+  sweeping(): boolean;
 }
 
 export interface MuxClientOptions {
@@ -90,7 +94,6 @@ export function createMuxClient(opts: MuxClientOptions): MuxClient {
       const p = pending.get(frame.id);
       if (!p) return; // late reply after a deadline or a failAll: nobody waits for it
       pending.delete(frame.id);
-      stopSweeperIfIdle();
       if (frame.kind === 'error') p.reject(decodeError(frame.error as wire.WireError));
       else p.resolve(frame);
     },
@@ -101,6 +104,7 @@ export function createMuxClient(opts: MuxClientOptions): MuxClient {
       for (const p of all) p.reject(err);
     },
     inFlight: () => pending.size,
+    sweeping: () => sweeper !== null,
   };
 }
 

@@ -70,6 +70,7 @@ export interface Request {
   secret: SecretRef | null;
   auth: RequestAuth | null;
   headers: Record<string, string>;
+  resolve_existence: boolean;
 }
 
 /** strongroom.plugin.v1.SecretSpec */

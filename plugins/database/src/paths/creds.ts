@@ -5,7 +5,7 @@
  * the core's expiration manager retries it, and only after its retries
  * marks the lease irrevocable.
  */
-import { badRequest, defineSecret, definePath, f, type HandlerRequest, type PathDef } from '@strongroom/sdk-plugin';
+import { badRequest, defineSecret, definePath, f, leaseTtl, type HandlerRequest, type PathDef } from '@strongroom/sdk-plugin';
 import { newPassword, newRsaKeyPair } from '../credentials.js';
 import { roleAllowed, type EngineDeps } from '../deps.js';
 import type { CredentialType, DynamicRole } from '../store.js';
@@ -33,14 +33,8 @@ const internalOf = (req: HandlerRequest): CredsInternal => {
   };
 };
 
-/** The role's TTLs in seconds, the mount's where the role sets none (asked of the core in parallel, only when needed). */
-async function roleTtls(deps: EngineDeps, role: DynamicRole): Promise<{ defaultTtl: number; maxTtl: number }> {
-  const [mountDefault, mountMax] = await Promise.all([
-    role.default_ttl ? 0 : deps.system.defaultLeaseTtl(),
-    role.max_ttl ? 0 : deps.system.maxLeaseTtl(),
-  ]);
-  return { defaultTtl: role.default_ttl || mountDefault, maxTtl: role.max_ttl || mountMax };
-}
+/** The role's TTLs, the mount's where the role sets none. */
+const roleTtls = (deps: EngineDeps, role: DynamicRole) => leaseTtl.resolve(deps.system, role.default_ttl, role.max_ttl);
 
 export function credsSecret(deps: EngineDeps): ReturnType<typeof defineSecret> {
   return defineSecret({
@@ -49,20 +43,15 @@ export function credsSecret(deps: EngineDeps): ReturnType<typeof defineSecret> {
       const i = internalOf(req);
       const role = await deps.store.roles.get(i.role);
       if (!role) throw badRequest(`role "${i.role}" no longer exists; the lease cannot be renewed`);
-      const ref = req.secret!;
-      const { defaultTtl, maxTtl } = await roleTtls(deps, role);
-      const wanted = ref.increment > 0 ? ref.increment : defaultTtl;
-      // Never past issue time + max TTL.
-      const left = Math.max(0, Math.floor((ref.issueTime + maxTtl * 1000 - deps.now()) / 1000));
-      const ttl = Math.min(wanted, left);
+      const res = leaseTtl.renewed(req.secret!, await roleTtls(deps, role), deps.now());
       await deps.connections.use(i.db_name, (client) =>
         client.updateUser({
           username: i.username,
           credentialType: i.credential_type,
-          expiration: { newExpiration: Math.floor(deps.now() / 1000) + ttl, statements: { commands: role.renew_statements } },
+          expiration: { newExpiration: Math.floor(deps.now() / 1000) + res.secret.ttl, statements: { commands: role.renew_statements } },
         }),
       );
-      return { data: {}, secret: { type: CREDS_SECRET_TYPE, ttl, maxTtl, renewable: true, internalData: ref.internalData } };
+      return res;
     },
     revoke: async (req) => {
       const i = internalOf(req);
@@ -88,8 +77,7 @@ export function credsPath(deps: EngineDeps, secret: ReturnType<typeof defineSecr
           const cfg = await deps.store.configs.get(role.db_name);
           if (!cfg) throw badRequest(`db_name: connection "${role.db_name}" of role "${role.name}" does not exist`);
           if (!roleAllowed(cfg.allowed_roles, role.name)) throw badRequest(`role "${role.name}" is not allowed by connection "${cfg.name}" (allowed_roles)`);
-          const { defaultTtl, maxTtl } = await roleTtls(deps, role);
-          const ttl = Math.min(defaultTtl, maxTtl);
+          const { ttl, maxTtl } = await roleTtls(deps, role);
           const expiration = Math.floor(deps.now() / 1000) + ttl;
 
           const data: Record<string, unknown> = {};

@@ -122,14 +122,13 @@ export function staticRolePaths(deps: EngineDeps): PathDef[] {
         handler: async (req) => {
           const r = await store.staticRoles.get(req.data.name);
           if (!r) throw notFound(`unknown static role: ${req.data.name}`);
-          const next = rotation.nextDue(r.name) ?? r.last_rotation + r.rotation_period * 1000;
           return {
             data: {
               username: r.username,
               password: r.password,
               last_service_rotation: new Date(r.last_rotation).toISOString(),
               rotation_period: r.rotation_period,
-              ttl: Math.max(0, Math.round((next - deps.now()) / 1000)),
+              ttl: rotation.ttl(r),
             },
           };
         },

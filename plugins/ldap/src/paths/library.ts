@@ -14,7 +14,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { badRequest, defineSecret, definePath, f, permissionDenied, type HandlerRequest, type PathDef } from '@strongroom/sdk-plugin';
-import { paginate, parseCommaList, type ClientInfo, type SecretTypeDef } from '@strongroom/sdk-plugin/host';
+import { parseCommaList, type ClientInfo, type SecretTypeDef } from '@strongroom/sdk-plugin/host';
 import { directoryError } from '../directory.js';
 import type { Engine } from '../engine.js';
 import type { LibraryAccount, LibrarySet } from '../store.js';
@@ -113,7 +113,7 @@ export function libraryPaths(engine: Engine, lib: ReturnType<typeof createLibrar
   const list = definePath({
     pattern: 'library',
     synopsis: 'List the library sets.',
-    operations: { list: { summary: 'Names of the library sets.', handler: async (req) => ({ data: { keys: paginate(await store.sets.list(), req.list.after, req.list.limit) } }) } },
+    operations: { list: { summary: 'Names of the library sets.', handler: async (req) => ({ data: { keys: await store.sets.list(req.list) } }) } },
   });
 
   const set = definePath({

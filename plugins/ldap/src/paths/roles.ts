@@ -6,8 +6,8 @@
  * already gone counts as deleted) and fails, to be retried by the core,
  * when any other error remains. The password is never kept in the lease.
  */
-import { badRequest, compileTemplate, defineSecret, definePath, f, type HandlerRequest, type PathDef } from '@strongroom/sdk-plugin';
-import { paginate, type SecretTypeDef } from '@strongroom/sdk-plugin/host';
+import { badRequest, compileTemplate, defineSecret, definePath, f, leaseTtl, type HandlerRequest, type PathDef } from '@strongroom/sdk-plugin';
+import { type SecretTypeDef } from '@strongroom/sdk-plugin/host';
 import { directoryError, isNoSuchObject } from '../directory.js';
 import type { Engine } from '../engine.js';
 import { SAMPLE_LDIF_FIELDS, applyRecord, compileLdif, decodeMaybeBase64, parseLdif, type LdifFields } from '../ldif.js';
@@ -42,10 +42,8 @@ interface CredsInternal {
   fields: Omit<LdifFields, 'Password'>;
 }
 
-async function roleTtls(engine: Engine, role: DynamicRole) {
-  const [mountDefault, mountMax] = await Promise.all([role.default_ttl ? 0 : engine.system.defaultLeaseTtl(), role.max_ttl ? 0 : engine.system.maxLeaseTtl()]);
-  return { defaultTtl: role.default_ttl || mountDefault, maxTtl: role.max_ttl || mountMax };
-}
+/** The role's TTLs, the mount's where the role sets none. */
+const roleTtls = (engine: Engine, role: DynamicRole) => leaseTtl.resolve(engine.system, role.default_ttl, role.max_ttl);
 
 export function dynamicSecret(engine: Engine): SecretTypeDef {
   const internalOf = (req: HandlerRequest): CredsInternal => {
@@ -59,11 +57,7 @@ export function dynamicSecret(engine: Engine): SecretTypeDef {
       const i = internalOf(req);
       const role = await engine.store.roles.get(i.role);
       if (!role) throw badRequest(`role "${i.role}" no longer exists; the lease cannot be renewed`);
-      const ref = req.secret!;
-      const { defaultTtl, maxTtl } = await roleTtls(engine, role);
-      const wanted = ref.increment > 0 ? ref.increment : defaultTtl;
-      const left = maxTtl > 0 ? Math.max(0, Math.floor((ref.issueTime + maxTtl * 1000 - engine.now()) / 1000)) : wanted;
-      return { data: {}, secret: { type: CREDS_SECRET_TYPE, ttl: Math.min(wanted, left), maxTtl, renewable: true, internalData: ref.internalData } };
+      return leaseTtl.renewed(req.secret!, await roleTtls(engine, role), engine.now());
     },
     revoke: async (req) => {
       const i = internalOf(req);
@@ -84,7 +78,7 @@ export function dynamicSecret(engine: Engine): SecretTypeDef {
 
 export function rolePaths(engine: Engine, secret: SecretTypeDef): PathDef[] {
   const { store } = engine;
-  const names = async (req: { list: { after: string; limit: number } }) => ({ data: { keys: paginate(await store.roles.list(), req.list.after, req.list.limit) } });
+  const names = async (req: { list: { after: string; limit: number } }) => ({ data: { keys: await store.roles.list(req.list) } });
 
   const list = definePath({
     pattern: 'role',
@@ -150,8 +144,7 @@ export function rolePaths(engine: Engine, secret: SecretTypeDef): PathDef[] {
           const role = await store.roles.get(req.data.role_name);
           if (!role) throw badRequest(`unknown role: ${req.data.role_name}`);
           const cfg = await engine.config();
-          const { defaultTtl, maxTtl } = await roleTtls(engine, role);
-          const ttl = maxTtl > 0 ? Math.min(defaultTtl, maxTtl) : defaultTtl;
+          const { ttl, maxTtl } = await roleTtls(engine, role);
           const username = compileTemplate(role.username_template || DEFAULT_USERNAME_TEMPLATE, { field: 'username_template' }).render({ DisplayName: req.client.displayName, RoleName: role.name });
           const password = await engine.newPassword(cfg);
           const issued = engine.now();

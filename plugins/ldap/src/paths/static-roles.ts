@@ -5,7 +5,6 @@
  * (rotation.ts); deleting the role leaves the entry in place.
  */
 import { badRequest, definePath, f, notFound, type PathDef } from '@strongroom/sdk-plugin';
-import { paginate } from '@strongroom/sdk-plugin/host';
 import { directoryError, isNoSuchObject } from '../directory.js';
 import type { Engine } from '../engine.js';
 import type { StaticRole } from '../store.js';
@@ -22,7 +21,7 @@ const fields = {
 export function staticRolePaths(engine: Engine): PathDef[] {
   const { store } = engine;
   const rotation = engine.rotations.statics;
-  const names = async (req: { list: { after: string; limit: number } }) => ({ data: { keys: paginate(await store.staticRoles.list(), req.list.after, req.list.limit) } });
+  const names = async (req: { list: { after: string; limit: number } }) => ({ data: { keys: await store.staticRoles.list(req.list) } });
 
   const list = definePath({
     pattern: 'static-role',
@@ -102,7 +101,6 @@ export function staticRolePaths(engine: Engine): PathDef[] {
         handler: async (req) => {
           const r = await store.staticRoles.get(req.data.role_name);
           if (!r) throw notFound(`unknown static role: ${req.data.role_name}`);
-          const next = rotation.nextDue(r.name) ?? r.last_rotation + r.rotation_period * 1000;
           return {
             data: {
               dn: r.dn,
@@ -111,7 +109,7 @@ export function staticRolePaths(engine: Engine): PathDef[] {
               last_password: r.last_password,
               last_service_rotation: new Date(r.last_rotation).toISOString(),
               rotation_period: r.rotation_period,
-              ttl: Math.max(0, Math.round((next - engine.now()) / 1000)),
+              ttl: rotation.ttl(r),
             },
           };
         },

@@ -31,7 +31,7 @@ export function configPaths(deps: EngineDeps): PathDef[] {
       read: {
         summary: 'Read the connection (without the password).',
         handler: async () => {
-          const c = await store.getConnection();
+          const c = await store.connection.view();
           if (!c) return null;
           return {
             data: {
@@ -47,7 +47,7 @@ export function configPaths(deps: EngineDeps): PathDef[] {
       update: {
         summary: 'Configure the connection; every required field is sent each time, as in Vault.',
         handler: (req) =>
-          deps.mutex.run('config', async () => {
+          store.connection.lock(async () => {
             const d = req.data;
             for (const k of ['connection_uri', 'username', 'password'] as const) {
               if (!d[k]) throw badRequest(`${k}: missing required field`);
@@ -76,8 +76,7 @@ export function configPaths(deps: EngineDeps): PathDef[] {
                 throw badRequest(`verify_connection: ${why}`);
               }
             }
-            await store.putConnection(cfg);
-            deps.clients.reset();
+            await store.connection.put(cfg);
             return null;
           }),
       },
@@ -96,7 +95,7 @@ export function configPaths(deps: EngineDeps): PathDef[] {
       read: {
         summary: 'Read the lease configuration (seconds).',
         handler: async () => {
-          const l = await store.getLease();
+          const l = await store.lease.view();
           return l ? { data: { ttl: l.ttl, max_ttl: l.max_ttl } } : null;
         },
       },
@@ -105,7 +104,7 @@ export function configPaths(deps: EngineDeps): PathDef[] {
         handler: async (req) => {
           const { ttl, max_ttl } = req.data;
           if (max_ttl > 0 && ttl > max_ttl) throw badRequest('ttl: cannot be greater than max_ttl');
-          await store.putLease({ ttl, max_ttl });
+          await store.lease.put({ ttl, max_ttl });
           return null;
         },
       },

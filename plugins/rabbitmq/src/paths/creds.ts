@@ -7,7 +7,7 @@
  * The generated password goes to RabbitMQ and to the caller only: it is not
  * in the lease's internal data, not logged, and scrubbed from upstream errors.
  */
-import { badRequest, defineSecret, definePath, f, type HandlerRequest, type PathDef } from '@strongroom/sdk-plugin';
+import { badRequest, defineSecret, definePath, f, leaseTtl, type HandlerRequest, type PathDef } from '@strongroom/sdk-plugin';
 import { generatePassword, passwordPolicy, type SecretTypeDef } from '@strongroom/sdk-plugin/host';
 import type { EngineDeps } from '../deps.js';
 import type { ConnectionConfig } from '../store.js';
@@ -21,17 +21,14 @@ interface CredsInternal {
   role: string;
 }
 
-async function newPassword(deps: EngineDeps, cfg: ConnectionConfig): Promise<string> {
+async function newPassword(deps: EngineDeps, cfg: Readonly<ConnectionConfig>): Promise<string> {
   return cfg.password_policy ? deps.system.generatePasswordFromPolicy(cfg.password_policy) : generatePassword(ALPHANUMERIC);
 }
 
-/** The lease's TTLs in seconds: config/lease, else the mount's (asked of the core only when needed, in parallel). */
-async function leaseTtls(deps: EngineDeps): Promise<{ ttl: number; maxTtl: number }> {
-  const lease = await deps.store.getLease();
-  const [mountDefault, mountMax] = await Promise.all([lease?.ttl ? 0 : deps.system.defaultLeaseTtl(), lease?.max_ttl ? 0 : deps.system.maxLeaseTtl()]);
-  const maxTtl = lease?.max_ttl || mountMax;
-  const ttl = lease?.ttl || mountDefault;
-  return { ttl: maxTtl > 0 ? Math.min(ttl, maxTtl) : ttl, maxTtl };
+/** The lease's TTLs: config/lease, else the mount's. */
+async function leaseTtls(deps: EngineDeps): Promise<leaseTtl.LeaseTtls> {
+  const lease = await deps.store.lease.view();
+  return leaseTtl.resolve(deps.system, lease?.ttl ?? 0, lease?.max_ttl ?? 0);
 }
 
 const internalOf = (req: HandlerRequest): CredsInternal => {
@@ -44,13 +41,7 @@ export function credsSecret(deps: EngineDeps): SecretTypeDef {
   return defineSecret({
     type: CREDS_SECRET_TYPE,
     // RabbitMQ users do not expire by themselves: a renewal only moves the lease, within max_ttl of issue.
-    renew: async (req) => {
-      const ref = req.secret!;
-      const { ttl, maxTtl } = await leaseTtls(deps);
-      const wanted = ref.increment > 0 ? ref.increment : ttl;
-      const left = maxTtl > 0 ? Math.max(0, Math.floor((ref.issueTime + maxTtl * 1000 - deps.now()) / 1000)) : wanted;
-      return { data: {}, secret: { type: CREDS_SECRET_TYPE, ttl: Math.min(wanted, left), maxTtl, renewable: true, internalData: ref.internalData } };
-    },
+    renew: async (req) => leaseTtl.renewed(req.secret!, await leaseTtls(deps), deps.now()),
     revoke: async (req) => {
       const { username } = internalOf(req);
       const { client } = await deps.clients.current();
@@ -71,7 +62,7 @@ export function credsPath(deps: EngineDeps, secret: SecretTypeDef): PathDef {
       read: {
         summary: 'Create a RabbitMQ user with the role tags and permissions and return its credentials.',
         handler: async (req) => {
-          const role = await deps.store.getRole(req.data.name);
+          const role = await deps.store.roles.view(req.data.name);
           if (!role) throw badRequest(`unknown role: ${req.data.name}`);
           const [{ client, config, usernames }, ttls] = await Promise.all([deps.clients.current(), leaseTtls(deps)]);
           const username = usernames.render({ DisplayName: req.client.displayName, RoleName: role.name });

@@ -8,7 +8,6 @@
  */
 import { z } from 'zod';
 import { badRequest, definePath, f, type PathDef } from '@strongroom/sdk-plugin';
-import { paginate } from '@strongroom/sdk-plugin/host';
 import type { EngineDeps } from '../deps.js';
 import type { TopicPermissions, VhostPermissions } from '../management-client.js';
 import type { Role } from '../store.js';
@@ -77,7 +76,7 @@ export function rolePaths(deps: EngineDeps): PathDef[] {
     operations: {
       list: {
         summary: 'Names of the roles (after, limit paginate).',
-        handler: async (req) => ({ data: { keys: paginate(await store.listRoles(), req.list.after, req.list.limit) } }),
+        handler: () => store.roles.list(),
       },
     },
   });
@@ -92,12 +91,12 @@ export function rolePaths(deps: EngineDeps): PathDef[] {
     },
     synopsis: 'Manage a role: the tags and permissions of the users its credentials create.',
     description: ROLE_HELP,
-    existenceCheck: async (req) => (await store.getRole(req.data.name)) !== null,
+    existenceCheck: async (req) => (await store.roles.view(req.data.name)) !== null,
     operations: {
       read: {
         summary: 'Read a role.',
         handler: async (req) => {
-          const r = await store.getRole(req.data.name);
+          const r = await store.roles.view(req.data.name);
           return r ? { data: { tags: r.tags, vhosts: r.vhosts, vhost_topics: r.vhost_topics } } : null;
         },
       },
@@ -107,7 +106,7 @@ export function rolePaths(deps: EngineDeps): PathDef[] {
       delete: {
         summary: 'Delete a role (credentials already issued stay revocable).',
         handler: async (req) => {
-          await store.deleteRole(req.data.name);
+          await store.roles.delete(req.data.name);
           return null;
         },
       },
@@ -127,7 +126,7 @@ export function rolePaths(deps: EngineDeps): PathDef[] {
       vhostPermissions: vhosts.value,
       topicPermissions: topics.value,
     };
-    await store.putRole(r);
+    await store.roles.put(r.name, r);
     return null;
   };
 

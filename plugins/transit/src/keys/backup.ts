@@ -8,47 +8,14 @@
  */
 import { z } from 'zod';
 import { badRequest } from '@strongroom/sdk-plugin';
-import { KEY_TYPES } from './key-types.js';
-import type { PolicyRecord } from './policy.js';
+import { policyRecord, type PolicyRecord } from './policy.js';
 
-const versionSchema = z.object({
-  key: z.string().optional(),
-  private_key: z.string().optional(),
-  public_key: z.string().optional(),
-  hmac_key: z.string(),
-  creation_time: z.number(),
-});
-
-const policySchema = z
-  .object({
-    name: z.string(),
-    type: z.enum(KEY_TYPES),
-    derived: z.boolean(),
-    kdf: z.literal('hkdf_sha256'),
-    convergent_encryption: z.boolean(),
-    convergent_version: z.number().int(),
-    exportable: z.boolean(),
-    allow_plaintext_backup: z.literal(true),
-    deletion_allowed: z.boolean(),
-    key_size: z.number().int().min(0),
-    auto_rotate_period: z.number().int().min(0),
-    min_decryption_version: z.number().int().min(0),
-    min_encryption_version: z.number().int().min(0),
-    min_available_version: z.number().int().min(0),
-    latest_version: z.number().int().min(1),
-    versions: z.record(z.string(), versionSchema),
-    imported: z.boolean(),
-    allow_rotation: z.boolean(),
-    rotated_after_import: z.boolean(),
-    soft_deleted: z.boolean(),
-    backup_info: z.object({ time: z.string(), version: z.number() }).optional(),
-    restore_info: z.object({ time: z.string(), version: z.number() }).optional(),
-  })
-  .loose();
+// A backup holds a stored record of a key that allows plaintext backup and has at least one version.
+const policySchema = policyRecord.extend({ allow_plaintext_backup: z.literal(true), latest_version: z.number().int().min(1) });
 
 const BACKUP_FORMAT = 1;
 
-export function makeBackup(p: PolicyRecord, now: Date): string {
+export function makeBackup(p: Readonly<PolicyRecord>, now: Date): string {
   if (!p.allow_plaintext_backup) throw badRequest('exporting a backup is not allowed: allow_plaintext_backup is not set on the key');
   if (p.latest_version === 0) throw badRequest('key has no versions to back up');
   const record: PolicyRecord = { ...p, backup_info: { time: now.toISOString(), version: p.latest_version } };
@@ -65,7 +32,7 @@ export function readBackup(blob: string, name: string | undefined, now: Date): P
   }
   const parsed = z.object({ format: z.literal(BACKUP_FORMAT), policy: policySchema }).safeParse(doc);
   if (!parsed.success) throw badRequest(`invalid backup: ${parsed.error.issues[0]?.path.join('.') || 'document'} is malformed`);
-  const p = parsed.data.policy as PolicyRecord;
+  const p: PolicyRecord = parsed.data.policy;
   for (let v = Math.max(1, p.min_available_version); v <= p.latest_version; v++) {
     if (!p.versions[String(v)]) throw badRequest(`invalid backup: version ${v} is missing`);
   }

@@ -12,8 +12,10 @@
 import { createPrivateKey, createPublicKey, generateKeyPair, hkdfSync, KeyObject, randomBytes } from 'node:crypto';
 import { promisify } from 'node:util';
 import { badRequest } from '@strongroom/sdk-plugin';
+import { z } from 'zod';
 import {
   EC_CURVES,
+  KEY_TYPES,
   isAsymmetric,
   isEcdsa,
   isRsa,
@@ -26,46 +28,49 @@ import {
 const generateKeyPairAsync = promisify(generateKeyPair);
 
 /** One stored key version. Binary values are base64. */
-export interface KeyVersionRecord {
+export const keyVersionRecord = z.object({
   /** Symmetric key, or the HMAC key of an `hmac` key. */
-  key?: string;
+  key: z.string().optional(),
   /** PKCS#8 DER of an asymmetric private key (absent for public-key-only imports). */
-  private_key?: string;
+  private_key: z.string().optional(),
   /** SPKI PEM of an asymmetric public key. */
-  public_key?: string;
+  public_key: z.string().optional(),
   /** This version's own HMAC secret (32 random bytes). */
-  hmac_key: string;
+  hmac_key: z.string(),
   /** Unix milliseconds. */
-  creation_time: number;
-}
+  creation_time: z.number(),
+});
+export type KeyVersionRecord = z.output<typeof keyVersionRecord>;
 
-export interface PolicyRecord {
-  name: string;
-  type: KeyType;
-  derived: boolean;
-  kdf: 'hkdf_sha256';
-  convergent_encryption: boolean;
-  convergent_version: number;
-  exportable: boolean;
-  allow_plaintext_backup: boolean;
-  deletion_allowed: boolean;
+/** A key as stored at `policy/<name>` (and, whole, in a backup). */
+export const policyRecord = z.object({
+  name: z.string(),
+  type: z.enum(KEY_TYPES),
+  derived: z.boolean(),
+  kdf: z.literal('hkdf_sha256'),
+  convergent_encryption: z.boolean(),
+  convergent_version: z.number().int(),
+  exportable: z.boolean(),
+  allow_plaintext_backup: z.boolean(),
+  deletion_allowed: z.boolean(),
   /** Bytes; for `hmac` keys 32..512, else the symmetric key size (0 for asymmetric). */
-  key_size: number;
+  key_size: z.number().int().min(0),
   /** Seconds; 0 disables. */
-  auto_rotate_period: number;
-  min_decryption_version: number;
-  min_encryption_version: number;
-  min_available_version: number;
-  latest_version: number;
-  versions: Record<string, KeyVersionRecord>;
-  imported: boolean;
-  allow_rotation: boolean;
+  auto_rotate_period: z.number().int().min(0),
+  min_decryption_version: z.number().int().min(0),
+  min_encryption_version: z.number().int().min(0),
+  min_available_version: z.number().int().min(0),
+  latest_version: z.number().int().min(0),
+  versions: z.record(z.string(), keyVersionRecord),
+  imported: z.boolean(),
+  allow_rotation: z.boolean(),
   /** Set when an imported key was rotated by the service: further imports are refused. */
-  rotated_after_import: boolean;
-  soft_deleted: boolean;
-  backup_info?: { time: string; version: number };
-  restore_info?: { time: string; version: number };
-}
+  rotated_after_import: z.boolean(),
+  soft_deleted: z.boolean(),
+  backup_info: z.object({ time: z.string(), version: z.number() }).optional(),
+  restore_info: z.object({ time: z.string(), version: z.number() }).optional(),
+});
+export type PolicyRecord = z.output<typeof policyRecord>;
 
 export interface NewPolicyOptions {
   name: string;
@@ -160,15 +165,6 @@ export function addVersion(p: PolicyRecord, v: KeyVersionRecord): number {
   return n;
 }
 
-/** Storage codec: the record is JSON; the barrier encrypts it. */
-export function encodePolicy(p: PolicyRecord): Buffer {
-  return Buffer.from(JSON.stringify(p), 'utf8');
-}
-
-export function decodePolicy(b: Uint8Array): PolicyRecord {
-  return JSON.parse(Buffer.from(b).toString('utf8')) as PolicyRecord;
-}
-
 /** Decoded, ready-to-use material of one version (kept in the per-mount cache). */
 export interface LoadedVersion {
   version: number;
@@ -184,11 +180,12 @@ export interface LoadedVersion {
  * material once per process rather than once per request.
  */
 export interface LoadedPolicy {
-  record: PolicyRecord;
+  /** The record as the store caches it: frozen, shared; clone it to change it. */
+  record: Readonly<PolicyRecord>;
   version(n: number): LoadedVersion;
 }
 
-export function loadPolicy(record: PolicyRecord): LoadedPolicy {
+export function loadPolicy(record: Readonly<PolicyRecord>): LoadedPolicy {
   const cache = new Map<number, LoadedVersion>();
   return {
     record,

@@ -1,20 +1,27 @@
 /** Shared pieces of the transit paths: dependencies, key lookup, batch processing. */
 import { badRequest, type LogicalResponse } from '@strongroom/sdk-plugin';
 import { decodeBase64 } from '../crypto/ciphertext.js';
-import type { KeyStore } from '../key-store.js';
-import type { LoadedPolicy } from '../keys/policy.js';
+import type { TransitStore } from '../store.js';
+import type { LoadedPolicy, PolicyRecord } from '../keys/policy.js';
 
 export interface TransitDeps {
-  store: KeyStore;
+  store: TransitStore;
   /** Unix milliseconds (injectable for rotation tests). */
   now: () => number;
 }
 
 /** A key that must exist for a data operation (Vault answers 400 here, not 404). */
-export async function requireKey(store: Pick<KeyStore, 'get'>, name: string): Promise<LoadedPolicy> {
+export async function requireKey(store: Pick<TransitStore, 'get'>, name: string): Promise<LoadedPolicy> {
   const p = await store.get(name);
   if (!p) throw badRequest('encryption key not found');
   return p;
+}
+
+/** A key's record to change (under its lock): the caller's own copy; 400 when the key does not exist. */
+export async function requireKeyCopy(store: Pick<TransitStore, 'copy'>, name: string): Promise<PolicyRecord> {
+  const r = await store.copy(name);
+  if (!r) throw badRequest('encryption key not found');
+  return r;
 }
 
 /** Optional base64 input of a batch item or body; `field` names it in errors. */

@@ -1,7 +1,7 @@
 /** `keys/:name/config`: bounds and flags of a key. `exportable` and `allow_plaintext_backup` can be set, never unset. */
 import { badRequest, definePath, f } from '@strongroom/sdk-plugin';
 import { checkAutoRotatePeriod } from '../keys/policy.js';
-import { requireKey, type TransitDeps } from './common.js';
+import { requireKeyCopy, type TransitDeps } from './common.js';
 
 export function keysConfigPath(deps: TransitDeps) {
   const { store } = deps;
@@ -23,8 +23,7 @@ export function keysConfigPath(deps: TransitDeps) {
         handler: async (req) => {
           const d = req.data;
           await store.locked(d.name, async () => {
-            const p = await requireKey(store, d.name);
-            const r = structuredClone(p.record);
+            const r = await requireKeyCopy(store, d.name);
             if (d.min_decryption_version !== undefined) {
               if (d.min_decryption_version > r.latest_version) throw badRequest('cannot set min_decryption_version above the latest version');
               if (d.min_decryption_version > 0 && d.min_decryption_version < r.min_available_version) {

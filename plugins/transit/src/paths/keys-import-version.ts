@@ -8,7 +8,7 @@ import { badRequest, definePath, f } from '@strongroom/sdk-plugin';
 import { byokUnwrap } from '../crypto/byok.js';
 import { samePublicKey, versionFromMaterial, versionFromPublicKey } from '../keys/import.js';
 import { addVersion } from '../keys/policy.js';
-import { requireKey, type TransitDeps } from './common.js';
+import { requireKeyCopy, type TransitDeps } from './common.js';
 import { HASH_FUNCTIONS } from './keys-import.js';
 
 export function keysImportVersionPath(deps: TransitDeps) {
@@ -29,7 +29,7 @@ export function keysImportVersionPath(deps: TransitDeps) {
           const d = req.data;
           if (!d.ciphertext && !d.public_key) throw badRequest('field "ciphertext": missing required field (or give public_key)');
           await store.locked(d.name, async () => {
-            const r = structuredClone((await requireKey(store, d.name)).record);
+            const r = await requireKeyCopy(store, d.name);
             if (!r.imported) throw badRequest('import_version is only supported for imported keys');
             if (r.rotated_after_import) throw badRequest('the key was rotated by the service; further imports are refused');
             const now = deps.now();

@@ -2,22 +2,20 @@
 import { badRequest, definePath, f } from '@strongroom/sdk-plugin';
 import { canRotate } from '../keys/key-types.js';
 import { addVersion, generateVersion, type PolicyRecord } from '../keys/policy.js';
-import { requireKey, type TransitDeps } from './common.js';
-import type { KeyStore } from '../key-store.js';
+import { requireKeyCopy, type TransitDeps } from './common.js';
+import type { TransitStore } from '../store.js';
 
 /** Rotates `name` under its lock; shared with the periodic auto-rotation. */
-export async function rotateKey(store: KeyStore, name: string, now: number, onlyIf?: (r: PolicyRecord) => boolean): Promise<boolean> {
+export async function rotateKey(store: TransitStore, name: string, now: number, onlyIf?: (r: PolicyRecord) => boolean): Promise<boolean> {
   return store.locked(name, async () => {
-    const p = await requireKey(store, name);
-    const r = p.record;
+    const r = await requireKeyCopy(store, name);
     if (onlyIf && !onlyIf(r)) return false;
     if (r.soft_deleted) throw badRequest(`key "${name}" is soft-deleted; restore it first`);
     if (!canRotate(r.type)) throw badRequest(`key type ${r.type} cannot be rotated: only key types that support encryption and decryption can`);
     if (r.imported && !r.allow_rotation) throw badRequest('imported key cannot be rotated: allow_rotation was not set at import');
-    const next = structuredClone(r);
-    addVersion(next, await generateVersion(r.type, r.key_size, now));
-    if (r.imported) next.rotated_after_import = true;
-    await store.save(next);
+    addVersion(r, await generateVersion(r.type, r.key_size, now));
+    if (r.imported) r.rotated_after_import = true;
+    await store.save(r);
     return true;
   });
 }

@@ -1,6 +1,6 @@
 /** `keys/:name/soft-delete-restore`: make a soft-deleted key usable again. */
 import { definePath, f } from '@strongroom/sdk-plugin';
-import { requireKey, type TransitDeps } from './common.js';
+import { requireKeyCopy, type TransitDeps } from './common.js';
 
 export function keysSoftDeleteRestorePath(deps: TransitDeps) {
   const { store } = deps;
@@ -12,7 +12,7 @@ export function keysSoftDeleteRestorePath(deps: TransitDeps) {
         summary: 'Restore a soft-deleted key.',
         handler: async (req) => {
           await store.locked(req.data.name, async () => {
-            const r = structuredClone((await requireKey(store, req.data.name)).record);
+            const r = await requireKeyCopy(store, req.data.name);
             r.soft_deleted = false;
             await store.save(r);
           });

@@ -1,6 +1,6 @@
 /** `keys/:name/soft-delete` (DELETE): block data operations without losing the key; ignores deletion_allowed. */
 import { definePath, f } from '@strongroom/sdk-plugin';
-import { requireKey, type TransitDeps } from './common.js';
+import { requireKeyCopy, type TransitDeps } from './common.js';
 
 export function keysSoftDeletePath(deps: TransitDeps) {
   const { store } = deps;
@@ -12,7 +12,7 @@ export function keysSoftDeletePath(deps: TransitDeps) {
         summary: 'Soft-delete a key.',
         handler: async (req) => {
           await store.locked(req.data.name, async () => {
-            const r = structuredClone((await requireKey(store, req.data.name)).record);
+            const r = await requireKeyCopy(store, req.data.name);
             r.soft_deleted = true;
             await store.save(r);
           });

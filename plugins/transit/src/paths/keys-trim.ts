@@ -1,6 +1,6 @@
 /** `keys/:name/trim`: permanently delete versions below `min_available_version`. */
 import { badRequest, definePath, f } from '@strongroom/sdk-plugin';
-import { requireKey, type TransitDeps } from './common.js';
+import { requireKeyCopy, type TransitDeps } from './common.js';
 
 export function keysTrimPath(deps: TransitDeps) {
   const { store } = deps;
@@ -16,7 +16,7 @@ export function keysTrimPath(deps: TransitDeps) {
         handler: async (req) => {
           const { name, min_available_version: min } = req.data;
           await store.locked(name, async () => {
-            const r = structuredClone((await requireKey(store, name)).record);
+            const r = await requireKeyCopy(store, name);
             if (min < r.min_available_version) throw badRequest('min_available_version cannot be lowered');
             if (min > Math.max(1, r.min_decryption_version)) throw badRequest('min_available_version cannot be above min_decryption_version');
             if (r.min_encryption_version > 0 && min > r.min_encryption_version) {

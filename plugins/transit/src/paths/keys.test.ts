@@ -1,3 +1,4 @@
+import { createDecipheriv } from 'node:crypto';
 import { createTestBackend } from '@strongroom/sdk-plugin';
 import { createMemoryStorage } from '@strongroom/sdk-plugin/host';
 import { createTransitFactory } from '../backend.js';
@@ -128,6 +129,49 @@ describe('key management paths', () => {
     await t.write('keys/k', {});
     await t.write('keys/other-name', {});
     expect([...storage.dump().keys()].sort()).toEqual(['policy/k', 'policy/other-name']);
+  });
+
+  it('uses a key stored in the format earlier versions wrote (JSON at policy/<name>)', async () => {
+    const storage = createMemoryStorage();
+    const material = Buffer.alloc(32, 9);
+    const record = {
+      name: 'old', type: 'aes256-gcm96', derived: false, kdf: 'hkdf_sha256', convergent_encryption: false, convergent_version: 0,
+      exportable: false, allow_plaintext_backup: false, deletion_allowed: false, key_size: 32, auto_rotate_period: 0,
+      min_decryption_version: 1, min_encryption_version: 0, min_available_version: 1, latest_version: 1,
+      versions: { '1': { key: material.toString('base64'), hmac_key: Buffer.alloc(32, 1).toString('base64'), creation_time: 1_700_000_000_000 } },
+      imported: false, allow_rotation: true, rotated_after_import: false, soft_deleted: false,
+    };
+    await storage.put('policy/old', Buffer.from(JSON.stringify(record), 'utf8'));
+    const t = await createTestBackend(createTransitFactory(), { storage });
+    const ct = String((await t.write('encrypt/old', { plaintext: b64('hello') }))?.data?.ciphertext);
+    // Sealed with the stored material: AES-256-GCM, nonce || ciphertext || tag.
+    const raw = Buffer.from(ct.split(':')[2]!, 'base64');
+    const d = createDecipheriv('aes-256-gcm', material, raw.subarray(0, 12));
+    d.setAuthTag(raw.subarray(raw.length - 16));
+    expect(Buffer.concat([d.update(raw.subarray(12, raw.length - 16)), d.final()]).toString()).toBe('hello');
+    await t.write('keys/old/rotate', {});
+    const stored = JSON.parse(Buffer.from((await storage.get('policy/old'))!).toString('utf8'));
+    expect(stored).toEqual({ ...record, latest_version: 2, versions: { ...record.versions, '2': expect.any(Object) } });
+  });
+
+  it('cache-config bounds the key cache (least recently used first); 0 leaves it unbounded', async () => {
+    const storage = createMemoryStorage();
+    const reads: string[] = [];
+    const t = await createTestBackend(createTransitFactory(), { storage: { ...storage, get: async (k: string) => (reads.push(k), storage.get(k)) } });
+    const names = Array.from({ length: 12 }, (_, i) => `k${i}`);
+    for (const n of names) await t.write(`keys/${n}`, {});
+    const touchAll = async () => {
+      for (const n of names) await t.request({ operation: 'update', path: `encrypt/${n}`, data: { plaintext: b64('x') } });
+    };
+    await touchAll();
+    reads.length = 0;
+    await touchAll();
+    expect(reads).toEqual([]);
+    await t.write('cache-config', { size: 10 });
+    await touchAll();
+    reads.length = 0;
+    await touchAll();
+    expect(reads.filter((k) => k.startsWith('policy/')).length).toBeGreaterThan(0);
   });
 
   it('cache-config validates size', async () => {

@@ -1,6 +1,6 @@
 /** `wrapping_key`: the public half of the mount's 4096-bit RSA BYOK wrapping key. */
 import { definePath } from '@strongroom/sdk-plugin';
-import { publicPem } from '../key-store.js';
+import { publicPem } from '../store.js';
 import type { TransitDeps } from './common.js';
 
 export function wrappingKeyPath(deps: TransitDeps) {

@@ -1,0 +1,31 @@
+/** Storage and barrier operations timed into their latency histograms. */
+import type { Physical } from '../storage/physical.js';
+import { timed, type Metrics } from './metrics.js';
+
+/** Physical storage with each operation timed into strongroom_storage_duration_seconds. */
+export function timedPhysical(p: Physical, metrics: Metrics): Physical {
+  const h = metrics.storageDuration;
+  return {
+    get: (key) => timed(h, { op: 'get' }, () => p.get(key)),
+    put: (key, value) => timed(h, { op: 'put' }, () => p.put(key, value)),
+    delete: (key) => timed(h, { op: 'delete' }, () => p.delete(key)),
+    list: (prefix) => timed(h, { op: 'list' }, () => p.list(prefix)),
+    batch: (ops) => timed(h, { op: 'batch' }, () => p.batch(ops)),
+    scan: (prefix) => p.scan(prefix),
+    close: () => p.close(),
+  };
+}
+
+/** The barrier with get/put/delete/list timed into strongroom_barrier_duration_seconds; everything else as is. */
+export function timedBarrier<B extends { get(k: string): Promise<unknown>; put(k: string, v: Uint8Array): Promise<void>; delete(k: string): Promise<void>; list(p: string): Promise<string[]> }>(b: B, metrics: Metrics): B {
+  const h = metrics.barrierDuration;
+  // Object.create keeps the barrier's getters (`sealed`) live; only the four data operations are wrapped.
+  const wrapped = Object.create(b) as B;
+  Object.assign(wrapped, {
+    get: (k: string) => timed(h, { op: 'get' }, () => b.get(k)),
+    put: (k: string, v: Uint8Array) => timed(h, { op: 'put' }, () => b.put(k, v)),
+    delete: (k: string) => timed(h, { op: 'delete' }, () => b.delete(k)),
+    list: (p: string) => timed(h, { op: 'list' }, () => b.list(p)),
+  });
+  return wrapped;
+}

@@ -1,0 +1,64 @@
+/**
+ * The SystemView each mount's backend gets (over the plugin transport for
+ * plugin processes): its TTLs, password generation from the mount's
+ * namespace's policies, the core's version and, for the database engine
+ * only, starting a database plugin process from the catalog.
+ */
+import { StrongroomError, badRequest, type SystemView } from '@strongroom/sdk-plugin/host';
+import type { MountBinding } from './mount-manager.js';
+import type { MountEntry, Router } from './mount-table.js';
+import type { NamespaceRegistry } from '../namespace/namespaces.js';
+import type { PasswordPolicyStore } from '../password-policy/store.js';
+import { isSemver, type PluginCatalog, type PluginEntry } from '../plugins/catalog.js';
+import type { PluginSupervisor } from '../plugins/supervisor.js';
+
+export interface SystemViewDeps {
+  router: Router<MountBinding>;
+  namespaces: NamespaceRegistry;
+  ttls(entry: MountEntry | undefined): { defaultTtl: number; maxTtl: number };
+  /** Null while sealed. */
+  passwordPolicies(): PasswordPolicyStore | null;
+  /** Null while sealed; set early in an unseal, as plugins may call back before it completes. */
+  plugins(): { catalog: PluginCatalog; supervisor: PluginSupervisor } | null;
+  version: string;
+}
+
+export function createSystemViews(deps: SystemViewDeps): (uuid: string) => SystemView {
+  const { router, namespaces } = deps;
+  return (uuid) => ({
+    defaultLeaseTtl: async () => deps.ttls(router.byUuid(uuid)?.entry).defaultTtl,
+    maxLeaseTtl: async () => deps.ttls(router.byUuid(uuid)?.entry).maxTtl,
+    generatePasswordFromPolicy: async (name) => {
+      const store = deps.passwordPolicies();
+      if (!store) throw new StrongroomError('unavailable', 'Vault is sealed');
+      const found = router.byUuid(uuid);
+      const ns = found ? namespaces.byId(found.entry.namespace_id) : undefined;
+      if (!ns) throw new StrongroomError('unavailable', 'the mount is gone');
+      const password = await store.generate(ns, name);
+      if (password === null) throw badRequest(`password_policy: password policy "${name}" does not exist`);
+      return password;
+    },
+    coreVersion: async () => deps.version,
+    openDatabasePlugin: async (name, version) => {
+      if (router.byUuid(uuid)?.entry.type !== 'database') throw new StrongroomError('permission_denied', 'only the database engine may open database plugins');
+      const plugins = deps.plugins();
+      if (!plugins) throw new StrongroomError('unavailable', 'Vault is sealed');
+      return plugins.supervisor.openDatabase(await resolveDatabasePlugin(plugins.catalog, name, version));
+    },
+  });
+}
+
+/** A connection's plugin_name and plugin_version -> the catalog entry; 400s name the field. */
+export async function resolveDatabasePlugin(catalog: Pick<PluginCatalog, 'get' | 'list'>, name: string, version: string): Promise<PluginEntry> {
+  if (version !== '' && !isSemver(version)) throw badRequest(`plugin_version: "${version}" is not a semantic version`);
+  if (version !== '') {
+    const entry = await catalog.get('database', name, version);
+    if (!entry) throw badRequest(`plugin_version: version ${version} of database plugin "${name}" is not registered`);
+    return entry;
+  }
+  const all = (await catalog.list('database')).filter((e) => e.name === name);
+  const entry = all.find((e) => e.builtin) ?? (all.length === 1 ? all[0] : undefined);
+  if (entry) return entry;
+  if (all.length === 0) throw badRequest(`plugin_name: no database plugin named "${name}" is registered`);
+  throw badRequest(`plugin_version: several versions of "${name}" are registered and none is built in; pin one`);
+}

@@ -1,0 +1,259 @@
+/**
+ * What an unseal builds and a seal tears down: the policy, token and
+ * password-policy stores, the expiration manager, audit devices, the plugin
+ * catalog and supervisor, the mount tables bound to their backends (sys/ and
+ * auth/token/ in process, engines as plugin processes) and the request
+ * pipeline over them. The parts that live as long as the process come in
+ * `UnsealContext` (core.ts).
+ */
+import { badRequest, toOpenApi, type MountEnv } from '@strongroom/sdk-plugin/host';
+import { createAuditBroker, type AuditBroker } from '../audit/broker.js';
+import type { Barrier } from '../barrier/barrier.js';
+import { createExpirationManager, type ExpirationManager } from '../expiration/index.js';
+import { forwardingKey } from '../ha/forward.js';
+import type { HaManager } from '../ha/ha-manager.js';
+import type { Cors } from '../http/cors.js';
+import type { CoreLogger } from '../log/logger.js';
+import type { Metrics } from '../metrics/metrics.js';
+import type { EngineCalls } from '../mounts/engine-calls.js';
+import { createMountManager, type DefaultMounts, type MountBinding, type MountManager } from '../mounts/mount-manager.js';
+import type { MountStorage } from '../mounts/mount-storage.js';
+import { mountInfoOf, routePath, type MountEntry, type Router } from '../mounts/mount-table.js';
+import { createNamespaceStore } from '../namespace/namespace-store.js';
+import { isDescendantNamespace, ROOT_NAMESPACE, type Namespace, type NamespaceRegistry } from '../namespace/namespaces.js';
+import { builtinPlugins, pluginRuntimeDirs } from '../plugins/builtins.js';
+import { createPluginCatalog, type PluginCatalog } from '../plugins/catalog.js';
+import { createPluginSupervisor, type PluginSupervisor } from '../plugins/supervisor.js';
+import { createPasswordPolicyStore, type PasswordPolicyStore } from '../password-policy/store.js';
+import type { AclCache } from '../policy/acl-cache.js';
+import { createPolicyStore } from '../policy/policy-store.js';
+import { createTokenAccess } from '../request/access.js';
+import { createPipeline, type Pipeline } from '../request/pipeline.js';
+import { createTokenPort } from '../request/token-port.js';
+import { createGenerateRoot, createRekey } from '../seal/root-recovery.js';
+import { parseSealConfig, type SealManager } from '../seal/seal-manager.js';
+import { createSystemBackend } from '../sys/backend.js';
+import { corsPaths, createCorsStore } from '../sys/cors.js';
+import { leasePaths, revokeLeasePrefix } from '../sys/leases.js';
+import { createNamespaceAdmin, type NamespaceAdmin } from '../sys/namespace-admin.js';
+import { rootRecoveryPaths } from '../sys/root-recovery.js';
+import { wrappingPaths } from '../sys/wrapping.js';
+import { createTokenAuthBackend } from '../token-auth/backend.js';
+import { createTokenStore, type TokenStore } from '../token/index.js';
+import { tokenKeys } from '../token/keys.js';
+import { createResponseWrapping, type ResponseWrapping } from '../wrapping/response-wrapping.js';
+import type { PathDef, SystemView } from '@strongroom/sdk-plugin/host';
+import type { ServerConfig } from './server-config.js';
+
+const PERIODIC_MS = 60_000;
+
+export interface Unsealed {
+  passwordPolicies: PasswordPolicyStore;
+  tokens: TokenStore;
+  expiration: ExpirationManager;
+  audit: AuditBroker;
+  supervisor: PluginSupervisor;
+  mounts: MountManager;
+  pipeline: Pipeline;
+  namespaceAdmin: NamespaceAdmin;
+  periodic: NodeJS.Timeout;
+  /** Signs (standby) and checks (active) the client address of forwarded requests. */
+  forwardKey: Buffer;
+}
+
+/** The parts that outlive an unseal. */
+export interface UnsealContext {
+  config: ServerConfig;
+  logger: CoreLogger;
+  metrics: Metrics;
+  barrier: Barrier;
+  seal: SealManager;
+  ha: HaManager | null;
+  namespaces: NamespaceRegistry;
+  router: Router<MountBinding>;
+  aclCache: AclCache;
+  cors: Cors;
+  mountStorage: MountStorage;
+  systemViewFor(uuid: string): SystemView;
+  engineCalls: EngineCalls;
+  system: { defaultTtl: number; maxTtl: number };
+  ttlsOf(entry: MountEntry | undefined): { defaultTtl: number; maxTtl: number };
+  namespaceLabel(id: string): string;
+  /** The node-local sys/ paths (sys/seal-paths.ts), listed by the root namespace's sys/ too. */
+  nodeLocalPaths: PathDef[];
+  defaultMounts: DefaultMounts;
+  runDir: string;
+  version: string;
+  isStopping(): boolean;
+  /** The catalog and supervisor as soon as they exist: plugins may call back before the unseal completes. */
+  onPlugins(p: { catalog: PluginCatalog; supervisor: PluginSupervisor }): void;
+}
+
+export async function unseal(ctx: UnsealContext, opts: { restoreLeasesInBackground: boolean }): Promise<Unsealed> {
+  const { config, logger, metrics, barrier, seal, ha, namespaces, router, aclCache, cors, mountStorage, systemViewFor, engineCalls, system, ttlsOf, namespaceLabel, isStopping, onPlugins, version, defaultMounts, runDir } = ctx;
+  const started = Date.now();
+  const { hmacKey, batchKey } = await tokenKeys(barrier);
+  const policies = createPolicyStore({ store: barrier, namespaces });
+  await policies.ensureDefault(namespaces.byId('root')!);
+  const namespaceStore = createNamespaceStore({ store: barrier, registry: namespaces });
+  await namespaceStore.load();
+  const passwordPolicies = createPasswordPolicyStore({ store: barrier, namespaces });
+  const corsStore = createCorsStore(barrier, cors);
+  await corsStore.load();
+  const audit = createAuditBroker({ store: barrier, logger: logger.named('audit'), onDeviceFailure: (path) => metrics.auditFailures.inc({ device: path }) });
+  await audit.load();
+  const catalog = createPluginCatalog({ store: barrier, pluginDirectory: config.pluginDirectory, builtins: builtinPlugins() });
+  const supervisor = createPluginSupervisor({ catalog, logger: logger.named('plugins'), callbacks: { storageFor: mountStorage.storageFor, systemViewFor }, runDir, runtimeDirs: pluginRuntimeDirs(), isStopping, onRestart: (plugin, version) => metrics.pluginRestarts.inc({ plugin, version }) });
+  onPlugins({ catalog, supervisor });
+  const expiration: ExpirationManager = createExpirationManager({
+    store: barrier,
+    logger: logger.named('expiration'),
+    events: {
+      revoked: (mount, expired, ns) => {
+        metrics.leaseRevocations.inc({ mount, namespace: namespaceLabel(ns) });
+        if (expired) metrics.leaseExpirations.inc({ mount, namespace: namespaceLabel(ns) });
+      },
+      irrevocable: (mount, ns) => metrics.leaseIrrevocable.inc({ mount, namespace: namespaceLabel(ns) }),
+    },
+    mountTtls: (uuid) => ttlsOf(router.byUuid(uuid)?.entry),
+    tokenExists: (key) => tokens.isLiveKey(key),
+    isDescendantNamespace: (ancestorId, candidateId) => isDescendantNamespace(namespaces, ancestorId, candidateId),
+    options: {
+      ...(config.leaseRevocation.retryBaseMs !== undefined ? { retryBaseMs: config.leaseRevocation.retryBaseMs } : {}),
+      ...(config.leaseRevocation.maxAttempts !== undefined ? { maxRevokeAttempts: config.leaseRevocation.maxAttempts } : {}),
+    },
+    revoker: engineCalls.revoker,
+  });
+  const tokens: TokenStore = createTokenStore({
+    store: barrier,
+    hmacKey,
+    batchKey,
+    systemDefaultTtl: system.defaultTtl,
+    systemMaxTtl: system.maxTtl,
+    leases: { revokeByToken: async (k) => void (await expiration.revokeByToken(k)) },
+    onDestroy: async (e) => {
+      if (wrapping.isWrappingToken(e)) await wrapping.forget(e.key);
+    },
+    renewLogin: engineCalls.renewLogin,
+    logger,
+  });
+  const wrapping: ResponseWrapping = createResponseWrapping({ store: barrier, tokens, maxTtl: system.maxTtl });
+  await tokens.startExpiry();
+  const access = createTokenAccess({ policies, namespaces, aclCache, tokens });
+
+  const mounts: MountManager = createMountManager({
+    store: barrier,
+    router,
+    namespaces,
+    logger,
+    revokeLeases: async (entry, ns) => void (await revokeLeasePrefix({ expiration, tokens }, ns.id, routePath(entry), { sync: true })),
+    onDisable: async (entry, ns) => {
+      await supervisor.unmount(entry.uuid).catch(() => undefined);
+      await mountStorage.wipe(entry, ns);
+    },
+    resolve: async (entry, ns) => {
+      const env: MountEnv = { mount: mountInfoOf(entry, ns.path), storage: mountStorage.storageFor(entry.uuid), system: systemViewFor(entry.uuid), logger: logger.child({ mount: routePath(entry) }) };
+      const builtin = `v${version}+builtin`;
+      if (entry.type === 'system') {
+        const backend = await createSystemBackend(
+          {
+            namespaces,
+            policies,
+            passwordPolicies,
+            audit,
+            metrics,
+            prometheusRetentionTime: config.telemetry.prometheusRetentionTime,
+            logger,
+            capabilities: access.capabilities,
+            catalog: {
+              list: (type) => catalog.list(type),
+              get: (type, name, version) => catalog.get(type, name, version),
+              register: (e) => catalog.register(e),
+              remove: (type, name, version) => catalog.remove(type, name, version),
+              reload: async (name) => {
+                const types = new Set(router.entries().filter((e) => e.type === name).map((e) => (e.table === 'auth' ? ('auth' as const) : ('secret' as const))));
+                for (const t of types.size ? types : new Set(['secret' as const])) await supervisor.reload(t, name);
+                await mounts.rebind((e) => e.type === name);
+              },
+            },
+            seal: () => seal.seal(),
+            rotate: () => barrier.rotate(),
+            keyStatus: () => {
+              const k = barrier.keyStatus();
+              return { term: k.term, install_time: k.installTime.toISOString(), encryptions: k.encryptions };
+            },
+            openapi: async (n: Namespace) =>
+              toOpenApi(
+                router.entries(n.id).flatMap((e) => {
+                  const description = router.byUuid(e.uuid)?.handle.description;
+                  return description ? [{ prefix: routePath(e), description }] : [];
+                }),
+                { title: 'Strongroom API', version: version },
+              ),
+            node: { clusterName: config.clusterName, clusterId: () => '', apiAddr: config.apiAddr, version: version },
+            // Answered first, then done: stepping down tears down the pipeline serving this very request.
+            stepDown: async () => void (ha ? setImmediate(() => void ha.stepDown().catch((err: unknown) => logger.error('step-down failed', { error: String(err) }))) : undefined),
+            mounts,
+            namespaceAdmin,
+            extraPaths: [
+              ...ctx.nodeLocalPaths,
+              ...leasePaths({ expiration, namespaces, logger, tokens }),
+              ...wrappingPaths({ wrapping }),
+              ...corsPaths({ cors, store: corsStore }),
+              // Attempts live as long as this unsealed state: sealing ends them.
+              ...rootRecoveryPaths({
+                generateRoot: createGenerateRoot({ seal, createRootToken: async () => (await tokens.createRoot()).id }),
+                rekey: createRekey({ seal, parseConfig: parseSealConfig }),
+              }),
+            ],
+          },
+          { rootNamespace: ns.id === ROOT_NAMESPACE.id },
+        ).create(env);
+        return { backend, description: backend.describe(), runningVersion: builtin };
+      }
+      if (entry.type === 'token') {
+        const backend = await createTokenAuthBackend({ tokens, namespaceIdOf: (p) => namespaces.byPath(p)?.id ?? 'root' }).create(env);
+        return { backend, description: backend.describe(), runningVersion: builtin };
+      }
+      const kind = entry.table === 'auth' ? 'auth' : 'secret';
+      const plugin = await catalog.get(kind, entry.type, entry.plugin_version || undefined);
+      if (!plugin) {
+        throw badRequest(entry.plugin_version ? `plugin ${kind}/${entry.type} version ${entry.plugin_version} is not registered` : `unknown ${kind === 'auth' ? 'auth method' : 'secrets engine'} type "${entry.type}"`);
+      }
+      const backend = await supervisor.mount(plugin, env.mount);
+      return { backend, description: backend.describe(), runningVersion: plugin.version };
+    },
+  });
+
+  const pipeline = createPipeline({ namespaces, router, logger, metrics, audit, wrapping, tokens: createTokenPort(tokens, ttlsOf), acl: access.acl, leases: expiration });
+  const namespaceAdmin = createNamespaceAdmin({ registry: namespaces, store: namespaceStore, storage: barrier, mounts, defaultMounts: defaultMounts, policies, leases: expiration, tokens, logger });
+  await mounts.load(defaultMounts);
+  namespaceAdmin.resumeDeletions();
+
+  // Lease restore runs in the background after an unseal: requests are served meanwhile (an HA takeover awaits it).
+  if (opts.restoreLeasesInBackground) void expiration.restore().catch((err: unknown) => logger.error('lease restore failed', { error: String(err) }));
+  const periodic = setInterval(() => {
+    for (const e of router.entries()) {
+      const b = router.byUuid(e.uuid)?.handle.backend;
+      if (b) b.periodic().catch((err: unknown) => logger.warn('periodic function failed', { mount: routePath(e), error: String(err) }));
+    }
+  }, PERIODIC_MS);
+  periodic.unref();
+
+  logger.info('unsealed', { ms: Date.now() - started });
+  return { passwordPolicies, tokens, expiration, audit, supervisor, mounts, pipeline, periodic, forwardKey: forwardingKey(hmacKey), namespaceAdmin };
+}
+
+/** Stops everything an unseal started; every key it held leaves memory with it. */
+export async function teardown(ctx: Pick<UnsealContext, 'aclCache' | 'namespaces'>, s: Unsealed): Promise<void> {
+  clearInterval(s.periodic);
+  await s.namespaceAdmin.idle();
+  s.expiration.stop();
+  s.tokens.stop();
+  await s.mounts.unloadAll();
+  await s.supervisor.shutdown();
+  await s.audit.close();
+  ctx.aclCache.clear();
+  // Namespaces are read again at the next unseal.
+  for (const ns of ctx.namespaces.all()) ctx.namespaces.remove(ns.id);
+}
