@@ -7,7 +7,7 @@ import { execFile } from 'node:child_process';
 import { resolve } from 'node:path';
 import { scratchDir } from './server';
 
-export const CLI_BIN = resolve(__dirname, '../../core/bin/strongroom.js');
+const CLI_BIN = resolve(__dirname, '../../core/bin/strongroom.js');
 
 export interface CliResult {
   code: number;

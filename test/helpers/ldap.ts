@@ -61,7 +61,7 @@ export const tag = () => randomBytes(4).toString('hex');
 export const ldapPassword = () => `Lp1${randomBytes(12).toString('hex')}`;
 
 /** Runs `fn` on a connection bound as `dn`; rejects when the bind fails. */
-export async function asUser<T>(s: Slapd, dn: string, password: string, fn: (c: Client) => Promise<T>): Promise<T> {
+async function asUser<T>(s: Slapd, dn: string, password: string, fn: (c: Client) => Promise<T>): Promise<T> {
   const c = new Client({ url: s.url, connectTimeout: 5000, timeout: 10_000 });
   try {
     await c.bind(dn, password);
@@ -71,7 +71,7 @@ export async function asUser<T>(s: Slapd, dn: string, password: string, fn: (c: 
   }
 }
 
-export const asAdmin = <T>(s: Slapd, fn: (c: Client) => Promise<T>) => asUser(s, s.adminDn, s.adminPassword, fn);
+const asAdmin = <T>(s: Slapd, fn: (c: Client) => Promise<T>) => asUser(s, s.adminDn, s.adminPassword, fn);
 
 /** Whether `dn` binds with `password` (false only on invalid credentials; other errors throw). */
 export async function binds(s: Slapd, dn: string, password: string): Promise<boolean> {

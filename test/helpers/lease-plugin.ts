@@ -46,7 +46,7 @@ ${opts.extraConfig ?? ''}
   return server;
 }
 
-export async function unseal(s: LeaseServer): Promise<void> {
+async function unseal(s: LeaseServer): Promise<void> {
   let last: { status: number; body: any } | undefined;
   for (const key of s.unsealKeys) last = await s.api('POST', 'sys/unseal', { key }, { token: null });
   if (!last || last.body?.sealed !== false) throw new Error(`unseal failed: ${JSON.stringify(last?.body)}`);

@@ -44,6 +44,6 @@ export function externalPlugin(pluginDir: string, name: string, main: string, op
   return { command, sha256: sha256Of(join(pluginDir, command)), dir };
 }
 
-export function sha256Of(file: string): string {
+function sha256Of(file: string): string {
   return createHash('sha256').update(readFileSync(file)).digest('hex');
 }

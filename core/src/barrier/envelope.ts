@@ -9,11 +9,11 @@
  */
 import { createCipheriv, createDecipheriv, randomFillSync } from 'node:crypto';
 
-export const ENVELOPE_VERSION = 1;
+const ENVELOPE_VERSION = 1;
 const HEADER = 5;
 const NONCE = 12;
 const TAG = 16;
-export const ENVELOPE_OVERHEAD = HEADER + NONCE + TAG;
+const ENVELOPE_OVERHEAD = HEADER + NONCE + TAG;
 
 const pool = Buffer.alloc(NONCE * 1024);
 let poolOffset = pool.length;

@@ -39,7 +39,7 @@ export class WrappedResponse extends Error {
   }
 }
 
-export const TOKEN_FILE = () => join(homedir(), '.strongroom-token');
+const TOKEN_FILE = () => join(homedir(), '.strongroom-token');
 
 const envOf = (name: string): string | undefined => process.env[`STRONGROOM_${name}`] ?? process.env[`VAULT_${name}`];
 

@@ -7,7 +7,7 @@
  */
 import { UsageError, type FlagSpec, type ParsedArgs } from './args.js';
 import type { ApiResult, Client } from './client.js';
-import { fieldOf, formatOf, keyValues, printField, printStructured, responseRows, type Format, type Out } from './output.js';
+import { fieldOf, keyValues, printField, printStructured, responseRows, type Format, type Out } from './output.js';
 
 export class CliError extends Error {
   constructor(
@@ -41,7 +41,7 @@ export interface Command {
 }
 
 /** Flags every API command takes. */
-export const HTTP_FLAGS: FlagSpec = {
+const HTTP_FLAGS: FlagSpec = {
   address: { kind: 'string', help: 'Address of the server (STRONGROOM_ADDR).' },
   'ca-cert': { kind: 'string', help: 'PEM CA certificate to verify the server (STRONGROOM_CACERT).' },
   'tls-skip-verify': { kind: 'bool', help: 'Do not verify the server certificate (STRONGROOM_SKIP_VERIFY). Insecure.' },
@@ -49,7 +49,7 @@ export const HTTP_FLAGS: FlagSpec = {
   'wrap-ttl': { kind: 'string', help: 'Wrap the response in a single-use token valid this long (e.g. 5m) and print the wrap info (STRONGROOM_WRAP_TTL).' },
 };
 
-export const OUTPUT_FLAGS: FlagSpec = {
+const OUTPUT_FLAGS: FlagSpec = {
   format: { kind: 'string', help: 'Output format: table, json or yaml (STRONGROOM_FORMAT).' },
   field: { kind: 'string', help: 'Print only this field, raw (data fields, or token, token_accessor, ... of an auth response).' },
 };
@@ -142,6 +142,6 @@ export function printData(ctx: Ctx, value: unknown, table: () => void): void {
 
 export const flag = (ctx: Ctx, name: string) => ctx.args.flags.get(name);
 export const boolFlag = (ctx: Ctx, name: string) => ctx.args.flags.get(name) === 'true';
-export const list = (ctx: Ctx, name: string) => ctx.args.lists.get(name) ?? [];
+const list = (ctx: Ctx, name: string) => ctx.args.lists.get(name) ?? [];
 /** A list flag whose values may also be comma-separated (Vault's `-policy=a,b -policy=c`). */
 export const commaList = (ctx: Ctx, name: string) => list(ctx, name).flatMap((v) => v.split(',')).map((s) => s.trim()).filter(Boolean);

@@ -13,12 +13,12 @@ import { operatorVerbs } from './verbs-operator.js';
 import { sysVerbs } from './verbs-sys.js';
 import { tokenVerbs } from './verbs-token.js';
 
-export { CliError } from './command.js';
+;
 
 export const COMMANDS: Record<string, Command> = { ...genericVerbs, ...kvVerbs, ...tokenVerbs, ...sysVerbs, ...operatorVerbs };
 
 /** Words that only group subcommands (`kv`, `kv metadata`, `token`...). */
-export const GROUPS: ReadonlySet<string> = new Set(
+const GROUPS: ReadonlySet<string> = new Set(
   Object.keys(COMMANDS).flatMap((name) => {
     const words = name.split(' ');
     return words.slice(1).map((_, i) => words.slice(0, i + 1).join(' '));

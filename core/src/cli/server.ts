@@ -13,6 +13,7 @@ import type { ParsedArgs } from './args.js';
 
 const DEV_KEY_FILE = 'dev-unseal-key';
 
+/** @public Loaded lazily by cli/main.ts with require(), which knip does not follow. */
 export async function runServer(args: ParsedArgs): Promise<void> {
   const f = args.flags;
   const dev = f.get('dev') === 'true' || f.has('dev-root-token-id') || f.has('dev-listen-address');

@@ -35,7 +35,7 @@ const intFlag = (ctx: Ctx, name: string, dflt: number): number => {
 const BASE62 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
 
 /** Vault's root-token decoding: base64(token XOR otp). */
-export function decodeRootToken(encoded: string, otp: string): string {
+function decodeRootToken(encoded: string, otp: string): string {
   const raw = Buffer.from(encoded, 'base64');
   const key = Buffer.from(otp, 'utf8');
   if (raw.length !== key.length) throw new UsageError(`the OTP (${key.length} bytes) and the encoded token (${raw.length} bytes) differ in length`);

@@ -127,7 +127,7 @@ function tune(kind: 'secrets' | 'auth'): Command {
 }
 
 /** Canonical HCL of a policy document, as `policy fmt` writes it. */
-export function formatPolicy(text: string): string {
+function formatPolicy(text: string): string {
   // Loaded here: only `policy fmt` needs the parsers.
   const { blocksOf, parseHcl } = require('../hcl/parse.js') as typeof import('../hcl/parse.js');
   const { parsePolicy } = require('../policy/policy.js') as typeof import('../policy/policy.js');

@@ -28,7 +28,7 @@ import { blockLineOf, blocksOf, lineOf, parseHcl, type HclObject, type HclValue 
 export const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
 
-export const DEFAULT_LISTENER_ADDRESS = '127.0.0.1:8200';
+const DEFAULT_LISTENER_ADDRESS = '127.0.0.1:8200';
 export const DEFAULT_MAX_REQUEST_SIZE = 32 * 1024 * 1024;
 /** Vault's system default and maximum lease TTL: 768h (32 days). */
 export const DEFAULT_LEASE_TTL_SECONDS = 768 * 3600;

@@ -241,7 +241,7 @@ export interface ExpirationManager {
 const EXPIRE_CHUNK = 10_000;
 const BULK_CONCURRENCY = 16;
 const REASON_MAX = 240;
-export const IRREVOCABLE_LIST_CAP = 10_000;
+const IRREVOCABLE_LIST_CAP = 10_000;
 
 // A lease in memory is one small integer (a V8 Smi, no object): mount ordinal * 4 + state.
 const SCHEDULED = 0;

@@ -99,7 +99,7 @@ export function tokenIndexFolder(tokenKey: string): string {
   return `${TOKEN_INDEX_PREFIX}${tokenKey}/`;
 }
 
-export function tokenIndexKey(tokenKey: string, leaseId: string): string {
+function tokenIndexKey(tokenKey: string, leaseId: string): string {
   return `${tokenIndexFolder(tokenKey)}${createHash('sha256').update(leaseId).digest('hex').slice(0, 32)}`;
 }
 
@@ -114,7 +114,7 @@ export function leaseIdFromBodyKey(key: string): string | null {
 const BASE62 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
 
 /** 24 base62 characters (~142 bits), unbiased: bytes >= 248 are rejected. */
-export function randomLeaseSuffix(length = 24): string {
+function randomLeaseSuffix(length = 24): string {
   let out = '';
   while (out.length < length) {
     for (const b of randomBytes(length * 2)) {
@@ -139,7 +139,7 @@ const decoder = new TextDecoder();
 const OPEN_BRACKET = 0x5b;
 const NEWLINE = 0x0a;
 
-export function encodeEntry(entry: LeaseEntry): Uint8Array {
+function encodeEntry(entry: LeaseEntry): Uint8Array {
   // JSON.stringify never writes a raw newline, so the first one ends the header.
   const header = JSON.stringify([entry.expireTime, entry.irrevocableReason === null ? 0 : 1, entry.mountUuid, entry.mountPath, entry.namespaceId]);
   return encoder.encode(`${header}\n${JSON.stringify(entry)}`);

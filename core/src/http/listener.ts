@@ -33,7 +33,7 @@ import type { Cors } from './cors.js';
 import type { ApiHandler, ApiReply } from './types.js';
 
 /** Vault's default `max_request_size`: 32 MiB. */
-export const DEFAULT_MAX_REQUEST_SIZE = 32 * 1024 * 1024;
+const DEFAULT_MAX_REQUEST_SIZE = 32 * 1024 * 1024;
 /** How long close() lets in-flight requests finish before it cuts their connections. */
 const CLOSE_GRACE_MS = 2000;
 
@@ -271,7 +271,7 @@ function readBody(req: http.IncomingMessage, limit: number): Promise<Buffer> {
 
 const EMPTY = Buffer.alloc(0);
 
-export function splitAddress(address: string): { host: string; port: number } {
+function splitAddress(address: string): { host: string; port: number } {
   const i = address.lastIndexOf(':');
   let host = address.slice(0, i);
   const port = Number(address.slice(i + 1));

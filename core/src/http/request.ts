@@ -33,11 +33,6 @@ export interface ParseOptions {
   requireRequestHeader: boolean;
 }
 
-/** Whether the request is sent with a body that should be read before parsing (only these methods carry parameters in it). */
-export function methodTakesBody(method: string): boolean {
-  return method === 'POST' || method === 'PUT' || method === 'PATCH';
-}
-
 /** Throws a StrongroomError (4xx) naming the problem when the request is malformed. */
 export function parseApiRequest(raw: RawHttpRequest, opts: ParseOptions): ApiRequest {
   const headers = raw.headers;
@@ -266,6 +261,6 @@ export function parseJsonBody(raw: Buffer): Record<string, unknown> {
   return parsed as Record<string, unknown>;
 }
 
-export function stripMappedPrefix(address: string): string {
+function stripMappedPrefix(address: string): string {
   return address.startsWith('::ffff:') ? address.slice(7) : address;
 }

@@ -69,7 +69,7 @@ export function replyForError(err: unknown, log: Pick<Logger, 'error'>, requestI
   return errorReply(500, ['internal error']);
 }
 
-export function isRawBody(body: unknown): body is RawBody {
+function isRawBody(body: unknown): body is RawBody {
   return (
     typeof body === 'object' &&
     body !== null &&

@@ -56,7 +56,7 @@ function mountLabel(deps: Pick<RequestObserverDeps, 'namespaces' | 'router'>, pa
 
 /** Path segments that look like tokens (Strongroom's or Vault's prefixes) are masked in logs. */
 const TOKEN_SEGMENT = /^(?:sr[sbr]|hv[sbr]|[sbr])\.[A-Za-z0-9_.-]{8,}$/;
-export function redactPath(path: string): string {
+function redactPath(path: string): string {
   return path
     .split('/')
     .map((seg) => (TOKEN_SEGMENT.test(seg) ? '<redacted>' : seg))

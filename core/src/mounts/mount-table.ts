@@ -46,7 +46,7 @@ export interface MountEntry {
   created_at: number;
 }
 
-export function defaultMountConfig(): MountConfig {
+function defaultMountConfig(): MountConfig {
   return {
     default_lease_ttl: 0,
     max_lease_ttl: 0,

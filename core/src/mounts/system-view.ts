@@ -49,7 +49,7 @@ export function createSystemViews(deps: SystemViewDeps): (uuid: string) => Syste
 }
 
 /** A connection's plugin_name and plugin_version -> the catalog entry; 400s name the field. */
-export async function resolveDatabasePlugin(catalog: Pick<PluginCatalog, 'get' | 'list'>, name: string, version: string): Promise<PluginEntry> {
+async function resolveDatabasePlugin(catalog: Pick<PluginCatalog, 'get' | 'list'>, name: string, version: string): Promise<PluginEntry> {
   if (version !== '' && !isSemver(version)) throw badRequest(`plugin_version: "${version}" is not a semantic version`);
   if (version !== '') {
     const entry = await catalog.get('database', name, version);

@@ -46,7 +46,7 @@ export interface NamespaceStore {
 }
 
 /** Throws a 400 naming the problem when `name` cannot be a namespace. */
-export function validateNamespaceName(name: string): void {
+function validateNamespaceName(name: string): void {
   if (name.includes('/')) throw badRequest(`path: a namespace name is one path segment, got "${name}"`);
   if (name === '' || name === '.' || name === '..' || !NAME.test(name)) throw badRequest(`path: "${name}" is not a valid namespace name (letters, digits, "_", "-", ".")`);
   if (RESERVED.has(name.toLowerCase())) throw badRequest(`path: "${name}" is a reserved name`);

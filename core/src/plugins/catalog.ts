@@ -17,8 +17,8 @@ import * as path from 'node:path';
 import { z } from 'zod';
 import { badRequest, notFound, StrongroomError, type BackendType } from '@strongroom/sdk-plugin/host';
 
-export const CATALOG_PREFIX = 'core/plugin-catalog/';
-export const PLUGIN_TYPES = ['secret', 'auth', 'database'] as const satisfies readonly BackendType[];
+const CATALOG_PREFIX = 'core/plugin-catalog/';
+const PLUGIN_TYPES = ['secret', 'auth', 'database'] as const satisfies readonly BackendType[];
 
 export interface PluginEntry {
   type: BackendType;
@@ -150,7 +150,7 @@ export function compareVersions(a: string, b: string): number {
   return 0;
 }
 
-export function sha256File(file: string): Promise<string> {
+function sha256File(file: string): Promise<string> {
   return new Promise((resolve, reject) => {
     const h = createHash('sha256');
     fs.createReadStream(file)

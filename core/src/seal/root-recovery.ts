@@ -21,7 +21,7 @@ import { randomBase62 } from '../token/ids.js';
 import { decodePart, type InitResult } from './seal-manager.js';
 
 /** Length of a root token id (`srs.` + 24 base62) and so of the OTP (Vault's current scheme: 28). */
-export const OTP_LENGTH = 28;
+const OTP_LENGTH = 28;
 
 export interface RecoverySeal {
   sealConfig(): Promise<{ secret_shares: number; secret_threshold: number } | null>;

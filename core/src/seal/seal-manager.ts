@@ -19,7 +19,7 @@ import { KEY_BYTES, SEAL_CONFIG_PATH, type Barrier } from '../barrier/barrier.js
 import { ShamirError, combine, split } from '../barrier/shamir.js';
 
 /** Behind the barrier: the cluster's name and id, shown once unsealed. */
-export const CLUSTER_INFO_PATH = 'core/cluster/local/info';
+const CLUSTER_INFO_PATH = 'core/cluster/local/info';
 
 export interface SealStatus {
   type: 'shamir';

@@ -47,7 +47,7 @@ import { storedHmacKey, tokenKeys } from '../token/keys.js';
 import type { ServerConfig } from './server-config.js';
 import { teardown, unseal, type Unsealed, type UnsealContext } from './unsealed.js';
 
-export const CORE_VERSION = '0.1.0';
+const CORE_VERSION = '0.1.0';
 
 /** The mounts every namespace starts with: its sys/ and its token auth method. */
 const DEFAULT_MOUNTS = () => [

@@ -20,9 +20,9 @@ import { StrongroomError, badRequest } from '@strongroom/sdk-plugin/host';
 import type { Physical, PhysicalEntry, PhysicalOp } from './physical.js';
 import { assertValidKey, compareKeys, prefixUpperBound } from './keys.js';
 
-export const DEFAULT_TABLE = 'strongroom_kv_store';
-export const DEFAULT_HA_TABLE = 'strongroom_ha_locks';
-export const DEFAULT_MAX_PARALLEL = 16;
+const DEFAULT_TABLE = 'strongroom_kv_store';
+const DEFAULT_HA_TABLE = 'strongroom_ha_locks';
+const DEFAULT_MAX_PARALLEL = 16;
 /** The one lock row every node of a cluster competes for. */
 export const HA_LOCK_KEY = 'core/lock';
 
@@ -66,7 +66,7 @@ export interface PostgresPhysical extends Physical {
 const IDENT = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/;
 
 /** A table name as configured: a plain identifier, or schema.identifier. Quoted for SQL. */
-export function quoteTable(name: string, field: string): string {
+function quoteTable(name: string, field: string): string {
   const parts = name.split('.');
   if (parts.length > 2 || !parts.every((p) => IDENT.test(p))) {
     throw badRequest(`${field}: must be a plain SQL identifier (letters, digits, _), optionally schema-qualified`);
@@ -75,7 +75,7 @@ export function quoteTable(name: string, field: string): string {
 }
 
 /** The folder a key lists under: 'a/b/c' -> 'a/b/', 'a' -> ''. */
-export function parentOf(key: string): string {
+function parentOf(key: string): string {
   const i = key.lastIndexOf('/');
   return i === -1 ? '' : key.slice(0, i + 1);
 }

@@ -25,7 +25,7 @@ import { policyPaths } from './policies.js';
  * (the pipeline checks it after the ACL). The token backend's own list
  * (auth/token/accessors, revoke-orphan) lives with that backend.
  */
-export const SYS_ROOT_PATHS = [
+const SYS_ROOT_PATHS = [
   'audit',
   'audit/*',
   'auth/*',

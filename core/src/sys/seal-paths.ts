@@ -23,7 +23,7 @@ export interface NodeLocalDeps {
   version: string;
 }
 
-export function sealPaths(deps: NodeLocalDeps): PathDef[] {
+function sealPaths(deps: NodeLocalDeps): PathDef[] {
   return [
     definePath({
       pattern: 'init',

@@ -11,7 +11,7 @@
  */
 import { createCipheriv, createDecipheriv, createHmac, randomBytes } from 'node:crypto';
 
-export const SERVICE_PREFIX = 'srs.';
+const SERVICE_PREFIX = 'srs.';
 export const BATCH_PREFIX = 'srb.';
 const BASE62 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
 const RANDOM_LENGTH = 24;

@@ -1,4 +1,4 @@
 export * from './types.js';
 export * from './token-store.js';
 export * from './schemas.js';
-export { remainingTtl } from './render.js';
+;

@@ -22,7 +22,7 @@ export function isSubset(superset: readonly string[], subset: readonly string[])
 }
 
 /** Glob with `*` wildcards anywhere (allowed_policies_glob); no other metacharacters. */
-export function globMatch(pattern: string, value: string): boolean {
+function globMatch(pattern: string, value: string): boolean {
   const parts = pattern.split('*');
   if (parts.length === 1) return pattern === value;
   const first = parts[0] ?? '';

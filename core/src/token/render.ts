@@ -9,7 +9,7 @@ const seconds = (ms: number): number => Math.floor(ms / 1000);
 const rfc3339 = (ms: number): string => new Date(ms).toISOString();
 
 /** Seconds left before expiry (0 for a token that never expires). */
-export function remainingTtl(entry: TokenEntry, now: number): number {
+function remainingTtl(entry: TokenEntry, now: number): number {
   return entry.expireTime === 0 ? 0 : Math.max(0, Math.floor((entry.expireTime - now) / 1000));
 }
 

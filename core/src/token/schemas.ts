@@ -146,12 +146,6 @@ export function toRoleInput(b: RoleBody): Partial<Omit<TokenRole, 'name'>> {
   return out;
 }
 
-/** LIST auth/token/accessors and roles take the usual pagination fields. */
-export const listSchema = z.object({
-  after: z.string().optional(),
-  limit: f.int({ min: 0 }).optional(),
-});
-
 /** Parses with a schema, or throws a 400 whose messages name each bad field. */
 export function parseOrBadRequest<T extends z.ZodType>(schema: T, data: unknown): z.output<T> {
   const r = schema.safeParse(data ?? {});

@@ -32,7 +32,7 @@ import { calculateTtl } from './ttl.js';
 import type { CreatedToken, CreateTokenRequest, PendingRevocation, TokenEntry, TokenRole, TokenType } from './types.js';
 import type { BlockList } from 'node:net';
 
-export const TOKEN_PREFIX = 'sys/token/';
+const TOKEN_PREFIX = 'sys/token/';
 const ID = `${TOKEN_PREFIX}id/`;
 const ACCESSOR = `${TOKEN_PREFIX}accessor/`;
 const PARENT = `${TOKEN_PREFIX}parent/`;

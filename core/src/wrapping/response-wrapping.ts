@@ -17,7 +17,7 @@ import type { Physical } from '../storage/physical.js';
 import { RESPONSE_WRAPPING_POLICY_NAME } from '../policy/policy.js';
 import type { TokenEntry, TokenStore } from '../token/index.js';
 
-export const WRAPPED_PREFIX = 'sys/wrapped/';
+const WRAPPED_PREFIX = 'sys/wrapped/';
 /** sys/wrapping/wrap without a wrap TTL header: Vault's default of five minutes. */
 export const DEFAULT_WRAP_TTL = 300;
 

@@ -52,7 +52,7 @@ export const ZERO_TIME = '0001-01-01T00:00:00Z';
 export type ApproleStore = ReturnType<typeof createApproleStore>;
 
 /** Records cached at most (a role or SecretID entry is well under 1 KiB). */
-export const CACHE_MAX = 30_000;
+const CACHE_MAX = 30_000;
 
 export function createApproleStore(deps: { storage: Storage; cacheMax?: number }) {
   const records = createRecordStore(deps.storage, { cacheMax: deps.cacheMax ?? CACHE_MAX });

@@ -9,7 +9,7 @@ import { knex, type Knex } from 'knex';
 import { badRequest } from '@strongroom/sdk-plugin';
 import * as database from '@strongroom/sdk-plugin/database';
 
-export const DEFAULT_USERNAME_TEMPLATE =
+const DEFAULT_USERNAME_TEMPLATE =
   '{{ printf "v-%s-%s-%s-%s" (.DisplayName | truncate 10) (.RoleName | truncate 10) (random 20) (unix_time) | truncate 32 }}';
 
 const ACQUIRE_TIMEOUT_MS = 10_000;
@@ -146,7 +146,7 @@ function readError(err: unknown): database.SqlErrorReading {
   return { kind: 'user', message };
 }
 
-export const mysqlDialect: database.SqlDialect<Config> = {
+const mysqlDialect: database.SqlDialect<Config> = {
   type: 'mysql',
   parseConfig,
   openPool,

@@ -11,7 +11,7 @@ import { badRequest } from '@strongroom/sdk-plugin';
 import * as database from '@strongroom/sdk-plugin/database';
 import { scramSha256Verifier } from './scram.js';
 
-export const DEFAULT_USERNAME_TEMPLATE =
+const DEFAULT_USERNAME_TEMPLATE =
   '{{ printf "v-%s-%s-%s-%s" (.DisplayName | truncate 8) (.RoleName | truncate 8) (random 20) (unix_time) | truncate 63 }}';
 
 const ACQUIRE_TIMEOUT_MS = 10_000;
@@ -75,7 +75,7 @@ function readError(err: unknown): database.SqlErrorReading {
   return { kind: USER_ERROR_CLASSES.has(cls) ? 'user' : UNAVAILABLE_CLASSES.has(cls) ? 'unavailable' : 'internal', message };
 }
 
-export const postgresqlDialect: database.SqlDialect<Config> = {
+const postgresqlDialect: database.SqlDialect<Config> = {
   type: 'postgresql',
   parseConfig,
   openPool,

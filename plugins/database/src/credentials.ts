@@ -15,7 +15,7 @@ export async function newPassword(system: Pick<SystemView, 'generatePasswordFrom
   return policy ? system.generatePasswordFromPolicy(policy) : generatePassword(defaultPasswordPolicy());
 }
 
-export const RSA_KEY_BITS = [2048, 3072, 4096];
+const RSA_KEY_BITS = [2048, 3072, 4096];
 
 /** An RSA key pair for credential_type rsa_private_key: the public key goes to the plugin, the PKCS#8 PEM to the caller. */
 export function newRsaKeyPair(credentialConfig: Record<string, string>): { publicKey: string; privateKey: string } {

@@ -48,7 +48,7 @@ export type KeyMetadata = z.output<typeof keyMetadata>;
 const versionData = z.object({ data: z.record(z.string(), z.unknown()) });
 
 /** Vault's default when neither the key nor the mount sets max_versions. */
-export const DEFAULT_MAX_VERSIONS = 10;
+const DEFAULT_MAX_VERSIONS = 10;
 const DEFAULT_CONFIG: KvConfig = { max_versions: 0, cas_required: false, delete_version_after: 0 };
 
 /** Go's time.RFC3339Nano: fractional seconds with trailing zeros trimmed. */
@@ -110,14 +110,14 @@ export function dirPrefix(path: string): string {
   return path === '' || path.endsWith('/') ? path : `${path}/`;
 }
 
-export function effectiveMaxVersions(m: KeyMetadata, c: KvConfig): number {
+function effectiveMaxVersions(m: KeyMetadata, c: KvConfig): number {
   if (m.max_versions > 0) return m.max_versions;
   if (c.max_versions > 0) return c.max_versions;
   return DEFAULT_MAX_VERSIONS;
 }
 
 /** Documented rule: the key's value, capped by the mount's when both are set. */
-export function effectiveDeleteAfter(m: KeyMetadata, c: KvConfig): number {
+function effectiveDeleteAfter(m: KeyMetadata, c: KvConfig): number {
   if (m.delete_version_after > 0 && c.delete_version_after > 0) return Math.min(m.delete_version_after, c.delete_version_after);
   return m.delete_version_after > 0 ? m.delete_version_after : c.delete_version_after;
 }

@@ -36,7 +36,7 @@ export function passwordChanges(schema: Schema, password: string): Change[] {
 
 const TLS_VERSIONS: Record<string, 'TLSv1' | 'TLSv1.1' | 'TLSv1.2' | 'TLSv1.3'> = { tls10: 'TLSv1', tls11: 'TLSv1.1', tls12: 'TLSv1.2', tls13: 'TLSv1.3' };
 
-export function tlsOptions(cfg: LdapConfig, host: string): ConnectionOptions {
+function tlsOptions(cfg: LdapConfig, host: string): ConnectionOptions {
   const o: ConnectionOptions = { rejectUnauthorized: !cfg.insecure_tls, servername: host };
   if (cfg.certificate) o.ca = cfg.certificate;
   if (cfg.client_tls_cert) o.cert = cfg.client_tls_cert;
@@ -59,10 +59,9 @@ export function directoryError(what: string, err: unknown, secrets: readonly str
 }
 
 export const isNoSuchObject = (err: unknown) => err instanceof NoSuchObjectError;
-export const isInvalidCredentials = (err: unknown) => err instanceof InvalidCredentialsError;
 
 /** Opens a connection to the first URL that answers (the list is tried in order on connection errors), bound as `dn`. */
-export async function connect(cfg: LdapConfig, dn: string, password: string): Promise<Client> {
+async function connect(cfg: LdapConfig, dn: string, password: string): Promise<Client> {
   const urls = cfg.url
     .split(',')
     .map((u) => u.trim())

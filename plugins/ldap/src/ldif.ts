@@ -172,9 +172,6 @@ export async function applyRecord(client: Client, r: LdifRecord): Promise<void> 
   }
 }
 
-/** The DN a record names (what `creds` lists as distinguished_names). */
-export const recordDn = (r: LdifRecord) => r.dn;
-
 const BASE64_INPUT = /^[A-Za-z0-9+/\r\n]+={0,2}\s*$/;
 
 /**

@@ -16,7 +16,7 @@ export interface EngineDeps {
 }
 
 /** Vault's default: the requester's display name and a UUID. */
-export const DEFAULT_USERNAME_TEMPLATE = '{{ printf "%s-%s" (.DisplayName) (uuid) }}';
+const DEFAULT_USERNAME_TEMPLATE = '{{ printf "%s-%s" (.DisplayName) (uuid) }}';
 
 /** The configured connection with what is built from it once: its management client and compiled username template. */
 export interface Connection {

@@ -42,7 +42,7 @@ export async function checkIssuerName(store: SshStore, name: string, selfId: str
 }
 
 /** Every issuer, as cached (list and records): no storage round trip once warm. */
-export async function allIssuers(store: SshStore): Promise<Readonly<IssuerRecord>[]> {
+async function allIssuers(store: SshStore): Promise<Readonly<IssuerRecord>[]> {
   const out: Readonly<IssuerRecord>[] = [];
   for (const id of await store.issuers.list()) {
     const i = await store.issuers.view(id);

@@ -7,7 +7,7 @@ import { badRequest, f } from '@strongroom/sdk-plugin';
 import { FieldParseError, parseCommaList, parseInteger, validateCidrs, type FieldValues } from '@strongroom/sdk-plugin/host';
 import type { SshRole } from './store.js';
 
-export const ALGORITHM_SIGNERS = ['', 'default', 'ssh-rsa', 'rsa-sha2-256', 'rsa-sha2-512'] as const;
+const ALGORITHM_SIGNERS = ['', 'default', 'ssh-rsa', 'rsa-sha2-256', 'rsa-sha2-512'] as const;
 
 /** A list-or-comma-string field kept as Vault keeps it: one comma-separated string. */
 const csv = () => f.commaList().transform((l) => l.join(','));

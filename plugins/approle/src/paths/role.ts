@@ -6,13 +6,13 @@ import type { ApproleStore, RoleEntry } from '../store.js';
 const NAME_RE = /^[A-Za-z0-9 _.-]+$/;
 
 /** Role names: letters, digits, space, hyphen, underscore, period; under 4096 bytes. */
-export function checkRoleName(name: string): void {
+function checkRoleName(name: string): void {
   if (!NAME_RE.test(name) || Buffer.byteLength(name, 'utf8') >= 4096) {
     throw badRequest('field "role_name": must be letters, digits, space, hyphen, underscore or period, under 4096 bytes');
   }
 }
 
-export const roleFields = {
+const roleFields = {
   bind_secret_id: f.bool().describe('Login requires secret_id').optional(),
   secret_id_bound_cidrs: f.commaList().describe('CIDR blocks from which login is allowed').optional(),
   secret_id_num_uses: f.int({ min: 0 }).describe('Uses per SecretID; 0 is unlimited').optional(),
@@ -21,9 +21,8 @@ export const roleFields = {
   ...tokens.fields,
   token_strictly_bind_ip: f.bool().describe('Bind the token to the login source IP').optional(),
 };
-export type RoleInput = { [K in keyof typeof roleFields]?: unknown };
 
-export function defaultRole(name: string): RoleEntry {
+function defaultRole(name: string): RoleEntry {
   return {
     name,
     role_id: '',
@@ -38,7 +37,7 @@ export function defaultRole(name: string): RoleEntry {
 }
 
 /** Applies the fields the caller sent onto `r` (aliases resolved), then checks the role-wide rules. */
-export function applyRoleInput(r: RoleEntry, d: Record<string, unknown>, provided: ReadonlySet<string>, creating: boolean): RoleEntry {
+function applyRoleInput(r: RoleEntry, d: Record<string, unknown>, provided: ReadonlySet<string>, creating: boolean): RoleEntry {
   const next = { ...r };
   const has = (k: string) => provided.has(k) && d[k] !== undefined;
   const set = <K extends keyof RoleEntry>(k: K, from: string = k) => {
@@ -58,7 +57,7 @@ export function applyRoleInput(r: RoleEntry, d: Record<string, unknown>, provide
   return withTokens;
 }
 
-export function checkRole(r: RoleEntry): void {
+function checkRole(r: RoleEntry): void {
   if (!r.bind_secret_id && r.secret_id_bound_cidrs.length === 0 && r.token_bound_cidrs.length === 0) {
     throw badRequest('at least one constraint should be enabled on the role: bind_secret_id, secret_id_bound_cidrs or token_bound_cidrs');
   }
@@ -67,7 +66,7 @@ export function checkRole(r: RoleEntry): void {
   }
 }
 
-export function roleView(r: RoleEntry): Record<string, unknown> {
+function roleView(r: RoleEntry): Record<string, unknown> {
   return {
     bind_secret_id: r.bind_secret_id,
     secret_id_bound_cidrs: r.secret_id_bound_cidrs,

@@ -46,7 +46,7 @@ function narrowed(requested: number | undefined, roleValue: number, field: strin
   return requested;
 }
 
-export function lookupView(e: SecretIdEntry): Record<string, unknown> {
+function lookupView(e: SecretIdEntry): Record<string, unknown> {
   return {
     cidr_list: e.cidr_list,
     token_bound_cidrs: e.token_bound_cidrs,

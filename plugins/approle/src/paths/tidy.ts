@@ -12,7 +12,7 @@ interface Deps {
 }
 
 /** Removes expired SecretIDs (and dangling accessors) in the background; one tidy at a time per mount. */
-export function createTidy({ store, mutex, mountId, now, logger }: Deps) {
+function createTidy({ store, mutex, mountId, now, logger }: Deps) {
   let running: Promise<number> | null = null;
   const run = async (): Promise<number> => {
     let removed = 0;

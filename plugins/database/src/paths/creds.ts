@@ -10,7 +10,7 @@ import { newPassword, newRsaKeyPair } from '../credentials.js';
 import { roleAllowed, type EngineDeps } from '../deps.js';
 import type { CredentialType, DynamicRole } from '../store.js';
 
-export const CREDS_SECRET_TYPE = 'creds';
+const CREDS_SECRET_TYPE = 'creds';
 
 interface CredsInternal {
   username: string;

@@ -4,7 +4,7 @@ import { checkCredentialConfig } from '../credentials.js';
 import type { EngineDeps } from '../deps.js';
 import type { CredentialType, DynamicRole } from '../store.js';
 
-export const CREDENTIAL_TYPES = ['password', 'rsa_private_key', 'client_certificate'] as const;
+const CREDENTIAL_TYPES = ['password', 'rsa_private_key', 'client_certificate'] as const;
 
 const roleFields = {
   name: f.string().describe('Role name'),

@@ -9,7 +9,7 @@ import { checkCredentialConfig } from '../credentials.js';
 import { roleAllowed, type EngineDeps } from '../deps.js';
 import type { StaticRole } from '../store.js';
 
-export const MIN_ROTATION_PERIOD = 5;
+const MIN_ROTATION_PERIOD = 5;
 
 const fields = {
   name: f.string().describe('Static role name'),

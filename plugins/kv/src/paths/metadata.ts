@@ -20,7 +20,7 @@ function checkCustomMetadata(cm: Record<string, string | null>): void {
   }
 }
 
-export function metadataResponse(m: KeyMetadata): Record<string, unknown> {
+function metadataResponse(m: KeyMetadata): Record<string, unknown> {
   return {
     cas_required: m.cas_required,
     created_time: m.created_time,

@@ -2,7 +2,7 @@ import { definePath, f, type PathDef } from '@strongroom/sdk-plugin';
 import { keyPath, readVersion, type KvStore } from '../store.js';
 
 /** The key structure of a secret with every leaf value replaced by null, down to `depth` levels (0: all). */
-export function subkeys(value: Record<string, unknown>, depth: number, level = 1): Record<string, unknown> {
+function subkeys(value: Record<string, unknown>, depth: number, level = 1): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(value)) {
     const nested = v !== null && typeof v === 'object' && !Array.isArray(v);

@@ -19,8 +19,8 @@ import { directoryError } from '../directory.js';
 import type { Engine } from '../engine.js';
 import type { LibraryAccount, LibrarySet } from '../store.js';
 
-export const LIBRARY_SECRET_TYPE = 'library';
-export const DEFAULT_LIBRARY_TTL = 24 * 3600;
+const LIBRARY_SECRET_TYPE = 'library';
+const DEFAULT_LIBRARY_TTL = 24 * 3600;
 
 const setFields = {
   set_name: f.string().describe('Library set name'),

@@ -13,8 +13,8 @@ import type { Engine } from '../engine.js';
 import { SAMPLE_LDIF_FIELDS, applyRecord, compileLdif, decodeMaybeBase64, parseLdif, type LdifFields } from '../ldif.js';
 import type { DynamicRole } from '../store.js';
 
-export const CREDS_SECRET_TYPE = 'dynamic';
-export const DEFAULT_USERNAME_TEMPLATE = 'v_{{.DisplayName}}_{{.RoleName}}_{{random 10}}_{{unix_time}}';
+const CREDS_SECRET_TYPE = 'dynamic';
+const DEFAULT_USERNAME_TEMPLATE = 'v_{{.DisplayName}}_{{.RoleName}}_{{random 10}}_{{unix_time}}';
 
 const LDIF_FIELDS = ['creation_ldif', 'deletion_ldif', 'rollback_ldif'] as const;
 

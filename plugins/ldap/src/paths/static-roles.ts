@@ -9,7 +9,7 @@ import { directoryError, isNoSuchObject } from '../directory.js';
 import type { Engine } from '../engine.js';
 import type { StaticRole } from '../store.js';
 
-export const MIN_ROTATION_PERIOD = 5;
+const MIN_ROTATION_PERIOD = 5;
 
 const fields = {
   role_name: f.string().describe('Static role name'),

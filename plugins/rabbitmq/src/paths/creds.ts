@@ -12,7 +12,7 @@ import { generatePassword, passwordPolicy, type SecretTypeDef } from '@strongroo
 import type { EngineDeps } from '../deps.js';
 import type { ConnectionConfig } from '../store.js';
 
-export const CREDS_SECRET_TYPE = 'creds';
+const CREDS_SECRET_TYPE = 'creds';
 
 const ALPHANUMERIC = passwordPolicy({ length: 36, rules: [{ charset: 'abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789', minChars: 1 }] });
 

@@ -46,14 +46,14 @@ function patterns<K extends string>(field: string, where: string, v: unknown, ke
   return out;
 }
 
-export function parseVhosts(raw: string | Record<string, unknown> | undefined): { text: string; value: Record<string, VhostPermissions> } {
+function parseVhosts(raw: string | Record<string, unknown> | undefined): { text: string; value: Record<string, VhostPermissions> } {
   const doc = document('vhosts', raw, 'mapping each virtual host to {"configure", "write", "read"} patterns');
   const value: Record<string, VhostPermissions> = {};
   for (const [vhost, p] of Object.entries(doc.value)) value[vhost] = patterns('vhosts', `vhost "${vhost}"`, p, ['configure', 'write', 'read'] as const);
   return { text: doc.text, value };
 }
 
-export function parseVhostTopics(raw: string | Record<string, unknown> | undefined): { text: string; value: Record<string, Record<string, TopicPermissions>> } {
+function parseVhostTopics(raw: string | Record<string, unknown> | undefined): { text: string; value: Record<string, Record<string, TopicPermissions>> } {
   const doc = document('vhost_topics', raw, 'mapping each virtual host to exchanges and their {"write", "read"} patterns');
   const value: Record<string, Record<string, TopicPermissions>> = {};
   for (const [vhost, exchanges] of Object.entries(doc.value)) {

@@ -77,7 +77,7 @@ export function signCertificate(input: CertificateInput, ca: CaSigner, rsaAlgori
 }
 
 /** An SSH signature blob (RFC 4253 6.6, RFC 8332, RFC 5656, RFC 8709) over `data`. */
-export function signBlob(data: Buffer, ca: CaSigner, rsaAlgorithm: RsaAlgorithm): Buffer {
+function signBlob(data: Buffer, ca: CaSigner, rsaAlgorithm: RsaAlgorithm): Buffer {
   switch (ca.kind) {
     case 'ed25519':
       return Buffer.concat([str('ssh-ed25519'), str(cryptoSign(null, data, ca.key))]);

@@ -98,7 +98,7 @@ export async function generateKey(spec: { kind: KeyKind; bits: number }): Promis
 }
 
 /** OpenSSH public key line of a node:crypto key (private or public). */
-export function publicLineOf(key: KeyObject): string {
+function publicLineOf(key: KeyObject): string {
   const spki = createPublicKey(key).export({ type: 'spki', format: 'pem' }).toString();
   return openSshLine(sshpk.parseKey(spki, 'pem'));
 }

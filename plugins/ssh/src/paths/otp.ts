@@ -15,7 +15,7 @@ import { ipAllowed, type SecretTypeDef } from '@strongroom/sdk-plugin/host';
 import type { SshRole } from '../store.js';
 import type { SshDeps } from './deps.js';
 
-export const OTP_SECRET_TYPE = 'secret_otp_type';
+const OTP_SECRET_TYPE = 'secret_otp_type';
 
 /** Whether role `name` accepts `ip`: its CIDRs minus its exclusions, or any address for a zero-address role. */
 function roleAccepts(name: string, role: Readonly<SshRole>, ip: string, zero: string[]): boolean {

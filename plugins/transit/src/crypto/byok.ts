@@ -10,18 +10,18 @@ import { OAEP_HASHES } from './hashes.js';
 
 const KWP_IV = Buffer.from('a65959a6', 'hex');
 
-export function oaepHash(hashFunction: string | undefined): string {
+function oaepHash(hashFunction: string | undefined): string {
   const h = OAEP_HASHES[(hashFunction ?? 'SHA256').toUpperCase()];
   if (!h) throw badRequest(`invalid hash_function "${hashFunction}": expected one of SHA1, SHA224, SHA256, SHA384, SHA512`);
   return h;
 }
 
-export function kwpWrap(kek: Buffer, material: Buffer): Buffer {
+function kwpWrap(kek: Buffer, material: Buffer): Buffer {
   const c = createCipheriv('id-aes256-wrap-pad', kek, KWP_IV);
   return Buffer.concat([c.update(material), c.final()]);
 }
 
-export function kwpUnwrap(kek: Buffer, wrapped: Buffer): Buffer {
+function kwpUnwrap(kek: Buffer, wrapped: Buffer): Buffer {
   const d = createDecipheriv('id-aes256-wrap-pad', kek, KWP_IV);
   return Buffer.concat([d.update(wrapped), d.final()]);
 }

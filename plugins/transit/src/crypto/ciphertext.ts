@@ -5,7 +5,7 @@
 import { badRequest } from '@strongroom/sdk-plugin';
 import { isRawUrlBase64, isStdBase64 } from '@strongroom/sdk-plugin/host';
 
-export const PREFIX = 'service:v';
+const PREFIX = 'service:v';
 
 export function encodeVersioned(version: number, payload: string): string {
   return `${PREFIX}${version}:${payload}`;

@@ -21,10 +21,6 @@ export type SymmetricType = 'aes128-gcm96' | 'aes256-gcm96' | 'chacha20-poly1305
 export type EcdsaType = 'ecdsa-p256' | 'ecdsa-p384' | 'ecdsa-p521';
 export type RsaType = 'rsa-2048' | 'rsa-3072' | 'rsa-4096';
 
-export function isKeyType(t: string): t is KeyType {
-  return (KEY_TYPES as readonly string[]).includes(t);
-}
-
 export function isSymmetric(t: KeyType): t is SymmetricType {
   return t === 'aes128-gcm96' || t === 'aes256-gcm96' || t === 'chacha20-poly1305' || t === 'xchacha20-poly1305';
 }

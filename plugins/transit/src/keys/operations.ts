@@ -34,12 +34,12 @@ import { deriveKey, ed25519FromSeed, ed25519Seed, type LoadedPolicy, type Loaded
 
 const TAG = 16;
 
-export function assertUsable(p: LoadedPolicy): void {
+function assertUsable(p: LoadedPolicy): void {
   if (p.record.soft_deleted) throw badRequest(`key "${p.record.name}" is soft-deleted; restore it first`);
 }
 
 /** The version to encrypt, sign or hmac with: `requested` 0 means the latest. */
-export function encryptionVersion(p: LoadedPolicy, requested = 0): number {
+function encryptionVersion(p: LoadedPolicy, requested = 0): number {
   const r = p.record;
   if (r.latest_version === 0) throw badRequest('key has no versions');
   const v = requested === 0 ? r.latest_version : requested;
@@ -52,7 +52,7 @@ export function encryptionVersion(p: LoadedPolicy, requested = 0): number {
 }
 
 /** Checks a version named by a ciphertext, signature or hmac against the policy's bounds. */
-export function decryptionVersion(p: LoadedPolicy, v: number): number {
+function decryptionVersion(p: LoadedPolicy, v: number): number {
   const r = p.record;
   if (v < Math.max(1, r.min_decryption_version)) throw badRequest('ciphertext or signature version is disallowed by policy (too old)');
   if (v > r.latest_version) throw badRequest('invalid ciphertext: version is too new');
@@ -80,13 +80,13 @@ function symmetricKeyFor(p: LoadedPolicy, lv: LoadedVersion, context: Buffer | u
  * own HMAC key of length(context) || context || plaintext, truncated. Equal
  * (context, plaintext) give equal ciphertexts; nothing else does.
  */
-export function convergentNonce(hmacKey: Buffer, context: Buffer, plaintext: Buffer, size: number): Buffer {
+function convergentNonce(hmacKey: Buffer, context: Buffer, plaintext: Buffer, size: number): Buffer {
   const len = Buffer.alloc(4);
   len.writeUInt32BE(context.length);
   return createHmac('sha256', hmacKey).update(len).update(context).update(plaintext).digest().subarray(0, size);
 }
 
-export function aeadSeal(type: SymmetricType, key: Buffer, nonce: Buffer, plaintext: Buffer, aad?: Buffer): Buffer {
+function aeadSeal(type: SymmetricType, key: Buffer, nonce: Buffer, plaintext: Buffer, aad?: Buffer): Buffer {
   if (type === 'xchacha20-poly1305') return Buffer.concat([nonce, xchachaSeal(key, nonce, plaintext, aad)]);
   const alg = type === 'chacha20-poly1305' ? 'chacha20-poly1305' : type === 'aes128-gcm96' ? 'aes-128-gcm' : 'aes-256-gcm';
   const c = createCipheriv(alg as 'aes-256-gcm', key, nonce, { authTagLength: TAG });
@@ -94,7 +94,7 @@ export function aeadSeal(type: SymmetricType, key: Buffer, nonce: Buffer, plaint
   return Buffer.concat([nonce, c.update(plaintext), c.final(), c.getAuthTag()]);
 }
 
-export function aeadOpen(type: SymmetricType, key: Buffer, data: Buffer, aad?: Buffer): Buffer {
+function aeadOpen(type: SymmetricType, key: Buffer, data: Buffer, aad?: Buffer): Buffer {
   const ns = nonceSize(type);
   if (data.length < ns + TAG) throw badRequest('invalid ciphertext: unable to decrypt');
   const nonce = data.subarray(0, ns);

@@ -16,7 +16,6 @@ import { z } from 'zod';
 import {
   EC_CURVES,
   KEY_TYPES,
-  isAsymmetric,
   isEcdsa,
   isRsa,
   isSymmetric,
@@ -83,8 +82,8 @@ export interface NewPolicyOptions {
   auto_rotate_period?: number;
 }
 
-export const HMAC_KEY_SIZE_MIN = 32;
-export const HMAC_KEY_SIZE_MAX = 512;
+const HMAC_KEY_SIZE_MIN = 32;
+const HMAC_KEY_SIZE_MAX = 512;
 
 /** Validates creation options (the 400s of "create key") and returns an empty policy without versions. */
 export function newPolicyRecord(o: NewPolicyOptions): PolicyRecord {

@@ -1,2 +1,0 @@
-export * from './password-policy.js';
-export * from './store.js';
