@@ -54,7 +54,6 @@ export function parseApiRequest(raw: RawHttpRequest, opts: ParseOptions): ApiReq
   delete query.help;
 
   let operation: ApiOperation;
-  let head = false;
   switch (method) {
     case 'GET':
       operation = query.list !== undefined && queryBool(query.list, 'list', false) ? 'list' : 'read';
@@ -63,8 +62,8 @@ export function parseApiRequest(raw: RawHttpRequest, opts: ParseOptions): ApiReq
       operation = 'list';
       break;
     case 'HEAD':
+      // Answered like a read; node:http sends no body for HEAD.
       operation = 'read';
-      head = true;
       break;
     case 'POST':
     case 'PUT':
@@ -94,14 +93,11 @@ export function parseApiRequest(raw: RawHttpRequest, opts: ParseOptions): ApiReq
     id: randomUUID(),
     method,
     operation,
-    head,
     help,
     path: namespace + urlPath,
     urlPath,
-    namespace,
     token: extractToken(headers),
     data,
-    query,
     url: raw.url,
     rawBody: raw.rawBody,
     headers,

@@ -17,8 +17,6 @@ export interface ApiRequest {
   /** The HTTP verb as the client sent it ('LIST' for the LIST verb, 'HEAD', 'PUT', ...). */
   method: string;
   operation: ApiOperation;
-  /** HEAD request: answered like a read, without a body. */
-  head: boolean;
   /** `help=1` in the query: the core answers help/OpenAPI for the path instead. */
   help: boolean;
   /**
@@ -30,8 +28,6 @@ export interface ApiRequest {
   path: string;
   /** The URL path alone (after `/v1/`, decoded and normalised like `path`). */
   urlPath: string;
-  /** Normalised namespace header (`ns1/ns2/`), or '' when absent or `root`. */
-  namespace: string;
   /** From X-Service-Token, X-Vault-Token or `Authorization: Bearer`; undefined when none. */
   token: string | undefined;
   /**
@@ -40,8 +36,6 @@ export interface ApiRequest {
    * and `help` are not included.
    */
   data: Record<string, unknown>;
-  /** The query string, parsed the same way, for every method; `help` (and `list` on GET) removed. */
-  query: Record<string, string | string[]>;
   /** The request target as received (`/v1/...?query`), for forwarding to the active node unchanged. */
   url: string;
   /** The request body exactly as received (empty Buffer when none), for forwarding without re-encoding. */

@@ -254,7 +254,17 @@ export function createPluginSupervisor(deps: PluginSupervisorDeps): PluginSuperv
       log: deps.logger.child({ plugin: entry.name, plugin_version: entry.version }),
       dir,
       callbackPath,
-      callbackServer: null as unknown as transport.CallbackServer,
+      // Its callbacks read the runtime only when a plugin calls, by then fully built.
+      callbackServer: transport.createCallbackServer({
+        socketPath: callbackPath,
+        secret: () => rt.secret,
+        resolve: (uuid) => {
+          const rec = rt.mounts.get(uuid);
+          if (!rec) return null;
+          rec.callbacks ??= { storage: deps.callbacks.storageFor(uuid), system: deps.callbacks.systemViewFor(uuid) };
+          return rec.callbacks;
+        },
+      }),
       secret: randomBytes(32),
       state: 'idle',
       lastError: null,
@@ -269,16 +279,6 @@ export function createPluginSupervisor(deps: PluginSupervisorDeps): PluginSuperv
       watchers: new Set(),
       stderrTail: [],
     };
-    rt.callbackServer = transport.createCallbackServer({
-      socketPath: callbackPath,
-      secret: () => rt.secret,
-      resolve: (uuid) => {
-        const rec = rt.mounts.get(uuid);
-        if (!rec) return null;
-        rec.callbacks ??= { storage: deps.callbacks.storageFor(uuid), system: deps.callbacks.systemViewFor(uuid) };
-        return rec.callbacks;
-      },
-    });
     runtimes.set(key, rt);
     await rt.callbackServer.start();
     return rt;
