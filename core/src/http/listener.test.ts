@@ -431,11 +431,11 @@ describe('listener', () => {
   it('joins the namespace header with the path', async () => {
     await withListener({}, async (port) => {
       const get = async (path: string, headers: Record<string, string> = {}) => json(await call(port, 'GET', path, { headers }));
-      expect(await get('/v1/ns2/secret/foo', { 'X-Vault-Namespace': 'ns1/' })).toMatchObject({ path: 'ns1/ns2/secret/foo', namespace: 'ns1/', urlPath: 'ns2/secret/foo' });
+      expect(await get('/v1/ns2/secret/foo', { 'X-Vault-Namespace': 'ns1/' })).toMatchObject({ path: 'ns1/ns2/secret/foo', urlPath: 'ns2/secret/foo' });
       expect(await get('/v1/secret/foo', { 'X-Service-Namespace': 'ns1/ns2/' })).toMatchObject({ path: 'ns1/ns2/secret/foo' });
-      expect(await get('/v1/ns1/ns2/secret/foo')).toMatchObject({ path: 'ns1/ns2/secret/foo', namespace: '' });
-      expect(await get('/v1//secret//foo/', { 'X-Service-Namespace': '/ns1//ns2' })).toMatchObject({ path: 'ns1/ns2/secret/foo/', namespace: 'ns1/ns2/' });
-      expect(await get('/v1/secret/foo', { 'X-Vault-Namespace': 'root' })).toMatchObject({ path: 'secret/foo', namespace: '' });
+      expect(await get('/v1/ns1/ns2/secret/foo')).toMatchObject({ path: 'ns1/ns2/secret/foo', urlPath: 'ns1/ns2/secret/foo' });
+      expect(await get('/v1//secret//foo/', { 'X-Service-Namespace': '/ns1//ns2' })).toMatchObject({ path: 'ns1/ns2/secret/foo/', urlPath: 'secret/foo/' });
+      expect(await get('/v1/secret/foo', { 'X-Vault-Namespace': 'root' })).toMatchObject({ path: 'secret/foo', urlPath: 'secret/foo' });
     });
   });
 
