@@ -96,7 +96,8 @@ async function down(forTests) {
     const others = (state.runs ?? []).filter((r) => r !== RUN && alive(r));
     if (others.length) state.runs = others;
     else delete state.runs;
-    const ownDedicated = (s) => !forTests || !s.run || s.run === RUN || !alive(s.run);
+    // One whose run is unknown may belong to a live run: only the last run's teardown stops it.
+    const ownDedicated = (s) => !forTests || (s.run !== undefined && (s.run === RUN || !alive(s.run)));
     if (forTests && others.length) {
       // Another test run still uses the shared instances: leave them, stop only this run's dedicated ones.
       for (const [id, s] of Object.entries(state.dedicated ?? {})) {

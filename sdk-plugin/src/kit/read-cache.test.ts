@@ -7,7 +7,7 @@ const deferred = <T>() => {
 };
 
 describe('createReadCache', () => {
-  it('serves a loaded value from memory, frozen, and never caches a miss', async () => {
+  it('serves a loaded value from memory, frozen, and remembers a miss apart', async () => {
     const c = createReadCache<{ n: number; list: string[] }>({ max: 10 });
     let loads = 0;
     const load = async () => (loads++, { n: 1, list: ['a'] });
@@ -21,9 +21,43 @@ describe('createReadCache', () => {
     let misses = 0;
     const none = async () => (misses++, null);
     await c.get('gone', none);
-    await c.get('gone', none);
-    expect(misses).toBe(2);
+    expect(await c.get('gone', none)).toBeNull();
+    expect(misses).toBe(1);
     expect(c.size()).toBe(1);
+  });
+
+  it('forgets a miss when the key is written or dropped, and keeps few misses without evicting values', async () => {
+    const c = createReadCache<{ v: string }>({ max: 2 });
+    let stored: { v: string } | null = null;
+    const load = async () => stored;
+    expect(await c.get('k', load)).toBeNull();
+    await c.write('k', async () => {
+      stored = { v: 'new' };
+    });
+    expect(await c.get('k', load)).toEqual({ v: 'new' });
+    stored = null;
+    c.drop('k');
+    expect(await c.get('k', load)).toBeNull();
+    stored = { v: 'elsewhere' };
+    c.drop('k'); // the core's invalidate: storage changed elsewhere
+    expect(await c.get('k', load)).toEqual({ v: 'elsewhere' });
+
+    // A miss read while the key was written is not remembered.
+    const slow = deferred<null>();
+    const inFlight = c.get('late', () => slow.promise);
+    await c.write('late', async () => undefined);
+    slow.resolve(null);
+    await inFlight;
+    expect(await c.get('late', async () => ({ v: 'written' }))).toEqual({ v: 'written' });
+
+    // Thousands of unknown keys neither grow memory without bound nor evict a cached value.
+    const keep = await c.get('kept', async () => ({ v: 'kept' }));
+    let guessLoads = 0;
+    for (let i = 0; i < 5000; i++) await c.get(`guess-${i}`, async () => (guessLoads++, null));
+    expect(guessLoads).toBe(5000);
+    expect(c.peek('kept')).toBe(keep);
+    await c.get('guess-0', async () => (guessLoads++, null));
+    expect(guessLoads).toBe(5001);
   });
 
   it('drops a key before and after each write of it', async () => {

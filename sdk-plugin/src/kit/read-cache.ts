@@ -6,8 +6,12 @@
  * write, and the core's `invalidate(key)` drops it when storage changed
  * elsewhere. A read that was in flight while any write or drop happened does
  * not fill the cache, so a stale value never sticks. Values are frozen, so a
- * caller cannot alter the cached copy. Misses are not cached: a stream of
- * unknown keys (guessed RoleIDs) costs no memory.
+ * caller cannot alter the cached copy. Misses are remembered apart, in a small
+ * set of their own with the same rules (a write or drop forgets the key): a
+ * write of a new key reads it twice (the existence check, then the handler
+ * under its lock) and the second read needs no storage round trip, while a
+ * stream of unknown keys (guessed RoleIDs) only churns that set and never
+ * evicts a cached value.
  */
 export interface ReadCache<T> {
   /** The cached value, else `load()`'s, kept when not null and `keep` (this call's, else the cache's) allows it. */
@@ -30,8 +34,12 @@ export interface ReadCacheOptions<T> {
   keep?: (value: T) => boolean;
 }
 
+/** Misses remembered at most; the oldest goes first. */
+const ABSENT_MAX = 1024;
+
 export function createReadCache<T extends object>(opts: ReadCacheOptions<T>): ReadCache<T> {
   const entries = new Map<string, T>();
+  const absent = new Set<string>();
   // Bumped by every write and drop: a load that saw another epoch may have read a value since replaced.
   let epoch = 0;
   let max = opts.max;
@@ -46,13 +54,20 @@ export function createReadCache<T extends object>(opts: ReadCacheOptions<T>): Re
   const drop = (key: string) => {
     epoch++;
     entries.delete(key);
+    absent.delete(key);
   };
 
   const fill = async (key: string, load: () => Promise<T | null>, keepThis?: (value: T) => boolean): Promise<T | null> => {
     const seen = epoch;
     const value = await load();
+    if (seen !== epoch) return value;
+    if (value === null) {
+      absent.add(key);
+      if (absent.size > ABSENT_MAX) absent.delete(absent.values().next().value as string);
+      return null;
+    }
     const keep = keepThis ?? opts.keep;
-    if (value === null || seen !== epoch || (keep && !keep(value))) return value;
+    if (keep && !keep(value)) return value;
     const frozen = deepFreeze(value);
     entries.set(key, frozen);
     trim();
@@ -63,7 +78,7 @@ export function createReadCache<T extends object>(opts: ReadCacheOptions<T>): Re
     // Not async: a hit resolves without extra ticks (transit encrypt, kv and approle reads are hot paths).
     get(key, load, keepThis) {
       const hit = entries.get(key);
-      if (hit === undefined) return fill(key, load, keepThis);
+      if (hit === undefined) return absent.has(key) ? Promise.resolve(null) : fill(key, load, keepThis);
       // Recency only matters with a bound; moving the entry costs more than the rest of a hit.
       if (max > 0) {
         entries.delete(key);
@@ -85,6 +100,7 @@ export function createReadCache<T extends object>(opts: ReadCacheOptions<T>): Re
     clear() {
       epoch++;
       entries.clear();
+      absent.clear();
     },
     size: () => entries.size,
     resize(n) {
