@@ -5,7 +5,7 @@
  */
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { DEFAULT_TELEMETRY, loadServerConfig, type ServerConfig } from '../server/server-config.js';
 import { createCore } from '../server/core.js';
 import { createLogger, type LogLevel } from '../log/logger.js';
@@ -32,6 +32,7 @@ export async function runServer(args: ParsedArgs): Promise<void> {
       apiAddr: '',
       leaseRevocation: {},
       telemetry: { ...DEFAULT_TELEMETRY },
+      ...(process.env.STRONGROOM_DEV_PLUGIN_CPU_PROFILE ? { pluginCpuProfileDir: resolve(process.env.STRONGROOM_DEV_PLUGIN_CPU_PROFILE) } : {}),
     };
   } else {
     const file = f.get('config');

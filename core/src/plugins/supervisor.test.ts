@@ -138,6 +138,17 @@ describe('plugin supervisor with the echo fixture', () => {
     fs.rmSync(tmp, { recursive: true, force: true });
   });
 
+  test('dev CPU profiling: each plugin process writes its profile on exit (outside the sandbox, which refuses it)', async () => {
+    const profiles = path.join(tmp, 'profiles');
+    fs.mkdirSync(profiles);
+    const sup = makeSupervisor({ cpuProfileDir: profiles });
+    const m = mountInfo('m1', 'echo/');
+    const backend = await sup.mount(builtin, m, {});
+    expect(await backend.handleRequest(request(m, 'echo', 'update', { n: 1 }))).toBeTruthy();
+    await sup.shutdown();
+    expect(fs.readdirSync(profiles).filter((f) => f.endsWith('.cpuprofile'))).toHaveLength(1);
+  });
+
   test('handshake, Setup answers special paths and describe, echo round trip carries data and client info', async () => {
     const sup = makeSupervisor();
     const m = mountInfo('m1', 'echo/');

@@ -50,6 +50,12 @@ export interface PluginSupervisorDeps {
   isStopping?(): boolean;
   /** Metrics hook: a crashed process is being restarted. */
   onRestart?(plugin: string, version: string): void;
+  /**
+   * Dev servers only (STRONGROOM_DEV_PLUGIN_CPU_PROFILE): each plugin process writes a V8 CPU
+   * profile here when it exits. Node 20's permission model refuses --cpu-prof, so these
+   * processes run WITHOUT the sandbox.
+   */
+  cpuProfileDir?: string;
 }
 
 export interface PluginProcessStat {
@@ -309,7 +315,8 @@ export function createPluginSupervisor(deps: PluginSupervisorDeps): PluginSuperv
     });
     // A process group of its own: SIGTERM or Ctrl-C to the core's group reaches the core only, which then
     // stops its plugins in order. The plugin still never outlives the core: it exits when its stdin closes.
-    const child = spawn(process.execPath, [...PLUGIN_V8_FLAGS, ...sandboxFlags(spec.codeDirs, rt.dir, deps.runtimeDirs), spec.main, ...spec.args], { env, stdio: sealedStdio(), detached: true });
+    const isolation = deps.cpuProfileDir ? ['--cpu-prof', `--cpu-prof-dir=${deps.cpuProfileDir}`] : sandboxFlags(spec.codeDirs, rt.dir, deps.runtimeDirs);
+    const child = spawn(process.execPath, [...PLUGIN_V8_FLAGS, ...isolation, spec.main, ...spec.args], { env, stdio: sealedStdio(), detached: true });
     rt.stderrTail = [];
     rt.child = child;
     child.stdin?.on('error', () => undefined);

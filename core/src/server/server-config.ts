@@ -31,6 +31,8 @@ export interface ServerConfig {
   /** Level of the request log line (default debug), or off. */
   logRequestsLevel?: LogLevel | 'off';
   telemetry: { prometheusRetentionTime: number; disableHostname: boolean };
+  /** Dev servers only: plugin processes run unsandboxed and write CPU profiles here (see the supervisor). */
+  pluginCpuProfileDir?: string;
 }
 
 /** Telemetry when the config sets none (Vault's defaults). */

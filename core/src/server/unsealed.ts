@@ -103,7 +103,17 @@ export async function unseal(ctx: UnsealContext, opts: { restoreLeasesInBackgrou
   const audit = createAuditBroker({ store: barrier, logger: logger.named('audit'), onDeviceFailure: (path) => metrics.auditFailures.inc({ device: path }) });
   await audit.load();
   const catalog = createPluginCatalog({ store: barrier, pluginDirectory: config.pluginDirectory, builtins: builtinPlugins() });
-  const supervisor = createPluginSupervisor({ catalog, logger: logger.named('plugins'), callbacks: { storageFor: mountStorage.storageFor, systemViewFor }, runDir, runtimeDirs: pluginRuntimeDirs(), isStopping, onRestart: (plugin, version) => metrics.pluginRestarts.inc({ plugin, version }) });
+  const supervisor = createPluginSupervisor({
+    catalog,
+    logger: logger.named('plugins'),
+    callbacks: { storageFor: mountStorage.storageFor, systemViewFor },
+    runDir,
+    runtimeDirs: pluginRuntimeDirs(),
+    isStopping,
+    onRestart: (plugin, version) => metrics.pluginRestarts.inc({ plugin, version }),
+    ...(config.pluginCpuProfileDir ? { cpuProfileDir: config.pluginCpuProfileDir } : {}),
+  });
+  if (config.pluginCpuProfileDir) logger.warn('dev: plugin processes run WITHOUT the sandbox and write CPU profiles', { dir: config.pluginCpuProfileDir });
   onPlugins({ catalog, supervisor });
   const expiration: ExpirationManager = createExpirationManager({
     store: barrier,
