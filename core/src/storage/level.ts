@@ -50,6 +50,27 @@ function ownerOnly(dir: string): void {
   }
 }
 
+/**
+ * An iterator's items in order, reading ahead: the next chunk is read on LevelDB's thread while
+ * the caller works through this one (a lease restore parses each entry meanwhile).
+ */
+async function* readAhead<T>(it: { nextv(size: number): Promise<T[]>; close(): Promise<void> }): AsyncIterable<T> {
+  let next: Promise<T[]> | null = it.nextv(SCAN_CHUNK);
+  try {
+    for (;;) {
+      const items = await next;
+      next = null;
+      if (items.length === 0) break;
+      next = it.nextv(SCAN_CHUNK);
+      yield* items;
+    }
+  } finally {
+    // A caller that stops early leaves a read in flight: let it settle before closing.
+    if (next !== null) await next.catch(() => undefined);
+    await it.close();
+  }
+}
+
 export async function createLevelPhysical(opts: LevelPhysicalOptions): Promise<LevelPhysical> {
   ownerOnly(opts.path);
   const db = new Level<string, Buffer>(opts.path, { keyEncoding: 'utf8', valueEncoding: 'buffer' });
@@ -165,40 +186,9 @@ export async function createLevelPhysical(opts: LevelPhysicalOptions): Promise<L
       return out;
     },
     async *scan(prefix): AsyncIterable<PhysicalEntry> {
-      const it = db.iterator(rangeOf(prefix));
-      // Read-ahead: the next chunk is read on LevelDB's thread while the caller works
-      // through this one (a lease restore decrypts and parses each entry meanwhile).
-      let next: Promise<[string, Buffer][]> | null = it.nextv(SCAN_CHUNK);
-      try {
-        for (;;) {
-          const entries = await next;
-          next = null;
-          if (entries.length === 0) break;
-          next = it.nextv(SCAN_CHUNK);
-          for (const [key, value] of entries) yield { key, value };
-        }
-      } finally {
-        // A caller that stops early leaves a read in flight: let it settle before closing.
-        if (next !== null) await next.catch(() => undefined);
-        await it.close();
-      }
+      for await (const [key, value] of readAhead(db.iterator(rangeOf(prefix)))) yield { key, value };
     },
-    async *scanKeys(prefix): AsyncIterable<string> {
-      const it = db.keys(rangeOf(prefix));
-      let next: Promise<string[]> | null = it.nextv(SCAN_CHUNK);
-      try {
-        for (;;) {
-          const keys = await next;
-          next = null;
-          if (keys.length === 0) break;
-          next = it.nextv(SCAN_CHUNK);
-          yield* keys;
-        }
-      } finally {
-        if (next !== null) await next.catch(() => undefined);
-        await it.close();
-      }
-    },
+    scanKeys: (prefix) => readAhead(db.keys(rangeOf(prefix))),
     async close() {
       while (inFlight !== null || pending.length > 0) {
         if (inFlight === null) pump();
