@@ -33,11 +33,11 @@ async function issue(role: string): Promise<Issued> {
 const pluginPid = async () => (await s.api('GET', 'lt/pid')).body.data.pid as number;
 
 /**
- * Waits until every lease is revoked, then checks each was revoked once, not before it
- * expired, and at most LATE_MS after it expired or (expired while the core was down) after
- * the core was serving again at `upAt`.
+ * Waits until every lease is revoked, then checks each was revoked once (at most twice with
+ * `maybeTwice`), not before it expired, and at most LATE_MS after it expired or (expired while
+ * the core was down) after the core was serving again at `upAt`.
  */
-async function expectRevokedOnTime(leases: Issued[], upAt = 0): Promise<void> {
+async function expectRevokedOnTime(leases: Issued[], upAt = 0, maybeTwice = false): Promise<void> {
   const last = Math.max(...leases.map((l) => l.expireTime));
   await waitFor('every lease revoked', async () => {
     const rec = (await records(s)).revoked;
@@ -48,7 +48,8 @@ async function expectRevokedOnTime(leases: Issued[], upAt = 0): Promise<void> {
   const rec = (await records(s)).revoked;
   for (const l of leases) {
     const r = rec[l.username]!;
-    expect({ lease: l.leaseId, count: r.count }).toEqual({ lease: l.leaseId, count: 1 });
+    if (maybeTwice) expect(r.count).toBeLessThanOrEqual(2);
+    else expect({ lease: l.leaseId, count: r.count }).toEqual({ lease: l.leaseId, count: 1 });
     expect(r.at[0]!).toBeGreaterThanOrEqual(l.expireTime - 50);
     expect(r.at[0]!).toBeLessThanOrEqual(Math.max(l.expireTime, upAt) + LATE_MS);
     expect((await s.api('POST', 'sys/leases/lookup', { lease_id: l.leaseId })).status).toBe(400);
@@ -109,9 +110,11 @@ describe('lease durability', () => {
     await expectRevokedOnTime(leases);
 
     // Killed again just as leases fall due: a revocation that hits the dead process is retried against the next one.
+    // Delivery is at least once, as in Vault: a plugin killed after it revoked but before it
+    // answered sees that revocation again from the next process (engines' revoke is idempotent).
     const dueNow = await Promise.all(Array.from({ length: 3 }, () => issue('soon')));
     await sleep(Math.max(0, dueNow[0]!.expireTime - Date.now() - 20));
     process.kill(await pluginPid().catch(() => after), 'SIGKILL');
-    await expectRevokedOnTime(dueNow);
+    await expectRevokedOnTime(dueNow, 0, true);
   });
 });

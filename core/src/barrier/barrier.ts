@@ -429,6 +429,11 @@ export function createBarrier(physical: KeyValueStore, opts: BarrierOptions = {}
         yield { key: e.key, value: open(unsealed(), e.key, e.value) };
       }
     },
+
+    async *scanKeys(prefix): AsyncIterable<string> {
+      unsealed();
+      for await (const key of physical.scanKeys(prefix)) if (!RESERVED_KEYS.has(key)) yield key;
+    },
   };
   return barrier;
 }

@@ -6,7 +6,7 @@
  *   - issue rate (each lease: one call to the test lease plugin, one atomic barrier write);
  *   - manager heap per lease after a restore, beside a bare Map of the same ids to numbers;
  *   - restore time (a new manager over the same store, as after a restart or unseal), beside
- *     a raw LevelDB iteration of the same keys that indexes the ids and decrypts nothing;
+ *     a raw LevelDB iteration of the due-index keys that indexes the ids and decrypts nothing;
  *   - revocations per second when every lease falls due at once, each calling the test lease
  *     plugin's revoke handler in its own process (test/fixtures/lease-plugin), beside the same
  *     revoke calls made straight to the plugin at the same concurrency.
@@ -14,8 +14,8 @@
  *
  * `--restore-only` measures restore alone at a scale the issue path cannot reach in a bench
  * (1,000,000 leases: issuing them one gRPC call each would take minutes): the store is seeded
- * with lease bodies and token index entries exactly as `register` writes them (same encoding,
- * keys and barrier), in large batches; then a new manager restores them while a client looks
+ * with lease bodies, due-index keys and token index entries exactly as `register` writes them
+ * (same encoding, keys and barrier), in large batches; then a new manager restores them while a client looks
  * leases up through it (one every 2 ms, one at a time) to show that requests are served meanwhile.
  *
  *   node core/dist/expiration/bench.js [--leases 100000] [--fake-revoker] [--restore-only] [--json]
@@ -36,7 +36,7 @@ import { pluginRuntimeDirs } from '../plugins/builtins.js';
 import { createLevelPhysical } from '../storage/level.js';
 import { createManualClock } from '@strongroom/sdk-plugin/host';
 import { createExpirationManager, defaultExpirationOptions, type ExpirationManager } from './expiration-manager.js';
-import { encodeEntry, encodeString, LEASE_BODY_PREFIX, leaseBodyKey, leaseIdFromBodyKey, makeLeaseId, tokenIndexKey, type LeaseEntry } from './lease-entry.js';
+import { DUE_INDEX_COMPLETE_KEY, DUE_INDEX_PREFIX, encodeString, makeLeaseId, newLeaseOps, parseDueIndexKey, type LeaseEntry } from './lease-entry.js';
 import type { PhysicalOp } from '../storage/physical.js';
 
 const LEASE_PLUGIN = resolve(__dirname, '../../../test/fixtures/lease-plugin/dist/main.js');
@@ -151,6 +151,7 @@ export async function measureLeases(n: number, opts: { fakeRevoker?: boolean } =
 
     // Issue: the plugin answers creds/bench with a secret; the manager stores it as a lease.
     let mgr = make();
+    await mgr.restore(); // as an unseal does first: on a new store, it marks the due index complete
     const issueMs = await parallel(n, ISSUE_IN_FLIGHT, async (i) => {
       let secret: SecretSpec;
       if (plugin) {
@@ -168,9 +169,9 @@ export async function measureLeases(n: number, opts: { fakeRevoker?: boolean } =
     const mapBefore = heapAfterGc();
     const t0 = performance.now();
     let ids: Map<string, number> | null = new Map();
-    for await (const { key } of physical.scan(LEASE_BODY_PREFIX)) {
-      const id = leaseIdFromBodyKey(key);
-      if (id !== null) ids.set(id, 0);
+    for await (const key of physical.scanKeys(DUE_INDEX_PREFIX)) {
+      const id = parseDueIndexKey(key)?.leaseId;
+      if (id !== undefined) ids.set(id, 0);
     }
     const rawScanMs = performance.now() - t0;
     const mapBytes = heapAfterGc() - mapBefore;
@@ -284,11 +285,12 @@ export async function measureRestore(n: number): Promise<RestoreBenchResult> {
           revokeAttempts: 0,
           irrevocableReason: null,
         };
-        ops.push({ type: 'put', key: leaseBodyKey(leaseId), value: encodeEntry(entry) });
-        ops.push({ type: 'put', key: tokenIndexKey(entry.tokenKey, leaseId), value: encodeString(leaseId) });
+        ops.push(...newLeaseOps(entry));
       }
       await barrier.batch(ops);
     }
+    // As the first unseal of a new store leaves it: every lease has its due-index key.
+    await barrier.put(DUE_INDEX_COMPLETE_KEY, encodeString('1'));
     const seedMs = performance.now() - t0;
     // A restart: LevelDB reopened (its log folded into tables), a fresh barrier unsealed.
     await physical.close();
@@ -299,9 +301,9 @@ export async function measureRestore(n: number): Promise<RestoreBenchResult> {
     const mapBefore = heapAfterGc();
     const t1 = performance.now();
     let ids: Map<string, number> | null = new Map();
-    for await (const { key } of physical.scan(LEASE_BODY_PREFIX)) {
-      const id = leaseIdFromBodyKey(key);
-      if (id !== null) ids.set(id, 0);
+    for await (const key of physical.scanKeys(DUE_INDEX_PREFIX)) {
+      const id = parseDueIndexKey(key)?.leaseId;
+      if (id !== undefined) ids.set(id, 0);
     }
     const rawScanMs = performance.now() - t1;
     const mapBytes = heapAfterGc() - mapBefore;

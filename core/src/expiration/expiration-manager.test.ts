@@ -4,7 +4,7 @@ import { createInmemPhysical } from '../storage/inmem.js';
 import type { Physical } from '../storage/physical.js';
 import { createManualClock, type ManualClock } from '@strongroom/sdk-plugin/host';
 import { createExpirationManager, defaultExpirationOptions, type ExpirationDeps, type ExpirationManager, type Revoker } from './expiration-manager.js';
-import { decodeEntry, leaseBodyKey, type LeaseEntry } from './lease-entry.js';
+import { decodeEntry, DUE_INDEX_COMPLETE_KEY, DUE_INDEX_PREFIX, dueIndexFolder, dueIndexKey, leaseBodyKey, LEASE_BODY_PREFIX, type LeaseEntry } from './lease-entry.js';
 
 type Failure = StrongroomError | 'hang';
 
@@ -101,6 +101,27 @@ const db = { mountPath: 'database/', mountUuid: 'db-uuid', namespaceId: '', requ
 async function readEntry(store: Physical, leaseId: string): Promise<LeaseEntry | null> {
   const v = await store.get(leaseBodyKey(leaseId));
   return v === null ? null : decodeEntry(v);
+}
+
+async function keysUnder(store: Physical, prefix: string): Promise<string[]> {
+  const out: string[] = [];
+  for await (const k of store.scanKeys(prefix)) out.push(k);
+  return out;
+}
+
+/** A store that counts reads of lease bodies (gets and scans under the body prefix). */
+function bodyReadCounter(inner: Physical): { store: Physical; bodyReads: () => number } {
+  let reads = 0;
+  const store = Object.create(inner) as Physical;
+  store.get = (key) => {
+    if (key.startsWith(LEASE_BODY_PREFIX)) reads++;
+    return inner.get(key);
+  };
+  store.scan = (prefix) => {
+    if (LEASE_BODY_PREFIX.startsWith(prefix) || prefix.startsWith(LEASE_BODY_PREFIX)) reads++;
+    return inner.scan(prefix);
+  };
+  return { store, bodyReads: () => reads };
 }
 
 async function countKeys(store: Physical, prefix: string): Promise<number> {
@@ -359,7 +380,8 @@ describe('revoke', () => {
     h.fake.failByMount.set('db-uuid', new StrongroomError('plugin_failed', 'database down'));
     const leases = [await h.mgr.register({ ...db, secret: secret() }), await h.mgr.register({ ...db, secret: secret() })];
     await expect(h.mgr.revokePrefix('', 'database/', { sync: true })).rejects.toThrow(/failed to revoke 2 of 2/);
-    expect(await countKeys(h.store, 'sys/expire/')).toBe(2);
+    expect(await countKeys(h.store, 'sys/expire/id/')).toBe(2);
+    expect(await countKeys(h.store, DUE_INDEX_PREFIX)).toBe(2);
     expect(await h.mgr.revokePrefix('', 'database/', { force: true })).toBe(2);
     for (const l of leases) expect(h.fake.attempts.get(l.leaseId)).toBe(2);
     expect(await countKeys(h.store, 'sys/expire/')).toBe(0);
@@ -395,7 +417,7 @@ describe('tidy', () => {
     const dead = await h.mgr.register({ ...db, tokenKey: 'tokDead', secret: secret() });
     const none = await h.mgr.register({ ...db, tokenKey: '', secret: secret() });
     const result = await h.mgr.tidy();
-    expect(result).toEqual({ scanned: 3, revoked: 2, indexEntriesRemoved: 0 });
+    expect(result).toEqual({ scanned: 3, revoked: 2, indexEntriesRemoved: 0, dueKeysRepaired: 0 });
     expect(h.fake.revoked.sort()).toEqual([dead.leaseId, none.leaseId].sort());
     expect(await readEntry(h.store, live.leaseId)).not.toBeNull();
     expect(await countKeys(h.store, 'sys/expire-token/tokDead/')).toBe(0);
@@ -406,6 +428,19 @@ describe('tidy', () => {
     await h.store.put('sys/expire-token/tok1/abc', new TextEncoder().encode('database/creds/gone/xyz'));
     expect((await h.mgr.tidy()).indexEntriesRemoved).toBe(1);
     expect(await countKeys(h.store, 'sys/expire-token/')).toBe(0);
+  });
+});
+
+describe('tidy of the due index', () => {
+  it('gives a body without its index key one and removes keys that match no body', async () => {
+    const h = setup();
+    const lease = await h.mgr.register({ ...db, secret: secret({ ttl: 100 }) });
+    const [real] = await keysUnder(h.store, dueIndexFolder(lease.leaseId));
+    await h.store.delete(real!);
+    const orphan = `${DUE_INDEX_PREFIX}database/creds/readonly/OrphanOrphanOrphanOrphan/${h.clock.now()},0,9,db-uuid`;
+    await h.store.put(orphan, new Uint8Array(0));
+    expect(await h.mgr.tidy()).toMatchObject({ dueKeysRepaired: 2 });
+    expect(await keysUnder(h.store, DUE_INDEX_PREFIX)).toEqual([real]);
   });
 });
 
@@ -526,14 +561,93 @@ describe('restore', () => {
     expect(mgr.countIrrevocable({ namespaceId: '', includeChildNamespaces: false }).leaseCount).toBe(1);
   });
 
-  it('keeps irrevocable leases irrevocable across a restart', async () => {
+  it('keeps irrevocable leases irrevocable across a restart, from the bodies and from the due index', async () => {
     const h = setup();
     h.fake.failByMount.set('db-uuid', unrecoverable('gone'));
-    await h.mgr.register({ ...db, secret: secret({ ttl: 1 }) });
+    const lease = await h.mgr.register({ ...db, secret: secret({ ttl: 1 }) });
     await advance(h, 1_000);
+    for (let i = 0; i < 2; i++) {
+      const mgr = h.restart();
+      await mgr.restore();
+      expect(mgr.irrevocable({ namespaceId: '', includeChildNamespaces: false }).leases).toEqual([
+        expect.objectContaining({ lease_id: lease.leaseId, mount_path: 'database/', error: expect.stringContaining('gone') }),
+      ]);
+    }
+    expect(h.logs.lines.filter((l) => l.msg === 'restoring leases').map((l) => l.meta?.from)).toEqual(['lease bodies', 'due index']);
+  });
+
+  it('restores from the due index alone once it is complete: no lease body is read', async () => {
+    const counted = bodyReadCounter(createInmemPhysical());
+    const h = setup({}, counted.store);
+    const short = await h.mgr.register({ ...db, secret: secret({ ttl: 100 }) });
+    const long = await h.mgr.register({ ...db, mountUuid: 'db-ns1', namespaceId: 'ns1', secret: secret({ ttl: 10_000 }) });
+    // A new store is indexed from the start: the first restore (nothing to read) marks it complete.
+    await h.restart().restore();
+    expect(await h.store.get(DUE_INDEX_COMPLETE_KEY)).not.toBeNull();
+    const before = counted.bodyReads();
     const mgr = h.restart();
-    await mgr.restore();
-    expect(mgr.countIrrevocable({ namespaceId: '', includeChildNamespaces: false }).leaseCount).toBe(1);
+    expect(await mgr.restore()).toMatchObject({ loaded: 2, corrupt: 0, failed: false });
+    expect(counted.bodyReads()).toBe(before);
+    expect(mgr.countByMount()).toEqual(
+      expect.arrayContaining([
+        { mountPath: 'database/', namespaceId: '', count: 1 },
+        { mountPath: 'database/', namespaceId: 'ns1', count: 1 },
+      ]),
+    );
+    await advance(h, 99_000);
+    expect(h.fake.revoked).toEqual([]);
+    await advance(h, 1_000);
+    expect(h.fake.revoked).toEqual([short.leaseId]);
+    await advance(h, 9_900_000);
+    expect(h.fake.revoked).toEqual([short.leaseId, long.leaseId]);
+    expect(await keysUnder(h.store, DUE_INDEX_PREFIX)).toEqual([]);
+  });
+
+  it('builds the due index from the bodies of a store written before it', async () => {
+    const h = setup();
+    const leases = [await h.mgr.register({ ...db, secret: secret({ ttl: 100 }) }), await h.mgr.register({ ...db, secret: secret({ ttl: 200 }) })];
+    // The store as an older version left it: bodies, no index keys.
+    for (const k of await keysUnder(h.store, DUE_INDEX_PREFIX)) await h.store.delete(k);
+    expect(await h.restart().restore()).toMatchObject({ loaded: 2 });
+    const entries = await Promise.all(leases.map((l) => readEntry(h.store, l.leaseId)));
+    expect(await keysUnder(h.store, DUE_INDEX_PREFIX)).toEqual(entries.map((e) => dueIndexKey(e!)).sort());
+    expect(await h.restart().restore()).toMatchObject({ loaded: 2 });
+    expect(h.logs.lines.filter((l) => l.msg === 'restoring leases').map((l) => l.meta?.from)).toEqual(['lease bodies', 'due index']);
+  });
+
+  it('never revokes early on a stale or edited index key, and repairs it', async () => {
+    const h = setup();
+    const lease = await h.mgr.register({ ...db, secret: secret({ ttl: 100 }) });
+    await h.restart().restore();
+    const entry = (await readEntry(h.store, lease.leaseId))!;
+    const [real] = await keysUnder(h.store, dueIndexFolder(lease.leaseId));
+    expect(real).toBe(dueIndexKey(entry));
+    // An index key that says the lease is due in 10 s, in place of the real one.
+    await h.store.delete(real!);
+    await h.store.put(dueIndexKey({ ...entry, expireTime: entry.expireTime - 90_000 }), new Uint8Array(0));
+    const mgr = h.restart();
+    expect(await mgr.restore()).toMatchObject({ loaded: 1 });
+    await advance(h, 10_000);
+    expect(h.fake.revoked).toEqual([]);
+    expect(await keysUnder(h.store, dueIndexFolder(lease.leaseId))).toEqual([real]);
+    await advance(h, 90_000);
+    expect(h.fake.revoked).toEqual([lease.leaseId]);
+  });
+
+  it('moves the due-index key with each change of the lease, in the same write', async () => {
+    const h = setup();
+    h.fake.setRenewTtl(500);
+    const lease = await h.mgr.register({ ...db, secret: secret({ ttl: 100 }) });
+    const current = async () => dueIndexKey((await readEntry(h.store, lease.leaseId))!);
+    expect(await keysUnder(h.store, DUE_INDEX_PREFIX)).toEqual([await current()]);
+    await h.mgr.renew(lease.leaseId, 0);
+    expect(await keysUnder(h.store, DUE_INDEX_PREFIX)).toEqual([await current()]);
+    expect(await current()).toContain(`/${h.clock.now() + 500_000},0,9,db-uuid`);
+    await h.mgr.revoke(lease.leaseId);
+    expect(await keysUnder(h.store, DUE_INDEX_PREFIX)).toEqual([await current()]);
+    await advance(h, 0);
+    expect(h.fake.revoked).toEqual([lease.leaseId]);
+    expect(await keysUnder(h.store, DUE_INDEX_PREFIX)).toEqual([]);
   });
 
   it('serves leases during restore and does not resurrect one revoked meanwhile', async () => {

@@ -24,7 +24,10 @@ import {
   decodeEntry,
   decodeRestoreFields,
   decodeString,
-  encodeEntry,
+  DUE_INDEX_COMPLETE_KEY,
+  DUE_INDEX_PREFIX,
+  dueIndexFolder,
+  dueIndexKey,
   encodeString,
   isKeySafe,
   isRootNamespace,
@@ -32,11 +35,14 @@ import {
   leaseBodyKey,
   leaseIdFromBodyKey,
   LEASE_BODY_PREFIX,
+  leaseDeleteOps,
+  leaseWriteOps,
   makeLeaseId,
   namespaceOfLeaseId,
+  newLeaseOps,
+  parseDueIndexKey,
   toLookup,
   tokenIndexFolder,
-  tokenIndexKey,
   TOKEN_INDEX_PREFIX,
   type LeaseEntry,
   type LeaseLookup,
@@ -184,6 +190,8 @@ export interface TidyResult {
   scanned: number;
   revoked: number;
   indexEntriesRemoved: number;
+  /** Leases whose due-index key was missing or stale, repaired. */
+  dueKeysRepaired: number;
 }
 
 export interface ExpirationStats {
@@ -304,6 +312,9 @@ async function forEachLimit<T>(items: T[], limit: number, fn: (item: T) => Promi
   await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
 }
 
+/** Due-index keys written per batch while the index is built from the bodies. */
+const DUE_INDEX_BUILD_BATCH = 1000;
+
 export function createExpirationManager(deps: ExpirationDeps): ExpirationManager {
   const { store, revoker, logger } = deps;
   const clock = deps.clock ?? systemClock;
@@ -397,18 +408,37 @@ export function createExpirationManager(deps: ExpirationDeps): ExpirationManager
     if (!stopped && v !== undefined) irrevocableLeases.set(id, { mount: mountOf(v), expireTime, reason });
   };
 
-  const deleteOps = (entry: LeaseEntry): PhysicalOp[] => {
-    const ops: PhysicalOp[] = [{ type: 'delete', key: leaseBodyKey(entry.leaseId) }];
-    if (entry.tokenKey !== '') ops.push({ type: 'delete', key: tokenIndexKey(entry.tokenKey, entry.leaseId) });
-    return ops;
+  /**
+   * Removes a lease's due-index keys other than `keep` and writes `keep` when given: for a lease
+   * whose body is gone or corrupt, or whose index key disagrees with its body (written by a
+   * race with the one-time index build, or edited). Best effort: a stray key only wakes restore early.
+   */
+  const repairDueKeys = async (id: string, keep: string | null): Promise<void> => {
+    try {
+      const ops: PhysicalOp[] = [];
+      let kept = false;
+      for await (const key of store.scanKeys(dueIndexFolder(id))) {
+        if (parseDueIndexKey(key)?.leaseId !== id) continue;
+        if (key === keep) kept = true;
+        else ops.push({ type: 'delete', key });
+      }
+      if (keep !== null && !kept) ops.push({ type: 'put', key: keep, value: new Uint8Array(0) });
+      if (ops.length > 0) await store.batch(ops);
+    } catch (error) {
+      logger.warn('could not repair a lease index key', { leaseId: id, error: (error as Error)?.message });
+    }
   };
 
   const backoffMs = (attempts: number): number => opts.retryBaseMs * 2 ** (attempts - 1) * (0.5 + opts.random());
 
   // ---- revocation ----
 
-  /** Calls the backend and removes the lease. Caller holds the lease lock. */
-  const attemptRevoke = async (id: string, force: boolean): Promise<Outcome> => {
+  /**
+   * Calls the backend and removes the lease. Caller holds the lease lock. `onTimer`: the due
+   * scheduler asked, so a body that is not due yet (the index key that scheduled it was stale)
+   * is rescheduled, not revoked.
+   */
+  const attemptRevoke = async (id: string, force: boolean, onTimer = false): Promise<Outcome> => {
     const key = leaseBodyKey(id);
     let bytes: Uint8Array | null;
     try {
@@ -418,6 +448,7 @@ export function createExpirationManager(deps: ExpirationDeps): ExpirationManager
     }
     if (bytes === null) {
       forget(id);
+      await repairDueKeys(id, null);
       return { ok: true };
     }
     const entry = decodeEntry(bytes);
@@ -430,6 +461,12 @@ export function createExpirationManager(deps: ExpirationDeps): ExpirationManager
       }
       logger.warn('removed a corrupt lease entry', { leaseId: id });
       forget(id);
+      await repairDueKeys(id, null);
+      return { ok: true };
+    }
+    if (onTimer && entry.irrevocableReason === null && entry.expireTime > clock.now()) {
+      await repairDueKeys(id, dueIndexKey(entry));
+      schedule(id, entry.expireTime);
       return { ok: true };
     }
     try {
@@ -439,7 +476,7 @@ export function createExpirationManager(deps: ExpirationDeps): ExpirationManager
       logger.warn('force revocation: ignoring the backend error', { leaseId: id, error: errorText(error) });
     }
     try {
-      await store.batch(deleteOps(entry));
+      await store.batch(leaseDeleteOps(entry));
     } catch (error) {
       return { ok: false, error, entry, corrupt: false };
     }
@@ -462,6 +499,7 @@ export function createExpirationManager(deps: ExpirationDeps): ExpirationManager
       return;
     }
     const entry = outcome.entry;
+    const previousDueKey = entry ? dueIndexKey(entry) : null;
     if (!entry) {
       // The store failed before we knew the lease: not the backend's fault, so no attempt is counted.
       logger.warn('lease revocation deferred by a storage error', { leaseId: id, error: (outcome.error as Error)?.message });
@@ -482,7 +520,7 @@ export function createExpirationManager(deps: ExpirationDeps): ExpirationManager
     }
     entry.revokeAttempts = attempts;
     try {
-      await store.put(leaseBodyKey(id), encodeEntry(entry));
+      await store.batch(leaseWriteOps(entry, previousDueKey));
     } catch (error) {
       logger.error('could not record a failed revocation', { leaseId: id, error: (error as Error)?.message });
     }
@@ -504,7 +542,7 @@ export function createExpirationManager(deps: ExpirationDeps): ExpirationManager
         // A sync revoke or a force may have finished this lease while it waited.
         const cur = index.get(job.id);
         if (cur === undefined || stateOf(cur) !== REVOKING) return;
-        const outcome = await attemptRevoke(job.id, false);
+        const outcome = await attemptRevoke(job.id, false, true);
         if (!outcome.ok) await recordFailure(job.id, outcome);
       })
         .catch((error: unknown) => {
@@ -534,8 +572,9 @@ export function createExpirationManager(deps: ExpirationDeps): ExpirationManager
       return true;
     }
     if (entry.expireTime > now) {
+      const previousDueKey = dueIndexKey(entry);
       entry.expireTime = now;
-      await store.put(key, encodeEntry(entry));
+      await store.batch(leaseWriteOps(entry, previousDueKey));
     }
     if (ensureLease(id, entry) === SCHEDULED) schedule(id, now);
     return true;
@@ -559,6 +598,18 @@ export function createExpirationManager(deps: ExpirationDeps): ExpirationManager
 
   // ---- restore ----
 
+  /** The reason an irrevocable lease gives, from its body; null when the body is gone or no longer irrevocable. */
+  const irrevocableBody = async (id: string): Promise<LeaseEntry | null> => {
+    const bytes = await store.get(leaseBodyKey(id));
+    const entry = bytes === null ? null : decodeEntry(bytes);
+    return entry && entry.leaseId === id ? entry : null;
+  };
+
+  /**
+   * Restore on unseal. From the due index when it is complete: keys only, nothing decrypted
+   * but the bodies of irrevocable leases. Otherwise (a store written before the index) from the
+   * bodies, building the index on the way; once that scan has finished the index is complete.
+   */
   const runRestore = async (): Promise<RestoreResult> => {
     const started = performance.now();
     let loaded = 0;
@@ -567,35 +618,78 @@ export function createExpirationManager(deps: ExpirationDeps): ExpirationManager
     let failed = false;
     let sinceYield = 0;
     let lastProgress = performance.now();
-    logger.info('restoring leases');
+    const progress = async (): Promise<void> => {
+      if (performance.now() - lastProgress >= progressEveryMs) {
+        lastProgress = performance.now();
+        logger.info('restoring leases: progress', { loaded, skipped, corrupt, elapsedMs: Math.round(lastProgress - started) });
+      }
+      if (++sinceYield >= opts.restoreYieldEvery) {
+        sinceYield = 0;
+        await yieldToEventLoop();
+      }
+    };
+    const known = (id: string): boolean => index.has(id) || removedDuringRestore.has(id);
+    /** Holds the lease in memory, scheduled at its expire time (an irrevocable one at its next retry). */
+    const load = (id: string, f: { mountUuid: string; mountPath: string; namespaceId: string; expireTime: number }, irrevocableReason: string | null): void => {
+      index.set(id, lease(mountOrdinal(f.mountUuid, f.mountPath, f.namespaceId), SCHEDULED));
+      let at = f.expireTime;
+      if (irrevocableReason !== null) {
+        markIrrevocable(id, f.expireTime, irrevocableReason);
+        at = clock.now() + opts.irrevocableRetryMs;
+      }
+      due.schedule(id, at);
+      loaded++;
+    };
+    let fromIndex = false;
     try {
-      for await (const { key, value } of store.scan(LEASE_BODY_PREFIX)) {
-        if (stopped) break;
-        if (performance.now() - lastProgress >= progressEveryMs) {
-          lastProgress = performance.now();
-          logger.info('restoring leases: progress', { loaded, skipped, corrupt, elapsedMs: Math.round(lastProgress - started) });
-        }
-        const id = leaseIdFromBodyKey(key);
-        const entry = decodeRestoreFields(value);
-        if (id === null || !entry || (entry.leaseId !== null && entry.leaseId !== id)) {
-          corrupt++;
-          logger.warn('skipping a corrupt lease entry during restore', { key });
-        } else if (index.has(id) || removedDuringRestore.has(id)) {
-          skipped++;
-        } else {
-          index.set(id, lease(mountOrdinal(entry.mountUuid, entry.mountPath, entry.namespaceId), SCHEDULED));
-          let at = entry.expireTime;
-          if (entry.irrevocableReason !== null) {
-            markIrrevocable(id, entry.expireTime, entry.irrevocableReason);
-            at = clock.now() + opts.irrevocableRetryMs;
+      fromIndex = (await store.get(DUE_INDEX_COMPLETE_KEY)) !== null;
+      logger.info('restoring leases', { from: fromIndex ? 'due index' : 'lease bodies' });
+      if (fromIndex) {
+        for await (const key of store.scanKeys(DUE_INDEX_PREFIX)) {
+          if (stopped) break;
+          const item = parseDueIndexKey(key);
+          if (!item) {
+            corrupt++;
+            logger.warn('skipping a malformed lease index key during restore', { key });
+          } else if (known(item.leaseId)) {
+            skipped++;
+          } else if (!item.irrevocable) {
+            load(item.leaseId, item, null);
+          } else {
+            const entry = await irrevocableBody(item.leaseId);
+            if (entry === null) {
+              skipped++;
+              await repairDueKeys(item.leaseId, null);
+            } else if (!known(item.leaseId)) {
+              load(item.leaseId, entry, entry.irrevocableReason);
+            }
           }
-          due.schedule(id, at);
-          loaded++;
+          await progress();
         }
-        if (++sinceYield >= opts.restoreYieldEvery) {
-          sinceYield = 0;
-          await yieldToEventLoop();
+      } else {
+        let build: PhysicalOp[] = [];
+        for await (const { key, value } of store.scan(LEASE_BODY_PREFIX)) {
+          if (stopped) break;
+          const id = leaseIdFromBodyKey(key);
+          const entry = decodeRestoreFields(value);
+          if (id === null || !entry || (entry.leaseId !== null && entry.leaseId !== id)) {
+            corrupt++;
+            logger.warn('skipping a corrupt lease entry during restore', { key });
+          } else if (known(id)) {
+            skipped++;
+          } else {
+            load(id, entry, entry.irrevocableReason);
+            // A lease renewed or revoked meanwhile may get a stale key here: harmless (see repairDueKeys).
+            build.push({ type: 'put', key: dueIndexKey({ ...entry, leaseId: id }), value: new Uint8Array(0) });
+            if (build.length >= DUE_INDEX_BUILD_BATCH) {
+              await store.batch(build);
+              build = [];
+            }
+          }
+          await progress();
         }
+        if (build.length > 0) await store.batch(build);
+        if (!stopped) await store.put(DUE_INDEX_COMPLETE_KEY, encodeString('1'));
       }
     } catch (error) {
       failed = true;
@@ -605,8 +699,38 @@ export function createExpirationManager(deps: ExpirationDeps): ExpirationManager
       });
     }
     const durationMs = performance.now() - started;
-    logger.info('leases restored', { loaded, skipped, corrupt, failed, durationMs: Math.round(durationMs) });
+    logger.info('leases restored', { loaded, skipped, corrupt, failed, fromIndex, durationMs: Math.round(durationMs) });
     return { loaded, skipped, corrupt, failed, durationMs };
+  };
+
+  /**
+   * Tidy's pass over the due index: every body gets the key of its state and keys that match no
+   * body go, each lease under its lock. Returns how many leases needed a repair.
+   */
+  const tidyDueIndex = async (): Promise<number> => {
+    const suspects = new Set<string>();
+    for await (const { key, value } of store.scan(LEASE_BODY_PREFIX)) {
+      const entry = decodeEntry(value);
+      if (entry && entry.leaseId === leaseIdFromBodyKey(key) && (await store.get(dueIndexKey(entry))) === null) suspects.add(entry.leaseId);
+    }
+    for await (const key of store.scanKeys(DUE_INDEX_PREFIX)) {
+      const item = parseDueIndexKey(key);
+      if (item === null) {
+        await store.delete(key);
+        continue;
+      }
+      const bytes = await store.get(leaseBodyKey(item.leaseId));
+      const entry = bytes === null ? null : decodeEntry(bytes);
+      if (entry === null || dueIndexKey(entry) !== key) suspects.add(item.leaseId);
+    }
+    await forEachLimit([...suspects], BULK_CONCURRENCY, (id) =>
+      withLock(id, async () => {
+        const bytes = await store.get(leaseBodyKey(id));
+        const entry = bytes === null ? null : decodeEntry(bytes);
+        await repairDueKeys(id, entry && entry.leaseId === id ? dueIndexKey(entry) : null);
+      }),
+    );
+    return suspects.size;
   };
 
   // ---- irrevocable reporting ----
@@ -650,12 +774,8 @@ export function createExpirationManager(deps: ExpirationDeps): ExpirationManager
         revokeAttempts: 0,
         irrevocableReason: null,
       };
-      const ops: PhysicalOp[] = [{ type: 'put', key: leaseBodyKey(entry.leaseId), value: encodeEntry(entry) }];
-      if (entry.tokenKey !== '') {
-        ops.push({ type: 'put', key: tokenIndexKey(entry.tokenKey, entry.leaseId), value: encodeString(entry.leaseId) });
-      }
       try {
-        await store.batch(ops);
+        await store.batch(newLeaseOps(entry));
       } catch (error) {
         // Never hand out a secret we cannot track: revoke it before answering.
         logger.error('could not store a lease; revoking its secret', { mountPath: entry.mountPath, error: (error as Error)?.message });
@@ -707,11 +827,12 @@ export function createExpirationManager(deps: ExpirationDeps): ExpirationManager
           warnings.push(`TTL of ${ttl}s exceeded the effective max_ttl of ${limit}s from issue; the TTL is capped to ${remaining}s`);
           ttl = remaining;
         }
+        const previousDueKey = dueIndexKey(entry);
         entry.ttl = ttl;
         entry.lastRenewalTime = now;
         entry.expireTime = now + ttl * 1000;
         if (granted.renewable === false) entry.renewable = false;
-        await store.put(leaseBodyKey(id), encodeEntry(entry));
+        await store.batch(leaseWriteOps(entry, previousDueKey));
         if (ensureLease(id, entry) === SCHEDULED) schedule(id, entry.expireTime);
         return {
           leaseId: id,
@@ -741,7 +862,7 @@ export function createExpirationManager(deps: ExpirationDeps): ExpirationManager
         // "db/creds" must not match "db/creds-other/...": prefixes are whole path segments.
         const folder = leaseBodyFolder(ns, raw.endsWith('/') ? raw : `${raw}/`);
         ids = [];
-        for await (const { key } of store.scan(folder)) {
+        for await (const key of store.scanKeys(folder)) {
           const id = leaseIdFromBodyKey(key);
           if (id !== null) ids.push(id);
         }
@@ -845,8 +966,9 @@ export function createExpirationManager(deps: ExpirationDeps): ExpirationManager
         for (let i = 0; i < danglingKeys.length; i += 500) {
           await store.batch(danglingKeys.slice(i, i + 500).map((key) => ({ type: 'delete' as const, key })));
         }
-        logger.info('tidy finished', { scanned, revoked, indexEntriesRemoved: danglingKeys.length });
-        return { scanned, revoked, indexEntriesRemoved: danglingKeys.length };
+        const dueKeysRepaired = await tidyDueIndex();
+        logger.info('tidy finished', { scanned, revoked, indexEntriesRemoved: danglingKeys.length, dueKeysRepaired });
+        return { scanned, revoked, indexEntriesRemoved: danglingKeys.length, dueKeysRepaired };
       } finally {
         tidying = false;
       }

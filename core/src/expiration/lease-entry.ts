@@ -11,15 +11,27 @@
  *
  * A stored body is one restore header line, a newline, then the entry as JSON:
  *   [expireTime, irrevocable (0 or 1), mountUuid, mountPath, namespaceId]\n{...entry...}
- * Restore runs once per lease on unseal (a million of them) and parses the short header
- * only; everything that acts on a lease parses the JSON. Bodies stored before the header
- * existed are JSON alone and still read.
+ * Bodies stored before the header existed are JSON alone and still read.
+ *
+ * The due index: beside each body, an empty-valued key that names what restore needs,
+ *   sys/expire/due/<lease id>/<expireTime>,<irrevocable 0|1>,<mount path length>,<mount uuid>
+ * written in the same atomic batch as every body write. Restore on unseal (a million leases)
+ * iterates these keys alone and decrypts nothing (DESIGN §leases). Keys are plain text, so
+ * the index holds nothing the lease id does not already show but the expire time and the
+ * mount uuid. Its integrity is not trusted: a timer-driven revocation reads the body (which
+ * the barrier authenticates) and reschedules when the body says the lease is not due yet, so
+ * an edited or stale key can delay a revocation (as deleting a body always could) but never
+ * make one early.
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { z } from 'zod';
+import type { PhysicalOp } from '../storage/physical.js';
 
 export const LEASE_BODY_PREFIX = 'sys/expire/id/';
 export const TOKEN_INDEX_PREFIX = 'sys/expire-token/';
+export const DUE_INDEX_PREFIX = 'sys/expire/due/';
+/** Present once every body has its due-index key (a new store, or after the one-time build). */
+export const DUE_INDEX_COMPLETE_KEY = 'sys/expire/due-index-complete';
 /** Storage segment for the root namespace (namespace ids are base62, so no clash). */
 const ROOT_NS_SEGMENT = 'root';
 
@@ -200,6 +212,78 @@ export function decodeRestoreFields(bytes: Uint8Array): RestoreFields | null {
     Number.isFinite(r.expireTime) &&
     (r.irrevocableReason === null || typeof r.irrevocableReason === 'string');
   return ok ? (r as RestoreFields) : null;
+}
+
+const EMPTY = new Uint8Array(0);
+
+/** The due-index key of a lease in this state (the lease id starts with its mount path by construction). */
+export function dueIndexKey(entry: Pick<LeaseEntry, 'leaseId' | 'expireTime' | 'irrevocableReason' | 'mountPath' | 'mountUuid'>): string {
+  return `${DUE_INDEX_PREFIX}${entry.leaseId}/${entry.expireTime},${entry.irrevocableReason === null ? 0 : 1},${entry.mountPath.length},${entry.mountUuid}`;
+}
+
+/** Every due-index key of one lease sits under this folder (a stale one included). */
+export function dueIndexFolder(leaseId: string): string {
+  return `${DUE_INDEX_PREFIX}${leaseId}/`;
+}
+
+export interface DueIndexItem {
+  leaseId: string;
+  expireTime: number;
+  irrevocable: boolean;
+  mountPath: string;
+  mountUuid: string;
+  namespaceId: string;
+}
+
+/** Parses a due-index key; null when it is not shaped like one. */
+export function parseDueIndexKey(key: string): DueIndexItem | null {
+  if (!key.startsWith(DUE_INDEX_PREFIX)) return null;
+  const slash = key.lastIndexOf('/');
+  if (slash <= DUE_INDEX_PREFIX.length) return null;
+  const leaseId = key.slice(DUE_INDEX_PREFIX.length, slash);
+  const fields = key.slice(slash + 1).split(',');
+  if (fields.length !== 4) return null;
+  const [expire, flag, pathLength, mountUuid] = fields as [string, string, string, string];
+  const expireTime = Number(expire);
+  const length = Number(pathLength);
+  const ok =
+    expire !== '' &&
+    Number.isFinite(expireTime) &&
+    (flag === '0' || flag === '1') &&
+    Number.isInteger(length) &&
+    length > 0 &&
+    length < leaseId.length &&
+    isKeySafe(mountUuid);
+  if (!ok) return null;
+  return { leaseId, expireTime, irrevocable: flag === '1', mountPath: leaseId.slice(0, length), mountUuid, namespaceId: namespaceOfLeaseId(leaseId) };
+}
+
+/** The writes that store a lease in its state: its body and due-index key, dropping the key of the state it leaves. */
+export function leaseWriteOps(entry: LeaseEntry, previousDueKey: string | null): PhysicalOp[] {
+  const dueKey = dueIndexKey(entry);
+  const ops: PhysicalOp[] = [
+    { type: 'put', key: leaseBodyKey(entry.leaseId), value: encodeEntry(entry) },
+    { type: 'put', key: dueKey, value: EMPTY },
+  ];
+  if (previousDueKey !== null && previousDueKey !== dueKey) ops.push({ type: 'delete', key: previousDueKey });
+  return ops;
+}
+
+/** A new lease's writes: body, due-index key and, when a token owns it, the token index. */
+export function newLeaseOps(entry: LeaseEntry): PhysicalOp[] {
+  const ops = leaseWriteOps(entry, null);
+  if (entry.tokenKey !== '') ops.push({ type: 'put', key: tokenIndexKey(entry.tokenKey, entry.leaseId), value: encodeString(entry.leaseId) });
+  return ops;
+}
+
+/** The writes that remove a lease: body, due-index key, token index. */
+export function leaseDeleteOps(entry: LeaseEntry): PhysicalOp[] {
+  const ops: PhysicalOp[] = [
+    { type: 'delete', key: leaseBodyKey(entry.leaseId) },
+    { type: 'delete', key: dueIndexKey(entry) },
+  ];
+  if (entry.tokenKey !== '') ops.push({ type: 'delete', key: tokenIndexKey(entry.tokenKey, entry.leaseId) });
+  return ops;
 }
 
 export function encodeString(s: string): Uint8Array {

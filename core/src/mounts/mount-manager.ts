@@ -86,7 +86,7 @@ export interface MountManager {
 const DRAIN_MS = 30_000;
 
 export function createMountManager(deps: {
-  store: Pick<Physical, 'get' | 'put' | 'delete' | 'list' | 'scan' | 'batch'>;
+  store: Pick<Physical, 'get' | 'put' | 'delete' | 'list' | 'scan' | 'scanKeys' | 'batch'>;
   router: Router<MountBinding>;
   namespaces: NamespaceRegistry;
   resolve: BackendResolver;

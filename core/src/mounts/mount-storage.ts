@@ -37,7 +37,7 @@ export function createMountStorage(deps: { store: KeyValueStore; router: Router<
       open.delete(entry.uuid);
       await view?.close();
       const all = createView(store, storagePrefixOf(entry, namespaces.storagePrefix(ns)));
-      for await (const e of all.scan('')) await all.delete(e.key);
+      for await (const key of all.scanKeys('')) await all.delete(key);
     },
   };
 }

@@ -186,6 +186,24 @@ describe.each(subjects)('storage conformance: %s', (_name, make) => {
     expect(await scanAll(s, 'nothing/')).toEqual([]);
   });
 
+  it('scans keys alone as scan does, across read-ahead chunks, without values', async () => {
+    for (const k of ['p/3', 'p/1', 'p/2/deep/x', 'p', 'p0', 'q/1', 'p/2']) await s.put(k, b(`v:${k}`));
+    const keysOf = async (prefix: string): Promise<string[]> => {
+      const out: string[] = [];
+      for await (const k of s.scanKeys(prefix)) out.push(k);
+      return out;
+    };
+    expect(await keysOf('p/')).toEqual(['p/1', 'p/2', 'p/2/deep/x', 'p/3']);
+    expect(await keysOf('nothing/')).toEqual([]);
+    // More keys than any backend reads per chunk (level 1024, postgresql 256).
+    const many = Array.from({ length: 1500 }, (_, i) => `k/${String(i).padStart(4, '0')}`);
+    for (let i = 0; i < many.length; i += 500) {
+      await s.batch(many.slice(i, i + 500).map((key) => ({ type: 'put' as const, key, value: b('x') })));
+    }
+    expect(await keysOf('k/')).toEqual(many);
+    expect(await keysOf('k/')).toEqual((await scanAll(s, 'k/')).map(([k]) => k));
+  });
+
   it('keeps every one of many concurrent writes', async () => {
     await Promise.all(Array.from({ length: 200 }, (_, i) => s.put(`c/${i}`, b(String(i)))));
     const got = await Promise.all(Array.from({ length: 200 }, (_, i) => s.get(`c/${i}`)));

@@ -67,6 +67,10 @@ export function createInmemPhysical(): Physical {
         if (v !== undefined) yield { key, value: Buffer.from(v) };
       }
     },
+    async *scanKeys(prefix): AsyncIterable<string> {
+      open();
+      yield* sortedKeysUnder(prefix);
+    },
     async close() {
       closed = true;
       data.clear();

@@ -8,7 +8,7 @@ import { badRequest } from '@strongroom/sdk-plugin/host';
 import type { Physical } from './physical.js';
 
 /** The store shape shared by physical backends, views and the barrier. */
-export type KeyValueStore = Pick<Physical, 'get' | 'put' | 'delete' | 'list' | 'scan' | 'batch'>;
+export type KeyValueStore = Pick<Physical, 'get' | 'put' | 'delete' | 'list' | 'scan' | 'scanKeys' | 'batch'>;
 
 // With the `u` flag a surrogate range only matches unpaired surrogates.
 const LONE_SURROGATE = /[\uD800-\uDFFF]/u;

@@ -179,6 +179,22 @@ export async function createLevelPhysical(opts: LevelPhysicalOptions): Promise<L
         await it.close();
       }
     },
+    async *scanKeys(prefix): AsyncIterable<string> {
+      const it = db.keys(rangeOf(prefix));
+      let next: Promise<string[]> | null = it.nextv(SCAN_CHUNK);
+      try {
+        for (;;) {
+          const keys = await next;
+          next = null;
+          if (keys.length === 0) break;
+          next = it.nextv(SCAN_CHUNK);
+          yield* keys;
+        }
+      } finally {
+        if (next !== null) await next.catch(() => undefined);
+        await it.close();
+      }
+    },
     async close() {
       while (inFlight !== null || pending.length > 0) {
         if (inFlight === null) pump();

@@ -22,5 +22,7 @@ export interface Physical {
   batch(ops: PhysicalOp[]): Promise<void>;
   /** Every key below prefix (all levels), sorted, streamed so callers need not hold all in memory. */
   scan(prefix: string): AsyncIterable<PhysicalEntry>;
+  /** The keys of `scan`, without reading (or, above the barrier, decrypting) a value. */
+  scanKeys(prefix: string): AsyncIterable<string>;
   close(): Promise<void>;
 }

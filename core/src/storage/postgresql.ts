@@ -186,6 +186,28 @@ export function createPostgresPhysical(opts: PostgresStorageOptions): PostgresPh
   const rows = async <R>(sql: string, bindings: readonly unknown[], trx: Knex | Knex.Transaction = db): Promise<R[]> =>
     ((await trx.raw(sql, bindings as Knex.RawBinding[])) as { rows: R[] }).rows;
 
+  /** The rows under prefix in key order, a page at a time (keyset pagination). */
+  async function* pages<R extends { path: string }>(columns: string, prefix: string): AsyncIterable<R[]> {
+    const upper = prefixUpperBound(prefix);
+    let after: string | null = null;
+    for (;;) {
+      const conds = ['path >= ?'];
+      const args: unknown[] = [prefix];
+      if (upper !== undefined) {
+        conds.push('path < ?');
+        args.push(upper);
+      }
+      if (after !== null) {
+        conds.push('path > ?');
+        args.push(after);
+      }
+      const page = await run(() => rows<R>(`SELECT ${columns} FROM ${table} WHERE ${conds.join(' AND ')} ORDER BY path LIMIT ${SCAN_CHUNK}`, args));
+      if (page.length > 0) yield page;
+      if (page.length < SCAN_CHUNK) return;
+      after = (page[page.length - 1] as R).path;
+    }
+  }
+
   const physical: PostgresPhysical = {
     ready,
     db,
@@ -299,23 +321,14 @@ export function createPostgresPhysical(opts: PostgresStorageOptions): PostgresPh
       }),
 
     async *scan(prefix): AsyncIterable<PhysicalEntry> {
-      const upper = prefixUpperBound(prefix);
-      let after: string | null = null;
-      for (;;) {
-        const conds = ['path >= ?'];
-        const args: unknown[] = [prefix];
-        if (upper !== undefined) {
-          conds.push('path < ?');
-          args.push(upper);
-        }
-        if (after !== null) {
-          conds.push('path > ?');
-          args.push(after);
-        }
-        const page = await run(() => rows<{ path: string; value: Buffer }>(`SELECT path, value FROM ${table} WHERE ${conds.join(' AND ')} ORDER BY path LIMIT ${SCAN_CHUNK}`, args));
+      for await (const page of pages<{ path: string; value: Buffer }>('path, value', prefix)) {
         for (const r of page) yield { key: r.path, value: r.value };
-        if (page.length < SCAN_CHUNK) return;
-        after = (page[page.length - 1] as { path: string }).path;
+      }
+    },
+
+    async *scanKeys(prefix): AsyncIterable<string> {
+      for await (const page of pages<{ path: string }>('path', prefix)) {
+        for (const r of page) yield r.path;
       }
     },
 

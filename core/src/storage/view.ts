@@ -28,6 +28,9 @@ export function createView(store: KeyValueStore, prefix: string): StorageView {
     async *scan(sub): AsyncIterable<PhysicalEntry> {
       for await (const e of store.scan(prefix + sub)) yield { key: e.key.slice(strip), value: e.value };
     },
+    async *scanKeys(sub): AsyncIterable<string> {
+      for await (const key of store.scanKeys(prefix + sub)) yield key.slice(strip);
+    },
   };
 }
 
@@ -73,6 +76,10 @@ export function createClosableView(store: KeyValueStore, prefix: string, gone: (
     async *scan(sub) {
       open();
       yield* inner.scan(sub);
+    },
+    async *scanKeys(sub) {
+      open();
+      yield* inner.scanKeys(sub);
     },
     close() {
       closed = true;

@@ -33,7 +33,7 @@ export interface NamespaceAdminDeps {
   registry: NamespaceRegistry;
   store: NamespaceStore;
   /** The barrier: everything under a namespace's prefix is removed through it. */
-  storage: Pick<Physical, 'scan' | 'delete'>;
+  storage: Pick<Physical, 'scanKeys' | 'delete'>;
   mounts: Pick<MountManager, 'loadNamespace' | 'unloadNamespace' | 'list'>;
   defaultMounts: DefaultMounts;
   policies: { ensureDefault(ns: Namespace): Promise<void> };
@@ -58,7 +58,7 @@ export function createNamespaceAdmin(deps: NamespaceAdminDeps): NamespaceAdmin {
     const tokens = await deps.tokens.revokeNamespace(ns.id);
     await deps.mounts.unloadNamespace(ns);
     const prefix = deps.registry.storagePrefix(ns);
-    for await (const { key } of deps.storage.scan(prefix)) await deps.storage.delete(key);
+    for await (const key of deps.storage.scanKeys(prefix)) await deps.storage.delete(key);
     await deps.store.remove(ns);
     deps.logger.info('namespace deleted', { namespace: ns.path, id: ns.id, tokens, ms: Date.now() - started });
   }

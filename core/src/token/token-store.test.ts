@@ -4,7 +4,7 @@ import type { Physical, PhysicalEntry, PhysicalOp } from '../storage/physical.js
 import { createTokenStore, type LoginRenewal, type TokenStore, type TokenStoreDeps } from './token-store.js';
 import type { TokenEntry } from './types.js';
 
-type Store = Pick<Physical, 'get' | 'put' | 'delete' | 'list' | 'batch' | 'scan'> & { data: Map<string, Buffer> };
+type Store = Pick<Physical, 'get' | 'put' | 'delete' | 'list' | 'batch' | 'scan' | 'scanKeys'> & { data: Map<string, Buffer> };
 
 /** A plain in-memory stand-in for the barrier's secure store. */
 function memoryStore(): Store {
@@ -42,6 +42,9 @@ function memoryStore(): Store {
         const v = data.get(key);
         if (v) yield { key, value: Buffer.from(v) };
       }
+    },
+    async *scanKeys(prefix): AsyncIterable<string> {
+      yield* under(prefix);
     },
   };
 }

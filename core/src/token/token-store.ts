@@ -46,7 +46,7 @@ const EXPIRY_RETRY_MS = 30 * 1000;
 
 export interface TokenStoreDeps {
   /** The barrier's secure store: values written here are encrypted by it. */
-  store: Pick<Physical, 'get' | 'put' | 'delete' | 'list' | 'batch' | 'scan'>;
+  store: Pick<Physical, 'get' | 'put' | 'delete' | 'list' | 'batch' | 'scan' | 'scanKeys'>;
   /** Keys token ids and accessors into storage keys (HMAC-SHA256). */
   hmacKey: Buffer;
   /** 32-byte AES-256-GCM key sealing batch tokens. */
@@ -894,9 +894,9 @@ export function createTokenStore(deps: TokenStoreDeps): TokenStore {
     }
 
     const live = new Set<string>();
-    for await (const { key } of deps.store.scan(ID)) live.add(key.slice(ID.length));
+    for await (const key of deps.store.scanKeys(ID)) live.add(key.slice(ID.length));
     const stale: string[] = [];
-    for await (const { key } of deps.store.scan(PARENT)) {
+    for await (const key of deps.store.scanKeys(PARENT)) {
       const [parentKey = '', childKey = ''] = key.slice(PARENT.length).split('/');
       if (!live.has(parentKey) || !live.has(childKey)) stale.push(key);
     }

@@ -8,6 +8,7 @@ import type { Storage, StorageOp } from '../storage.js';
 /** A Storage, or the core's physical store shape (which also scans). */
 export interface FaultableStore extends Storage {
   scan?(prefix: string): AsyncIterable<{ key: string; value: Uint8Array }>;
+  scanKeys?(prefix: string): AsyncIterable<string>;
 }
 
 export type StoreOperation = 'get' | 'put' | 'delete' | 'list' | 'scan' | 'batch';
@@ -105,6 +106,14 @@ export function createFaultyStore<T extends FaultableStore>(inner: T, initial: F
     wrapped.scan = async function* (prefix) {
       await maybeFail('scan', prefix);
       yield* scan(prefix);
+    };
+  }
+  // A keys-only scan fails as a scan does.
+  const scanKeys = inner.scanKeys?.bind(inner);
+  if (scanKeys) {
+    wrapped.scanKeys = async function* (prefix) {
+      await maybeFail('scan', prefix);
+      yield* scanKeys(prefix);
     };
   }
   // Methods beyond the store shape (close, stats, barrier controls) pass through.
