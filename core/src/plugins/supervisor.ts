@@ -144,13 +144,18 @@ function sandboxFlags(codeDirs: readonly string[], runDir: string, runtimeDirs: 
 }
 
 /**
- * V8 flags of every plugin process. A plugin is idle most of its life, yet the young
- * generation's semi-spaces grown while it loads its modules stay committed: capping them at
- * 1 MB takes about 6 MB off each plugin's idle RSS (582 -> 540 MB for the core and seven
- * engines; `npm run bench -- --only idle-memory`). --lite-mode would take 9 MB more each but
- * gives up the optimizing compilers (JavaScript crypto such as ssh's tweetnacl would crawl).
+ * V8 flags of every plugin process, each measured on idle RSS (`npm run bench -- --only
+ * idle-memory`; a plugin is idle most of its life, with a heap of about 11 MB):
+ *  - --max-semi-space-size=1: the young generation grown while modules load stays committed;
+ *    capped at 1 MB it takes about 6 MB off each plugin.
+ *  - --compact-on-every-full-gc: the start-up mark-compact also compacts, so the old-space
+ *    pages start-up garbage filled are given back at once (about 3 MB each), not 8 s or more
+ *    later by the memory reducer. A full GC of a heap this small is a few ms, and rare.
+ *  - --v8-pool-size=1: one V8 worker thread, not four (about 1 MB each: stacks and malloc arenas).
+ * --lite-mode would take about 9 MB more each but gives up the optimizing compilers
+ * (JavaScript crypto such as ssh's tweetnacl would crawl).
  */
-const PLUGIN_V8_FLAGS = ['--max-semi-space-size=1'];
+const PLUGIN_V8_FLAGS = ['--max-semi-space-size=1', '--compact-on-every-full-gc', '--v8-pool-size=1'];
 
 /** How many descriptor numbers above the highest one open at spawn are also covered (files LevelDB opens meanwhile). */
 const FD_HEADROOM = 64;

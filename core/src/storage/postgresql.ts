@@ -15,7 +15,7 @@
  * - A database that cannot be reached at start is retried in the background
  *   (the server keeps running and says why in the log and in 503 replies).
  */
-import { knex, type Knex } from 'knex';
+import type { Knex } from 'knex';
 import { StrongroomError, badRequest } from '@strongroom/sdk-plugin/host';
 import type { Physical, PhysicalEntry, PhysicalOp } from './physical.js';
 import { assertValidKey, compareKeys, prefixUpperBound } from './keys.js';
@@ -102,6 +102,8 @@ export function createPostgresPhysical(opts: PostgresStorageOptions): PostgresPh
     for (const s of secrets) if (s) m = m.split(s).join('***');
     return m;
   };
+  // Loaded here, not at import: knex and its 300 modules (lodash) would cost every server that stores in LevelDB about 5 MB.
+  const { knex } = require('knex') as typeof import('knex');
   const pool = (max: number): Knex =>
     knex({
       client: 'pg',
