@@ -151,11 +151,12 @@ function sandboxFlags(codeDirs: readonly string[], runDir: string, runtimeDirs: 
  *  - --compact-on-every-full-gc: the start-up mark-compact also compacts, so the old-space
  *    pages start-up garbage filled are given back at once (about 3 MB each), not 8 s or more
  *    later by the memory reducer. A full GC of a heap this small is a few ms, and rare.
- *  - --v8-pool-size=1: one V8 worker thread, not four (about 1 MB each: stacks and malloc arenas).
- * --lite-mode would take about 9 MB more each but gives up the optimizing compilers
+ * Not kept: --v8-pool-size=1 (one V8 worker thread instead of four, about 1.3 MB less each) made
+ * transit encrypt at c=1 about 5 % slower at the median (GC and compile work back on the main
+ * thread; same-minute A/B), and c=1 latency is a target of its own. --lite-mode would take about 9 MB more each but gives up the optimizing compilers
  * (JavaScript crypto such as ssh's tweetnacl would crawl).
  */
-const PLUGIN_V8_FLAGS = ['--max-semi-space-size=1', '--compact-on-every-full-gc', '--v8-pool-size=1'];
+const PLUGIN_V8_FLAGS = ['--max-semi-space-size=1', '--compact-on-every-full-gc'];
 
 /** How many descriptor numbers above the highest one open at spawn are also covered (files LevelDB opens meanwhile). */
 const FD_HEADROOM = 64;
