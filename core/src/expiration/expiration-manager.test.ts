@@ -431,6 +431,25 @@ describe('tidy', () => {
   });
 });
 
+describe('events', () => {
+  it('counts only a lease the timer revoked at its natural end as expired', async () => {
+    const seen: Array<[string, boolean]> = [];
+    const h = setup({ events: { revoked: (mountPath, expired) => void seen.push([mountPath, expired]) } });
+    const sync = await h.mgr.register({ ...db, secret: secret({ ttl: 100 }) });
+    const queued = await h.mgr.register({ ...db, secret: secret({ ttl: 100 }) });
+    await h.mgr.register({ ...db, secret: secret({ ttl: 100 }) });
+    await h.mgr.revoke(sync.leaseId, { sync: true });
+    await h.mgr.revoke(queued.leaseId);
+    await advance(h, 0);
+    expect(seen).toEqual([
+      ['database/', false],
+      ['database/', false],
+    ]);
+    await advance(h, 100_000);
+    expect(seen[2]).toEqual(['database/', true]);
+  });
+});
+
 describe('tidy of the due index', () => {
   it('gives a body without its index key one and removes keys that match no body', async () => {
     const h = setup();

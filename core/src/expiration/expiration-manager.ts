@@ -482,8 +482,10 @@ export function createExpirationManager(deps: ExpirationDeps): ExpirationManager
     }
     forget(id);
     revokedCount++;
-    // A lease whose expire time is still its natural end ran out; an asked revocation moved it earlier.
-    deps.events?.revoked?.(entry.mountPath, entry.expireTime >= (entry.lastRenewalTime ?? entry.issueTime) + entry.ttl * 1000, entry.namespaceId);
+    // Expired: the timer revoked it at its natural end. A queued revocation moved the expire time
+    // earlier; a sync or forced one did not go through the timer at all.
+    const expired = onTimer && entry.expireTime >= (entry.lastRenewalTime ?? entry.issueTime) + entry.ttl * 1000;
+    deps.events?.revoked?.(entry.mountPath, expired, entry.namespaceId);
     return { ok: true };
   };
 
