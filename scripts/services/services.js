@@ -117,12 +117,14 @@ async function down(forTests) {
       process.stderr.write(`[services] stopped ${kind} on port ${s.port}\n`);
       delete state[kind];
     }
-    // Left by a test that did not get to drop its own.
-    for (const s of Object.values(state.dedicated ?? {})) {
+    // Left by a test that did not get to drop its own (not one a live bench still uses).
+    for (const [id, s] of Object.entries(state.dedicated ?? {})) {
+      if (s.ownerPid !== undefined && alive(s.ownerPid)) continue;
       await KINDS[s.kind].down(s);
       process.stderr.write(`[services] stopped dedicated ${s.kind} on port ${s.port}\n`);
+      delete state.dedicated[id];
     }
-    delete state.dedicated;
+    if (state.dedicated && Object.keys(state.dedicated).length === 0) delete state.dedicated;
     writeState(state);
   });
 }
@@ -130,7 +132,8 @@ async function down(forTests) {
 /** Starts an instance for one test alone; it is never handed to `up`. */
 async function upDedicated(kind) {
   const started = await KINDS[kind].up(); // outside the lock: other workers' `up` need not wait for it
-  Object.assign(started, { kind, owner: 'tests', id: `${kind}-${started.port}`, ...(RUN ? { run: RUN } : {}) });
+  // Outside a test run (a bench section), the process that asked owns it: no test run's teardown stops it while that lives.
+  Object.assign(started, { kind, owner: 'tests', id: `${kind}-${started.port}`, ...(RUN ? { run: RUN } : { ownerPid: process.ppid }) });
   await withLock(async () => {
     const state = readState();
     state.dedicated = { ...state.dedicated, [started.id]: started };

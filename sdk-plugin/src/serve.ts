@@ -12,6 +12,7 @@ import { StrongroomError } from './errors.js';
 import { createCallbackClient, type CallbackClient } from './transport/callback-client.js';
 import {
   decodeMount,
+  decodeMountTtls,
   decodeRequest,
   encodeDescription,
   encodeError,
@@ -65,6 +66,8 @@ export async function serve(factory: BackendFactory): Promise<ServeHandle> {
 
   const handleRequest = async (w: wire.Request) => {
     const m = mountFor(w.mount_uuid);
+    const ttls = decodeMountTtls(w);
+    if (ttls) callbacks.noteMountTtls(w.mount_uuid, ttls);
     try {
       const req = decodeRequest(w, m.mount);
       if (req.resolveExistence) {
@@ -111,6 +114,7 @@ export async function serve(factory: BackendFactory): Promise<ServeHandle> {
         const uuid = String(req.mount_uuid);
         const m = mounts.get(uuid);
         mounts.delete(uuid);
+        callbacks.forgetMount(uuid);
         if (m) await m.backend.cleanup();
       }),
     ),

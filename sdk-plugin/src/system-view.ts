@@ -18,6 +18,16 @@ export interface SystemView {
   openDatabasePlugin?(name: string, version: string): Promise<DatabasePluginAddress>;
 }
 
+/**
+ * A mount's lease TTLs in seconds, as the core resolves them (tuned, else the
+ * system's). The core sends them with every request to a plugin process, so
+ * the SystemView there answers from the latest instead of asking (issue 20).
+ */
+export interface MountTtls {
+  defaultLeaseTtl: number;
+  maxLeaseTtl: number;
+}
+
 /** Where a running database plugin process serves (SystemView.openDatabasePlugin's answer). */
 export interface DatabasePluginAddress {
   socketPath: string;

@@ -103,6 +103,20 @@ describe('database engine on PostgreSQL', () => {
     expect(await roleExists(username)).toBe(false);
   });
 
+  it("a role without TTLs takes the mount's, and a tune shows on the next credential", async () => {
+    expect((await s.api('POST', 'database/roles/svc', { db_name: 'pg', creation_statements: CREATE, revocation_statements: REVOKE })).status).toBe(204);
+    const leases: string[] = [];
+    for (const [ttl, max] of [['10m', '15m'], ['20m', '30m']] as const) {
+      expect((await s.api('POST', 'sys/mounts/database/tune', { default_lease_ttl: ttl, max_lease_ttl: max })).status).toBe(204);
+      const issued = await s.api('GET', 'database/creds/svc');
+      expect(issued.status).toBe(200);
+      leases.push(issued.body.lease_id);
+      expect(issued.body.lease_duration).toBe(ttl === '10m' ? 600 : 1200);
+    }
+    expect((await s.api('POST', 'sys/mounts/database/tune', { default_lease_ttl: 0, max_lease_ttl: 0 })).status).toBe(204);
+    for (const id of leases) expect((await s.api('POST', 'sys/leases/revoke', { lease_id: id, sync: true })).status).toBe(204);
+  });
+
   it('refuses a role the connection does not allow', async () => {
     await s.api('POST', 'database/roles/other', { db_name: 'pg', creation_statements: CREATE });
     const r = await s.api('GET', 'database/creds/other');

@@ -221,6 +221,23 @@ describe('plugin supervisor with the echo fixture', () => {
     });
   });
 
+  test("a mount's TTLs go with each request: the engine's system view answers them without asking, and a tune shows on the next request", async () => {
+    let ttls = { defaultLeaseTtl: 60, maxLeaseTtl: 120 };
+    const asked: string[] = [];
+    const counting: SystemView = {
+      ...systemView,
+      defaultLeaseTtl: async () => (asked.push('default'), 3600),
+      maxLeaseTtl: async () => (asked.push('max'), 7200),
+    };
+    const sup = makeSupervisor({ callbacks: { storageFor: () => createMemoryStorage(), systemViewFor: () => counting, mountTtls: () => ttls } });
+    const m = mountInfo('m1');
+    const backend = await sup.mount(builtin, m);
+    expect((await backend.handleRequest(request(m, 'sys', 'read')))?.data).toMatchObject({ default_ttl: 60, max_ttl: 120 });
+    ttls = { defaultLeaseTtl: 30, maxLeaseTtl: 90 };
+    expect((await backend.handleRequest(request(m, 'sys', 'read')))?.data).toMatchObject({ default_ttl: 30, max_ttl: 90 });
+    expect(asked).toEqual([]);
+  });
+
   test('a write sent for the plugin to resolve runs its existence check there: the handler sees create, then update', async () => {
     const sup = makeSupervisor();
     const m = mountInfo('m1');

@@ -22,7 +22,7 @@ import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as readline from 'node:readline';
-import { StrongroomError, type Backend, type BackendDescription, type Logger, type MountInfo, type SpecialPaths, type Storage, type SystemView } from '@strongroom/sdk-plugin/host';
+import { StrongroomError, type Backend, type BackendDescription, type Logger, type MountInfo, type MountTtls, type SpecialPaths, type Storage, type SystemView } from '@strongroom/sdk-plugin/host';
 import * as transport from '@strongroom/sdk-plugin/host';
 import * as database from '@strongroom/sdk-plugin/database';
 import { NODE_ENV_ITEM, type PluginCatalog, type PluginEntry } from './catalog.js';
@@ -32,7 +32,12 @@ export type PluginStatus = 'running' | 'starting' | 'degraded' | 'failed';
 export interface PluginSupervisorDeps {
   catalog: Pick<PluginCatalog, 'get' | 'prepareStart'>;
   logger: { child(meta: Record<string, unknown>): Logger };
-  callbacks: { storageFor(mountUuid: string): Storage; systemViewFor(mountUuid: string): SystemView };
+  callbacks: {
+    storageFor(mountUuid: string): Storage;
+    systemViewFor(mountUuid: string): SystemView;
+    /** The mount's TTLs now, sent with each request so the engine need not ask (MountTtls); without it, the engine asks. */
+    mountTtls?(mountUuid: string): MountTtls;
+  };
   /** Directory for the per-process private socket directories. */
   runDir: string;
   /** Directories every plugin may read besides its own code: the plugin runtime (see sandboxFlags). */
@@ -565,7 +570,8 @@ export function createPluginSupervisor(deps: PluginSupervisorDeps): PluginSuperv
     return {
       handleRequest: (req) => {
         const c = clientFor(rt, rec);
-        return c instanceof Promise ? c.then((cl) => cl.handleRequest(req)) : c.handleRequest(req);
+        const ttls = deps.callbacks.mountTtls?.(uuid);
+        return c instanceof Promise ? c.then((cl) => cl.handleRequest(req, ttls)) : c.handleRequest(req, ttls);
       },
       existenceCheck: (req) => via((c) => c.existenceCheck(req)),
       specialPaths: () => rec.special,

@@ -106,7 +106,14 @@ export async function unseal(ctx: UnsealContext, opts: { restoreLeasesInBackgrou
   const supervisor = createPluginSupervisor({
     catalog,
     logger: logger.named('plugins'),
-    callbacks: { storageFor: mountStorage.storageFor, systemViewFor },
+    callbacks: {
+      storageFor: mountStorage.storageFor,
+      systemViewFor,
+      mountTtls: (uuid) => {
+        const t = ttlsOf(router.byUuid(uuid)?.entry);
+        return { defaultLeaseTtl: t.defaultTtl, maxLeaseTtl: t.maxTtl };
+      },
+    },
     runDir,
     runtimeDirs: pluginRuntimeDirs(),
     isStopping,

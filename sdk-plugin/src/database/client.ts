@@ -1,16 +1,19 @@
 /**
  * The engine's side of the Database service: `createDatabasePluginClient`
- * gives one connection's view of a running database plugin process. Every
- * call carries the per-process secret and the connection id as metadata and
- * has a deadline; typed errors from the plugin become StrongroomErrors again.
+ * gives one connection's view of a running database plugin process. Calls
+ * are frames on one long-lived multiplexed stream per process (opened with
+ * the per-process secret), each naming its connection; every call has a
+ * deadline, and typed errors from the plugin become StrongroomErrors again.
  *
- * Channels are set up once per process address (socket path) and shared by
- * every connection on it, never per call.
+ * Channels and their streams are set up once per process address (socket
+ * path) and shared by every connection on it, never per call: a unary call
+ * per credential cost both processes an HTTP/2 stream each (issue 20).
  */
 import * as grpc from '@grpc/grpc-js';
 import { StrongroomError } from '../errors.js';
-import { throwIfError } from '../transport/codec.js';
+import type { WireFrame } from '../transport/codec.js';
 import { SECRET_METADATA_KEY } from '../transport/handshake.js';
+import { createMuxClient, type MuxClient } from '../transport/mux.js';
 import { CHANNEL_OPTIONS, loadProtos } from '../transport/proto.js';
 import {
   decodeConfig,
@@ -19,7 +22,7 @@ import {
   encodeNewUserRequest,
   encodeUpdateUserRequest,
 } from './codec.js';
-import { CONNECTION_ID_METADATA_KEY, type DatabasePluginAddress, type DatabasePluginClient } from './types.js';
+import type { DatabasePluginAddress, DatabasePluginClient } from './types.js';
 import type * as wire from '../transport/wire.js';
 
 export interface DatabasePluginClientOptions {
@@ -32,32 +35,65 @@ export interface DatabasePluginClientOptions {
 const DEFAULT_TIMEOUT_MS = 30_000;
 
 type UnaryFn = (req: unknown, md: grpc.Metadata, opts: grpc.CallOptions, cb: (err: grpc.ServiceError | null, res: unknown) => void) => void;
+type StreamCall = grpc.ClientDuplexStream<WireFrame, WireFrame>;
 
 interface Channel {
   client: grpc.Client;
   secret: string;
+  /** The multiplexed stream, opened on first use and again after it broke. */
+  lane: { stream: StreamCall; mux: MuxClient } | null;
 }
 const channels = new Map<string, Channel>();
 
-// grpc-js aliases each RPC under a lower-case name too, so the Database
-// service's `Close` RPC shadows `client.close()`: close the channel through the prototype.
-const closeChannel = (client: grpc.Client) => grpc.Client.prototype.close.call(client);
+// grpc-js aliases each RPC under a lower-case name too, so a service method named
+// `Close` would shadow `client.close()`: close the channel through the prototype.
+const closeChannel = (ch: Channel) => {
+  const lane = ch.lane;
+  ch.lane = null;
+  lane?.mux.failAll(new StrongroomError('unavailable', 'the database plugin channel was closed'));
+  lane?.stream.cancel();
+  grpc.Client.prototype.close.call(ch.client);
+};
 
-function channelFor(address: DatabasePluginAddress): grpc.Client {
+function channelFor(address: DatabasePluginAddress): Channel {
   const cached = channels.get(address.socketPath);
   // Same path, other secret: the process was replaced; its old channel is useless.
-  if (cached && cached.secret === address.secret) return cached.client;
-  if (cached) closeChannel(cached.client);
+  if (cached && cached.secret === address.secret) return cached;
+  if (cached) closeChannel(cached);
   const { Database } = loadProtos();
   const client = new Database(`unix:${address.socketPath}`, grpc.credentials.createInsecure(), CHANNEL_OPTIONS);
-  channels.set(address.socketPath, { client, secret: address.secret });
-  return client;
+  const ch: Channel = { client, secret: address.secret, lane: null };
+  channels.set(address.socketPath, ch);
+  return ch;
+}
+
+function muxFor(ch: Channel, label: string): MuxClient {
+  if (ch.lane) return ch.lane.mux;
+  const md = new grpc.Metadata();
+  md.set(SECRET_METADATA_KEY, ch.secret);
+  const stream = (ch.client as unknown as { Stream(md: grpc.Metadata): StreamCall }).Stream(md);
+  const mux = createMuxClient({
+    sink: stream,
+    onTimeout: (kind, ms) => new StrongroomError('coded', `${label} did not answer ${kind} within ${ms} ms`, { status: 504 }),
+  });
+  const lane = { stream, mux };
+  const broken = (why: string) => {
+    if (ch.lane !== lane) return;
+    ch.lane = null;
+    // The engine reconnects on `unavailable` (asks the core for the process again).
+    mux.failAll(new StrongroomError('unavailable', `${label} is not reachable (${why})`));
+  };
+  stream.on('data', (f: WireFrame) => mux.receive(f));
+  stream.on('error', (e: grpc.ServiceError) => broken(e.details || e.message));
+  stream.on('end', () => broken('stream ended'));
+  ch.lane = lane;
+  return mux;
 }
 
 /** Closes the shared channel to a plugin process (call it when that process is gone). */
 export function closeDatabasePluginChannel(socketPath: string): void {
   const cached = channels.get(socketPath);
-  if (cached) closeChannel(cached.client);
+  if (cached) closeChannel(cached);
   channels.delete(socketPath);
 }
 
@@ -73,50 +109,43 @@ export function createDatabasePluginClient(
 ): DatabasePluginClient {
   const timeoutMs = opts.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   const label = opts.label ?? `database plugin ${address.version}`;
-  const md = new grpc.Metadata();
-  md.set(SECRET_METADATA_KEY, address.secret);
-  md.set(CONNECTION_ID_METADATA_KEY, connectionId);
+  const frameFields = { connection_id: connectionId };
 
-  const transportError = (method: string, err: grpc.ServiceError): StrongroomError => {
-    switch (err.code) {
-      case grpc.status.DEADLINE_EXCEEDED:
-        return new StrongroomError('coded', `${label} did not answer ${method} within ${timeoutMs} ms`, { status: 504 });
-      case grpc.status.UNAVAILABLE:
-        return new StrongroomError('unavailable', `${label} is not reachable`);
-      default:
-        return new StrongroomError('plugin_failed', `${label} failed during ${method}: ${err.details || err.message}`);
-    }
-  };
-
-  const call = <T>(method: string, req: unknown): Promise<T> =>
-    new Promise<T>((resolve, reject) => {
-      const client = channelFor(address);
-      const fn = (client as unknown as Record<string, UnaryFn>)[method];
-      if (!fn) return reject(new StrongroomError('internal', `no method ${method}`));
-      fn.call(client, req, md, { deadline: Date.now() + timeoutMs }, (err, res) => (err ? reject(transportError(method, err)) : resolve(res as T)));
-    });
-  const errorReply = async (method: string, req: unknown): Promise<void> => {
-    throwIfError(await call<wire.DatabaseErrorReply>(method, req));
+  /** One call on the process's stream; answers the reply member `${kind}_reply`. */
+  const call = async <T>(kind: string, body: unknown): Promise<T> => {
+    const frame = await muxFor(channelFor(address), label).call(kind, body, timeoutMs, frameFields);
+    const reply = frame[`${kind}_reply`];
+    if (reply === undefined || reply === null) throw new StrongroomError('plugin_failed', `${label} answered ${kind} with ${String(frame.kind)}`);
+    return reply as T;
   };
 
   return {
-    async type() {
-      return (await call<wire.DatabaseTypeReply>('Type', {})).type;
-    },
+    type: () =>
+      new Promise<string>((resolve, reject) => {
+        const md = new grpc.Metadata();
+        md.set(SECRET_METADATA_KEY, address.secret);
+        const type = (channelFor(address).client as unknown as { Type: UnaryFn }).Type;
+        type.call(channelFor(address).client, {}, md, { deadline: Date.now() + timeoutMs }, (err, res) => {
+          if (!err) return resolve((res as wire.DatabaseTypeReply).type);
+          if (err.code === grpc.status.UNAVAILABLE) return reject(new StrongroomError('unavailable', `${label} is not reachable`));
+          reject(new StrongroomError('plugin_failed', `${label} failed during Type: ${err.details || err.message}`));
+        });
+      }),
     async initialize(req) {
-      const r = await call<wire.InitializeResponse>('Initialize', encodeInitializeRequest(req));
-      throwIfError(r);
+      const r = await call<wire.InitializeResponse>('initialize', encodeInitializeRequest(req));
       return { config: decodeConfig(r.config_json) };
     },
     async newUser(req) {
-      const r = await call<wire.NewUserResponse>('NewUser', encodeNewUserRequest(req));
-      throwIfError(r);
-      return { username: r.username };
+      return { username: (await call<wire.NewUserResponse>('new_user', encodeNewUserRequest(req))).username };
     },
-    updateUser: (req) => errorReply('UpdateUser', encodeUpdateUserRequest(req)),
-    deleteUser: (req) => errorReply('DeleteUser', encodeDeleteUserRequest(req)),
+    async updateUser(req) {
+      await call('update_user', encodeUpdateUserRequest(req));
+    },
+    async deleteUser(req) {
+      await call('delete_user', encodeDeleteUserRequest(req));
+    },
     async close() {
-      await call<unknown>('Close', {});
+      await call('close', {});
     },
   };
 }

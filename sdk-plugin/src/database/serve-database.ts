@@ -2,7 +2,8 @@
  * `serveDatabasePlugin(plugin)`: the entry point of a database plugin process
  * (postgresql-database-plugin, mysql-database-plugin). Same process contract
  * as backend plugins (transport/plugin-process.ts); serves the `Database`
- * service and keeps one `DatabaseInstance` per `x-strongroom-connection-id`.
+ * service's multiplexed stream and keeps one `DatabaseInstance` per
+ * connection id a frame names.
  *
  * Invariants:
  *  - a call for a connection id this process has not initialized fails with
@@ -10,10 +11,11 @@
  *  - untyped errors cross as a bare "internal error" and are logged by class
  *    and driver code only: their text may hold credentials.
  */
-import type * as grpc from '@grpc/grpc-js';
+import * as grpc from '@grpc/grpc-js';
 import { StrongroomError, badRequest } from '../errors.js';
-import { encodeError } from '../transport/codec.js';
+import type { WireFrame } from '../transport/codec.js';
 import type { JsonLogger } from '../transport/logger.js';
+import { serveFrames } from '../transport/mux.js';
 import { startPluginProcess } from '../transport/plugin-process.js';
 import {
   decodeDeleteUserRequest,
@@ -22,7 +24,7 @@ import {
   decodeUpdateUserRequest,
   encodeConfig,
 } from './codec.js';
-import { CONNECTION_ID_METADATA_KEY, type DatabaseInstance, type DatabasePlugin } from './types.js';
+import type { DatabaseInstance, DatabasePlugin } from './types.js';
 import type * as wire from '../transport/wire.js';
 
 export interface DatabaseServeHandle {
@@ -38,14 +40,7 @@ export async function serveDatabasePlugin(plugin: DatabasePlugin): Promise<Datab
   const { logger } = proc;
   const instances = new Map<string, DatabaseInstance>();
 
-  const connectionId = (md: grpc.Metadata): string => {
-    const id = md.get(CONNECTION_ID_METADATA_KEY)[0];
-    const text = typeof id === 'string' ? id : Buffer.isBuffer(id) ? id.toString('utf8') : '';
-    if (!text) throw badRequest(`missing ${CONNECTION_ID_METADATA_KEY} metadata`);
-    return text;
-  };
-  const instanceFor = (md: grpc.Metadata): DatabaseInstance => {
-    const id = connectionId(md);
+  const instanceFor = (id: string): DatabaseInstance => {
     const inst = instances.get(id);
     if (!inst) throw new StrongroomError('connection_not_initialized', `connection ${id} is not initialized in this plugin process`);
     return inst;
@@ -55,23 +50,17 @@ export async function serveDatabasePlugin(plugin: DatabasePlugin): Promise<Datab
     const e = err as { name?: unknown; code?: unknown } | null;
     logger.error('unexpected error in database plugin', { op, error: String(e?.name ?? typeof err), code: String(e?.code ?? '') });
   };
-  // Each RPC answers its typed error in the reply's `err` field.
-  const typed =
-    <T extends object>(op: string, empty: T, fn: (req: Record<string, unknown>, md: grpc.Metadata) => Promise<T>) =>
-    (req: Record<string, unknown>, md: grpc.Metadata) =>
-      fn(req, md).catch((err: unknown) => {
-        logUnexpected(op, err);
-        return { ...empty, err: encodeError(err) };
-      });
 
-  proc.server.addService(proc.protos.Database.service, {
-    Initialize: proc.unary(
-      typed('initialize', { config_json: Buffer.alloc(0), err: null }, async (req, md) => {
-        const id = connectionId(md);
+  /** One call of the stream: the reply kind and body; a failure becomes the frame's typed `error`. */
+  const handle = async (frame: WireFrame): Promise<[string, unknown]> => {
+    const id = typeof frame.connection_id === 'string' ? frame.connection_id : '';
+    if (!id) throw badRequest('connection_id: required on every call');
+    switch (frame.kind) {
+      case 'initialize': {
         const fresh = plugin.newInstance();
         let res;
         try {
-          res = await fresh.initialize(decodeInitializeRequest(req as unknown as wire.InitializeRequest));
+          res = await fresh.initialize(decodeInitializeRequest(frame.initialize as wire.InitializeRequest));
         } catch (err) {
           await fresh.close().catch(() => undefined);
           throw err;
@@ -79,39 +68,46 @@ export async function serveDatabasePlugin(plugin: DatabasePlugin): Promise<Datab
         const previous = instances.get(id);
         instances.set(id, fresh);
         if (previous) await previous.close().catch((err: unknown) => logUnexpected('close', err));
-        return { config_json: encodeConfig(res.config), err: null };
-      }),
-    ),
-    NewUser: proc.unary(
-      typed('new_user', { username: '', err: null }, async (req, md) => {
-        const inst = instanceFor(md);
-        const r = await inst.newUser(decodeNewUserRequest(req as unknown as wire.NewUserRequest));
-        return { username: r.username, err: null };
-      }),
-    ),
-    UpdateUser: proc.unary(
-      typed('update_user', { err: null }, async (req, md) => {
-        const inst = instanceFor(md);
-        await inst.updateUser(decodeUpdateUserRequest(req as unknown as wire.UpdateUserRequest));
-        return { err: null };
-      }),
-    ),
-    DeleteUser: proc.unary(
-      typed('delete_user', { err: null }, async (req, md) => {
-        const inst = instanceFor(md);
-        await inst.deleteUser(decodeDeleteUserRequest(req as unknown as wire.DeleteUserRequest));
-        return { err: null };
-      }),
-    ),
+        return ['initialize_reply', { config_json: encodeConfig(res.config) }];
+      }
+      case 'new_user': {
+        const r = await instanceFor(id).newUser(decodeNewUserRequest(frame.new_user as wire.NewUserRequest));
+        return ['new_user_reply', { username: r.username }];
+      }
+      case 'update_user':
+        await instanceFor(id).updateUser(decodeUpdateUserRequest(frame.update_user as wire.UpdateUserRequest));
+        return ['update_user_reply', {}];
+      case 'delete_user':
+        await instanceFor(id).deleteUser(decodeDeleteUserRequest(frame.delete_user as wire.DeleteUserRequest));
+        return ['delete_user_reply', {}];
+      case 'close': {
+        // Idempotent: closing an unknown connection is not an error.
+        const inst = instances.get(id);
+        instances.delete(id);
+        if (inst) await inst.close().catch((err: unknown) => logUnexpected('close', err));
+        return ['close_reply', {}];
+      }
+      default:
+        throw new StrongroomError('unsupported_operation', `unknown frame kind ${String(frame.kind)}`);
+    }
+  };
+
+  proc.server.addService(proc.protos.Database.service, {
     Type: proc.unary(async () => ({ type: plugin.type })),
-    // Close is idempotent: closing an unknown connection is not an error.
-    Close: proc.unary(async (_req, md) => {
-      const id = connectionId(md);
-      const inst = instances.get(id);
-      instances.delete(id);
-      if (inst) await inst.close().catch((err: unknown) => logUnexpected('close', err));
-      return {};
-    }),
+    Stream: (call: grpc.ServerDuplexStream<WireFrame, WireFrame>) => {
+      if (!proc.authorized(call.metadata)) {
+        call.emit('error', { code: grpc.status.UNAUTHENTICATED, details: 'core secret mismatch' });
+        return;
+      }
+      serveFrames(call, (frame) =>
+        handle(frame).catch((err: unknown) => {
+          logUnexpected(String(frame.kind), err);
+          throw err;
+        }),
+      );
+      call.on('end', () => call.end());
+      call.on('error', () => undefined);
+    },
   });
 
   const closeAll = async () => {

@@ -5,9 +5,9 @@
  * `serveDatabasePlugin`.
  *
  * One plugin process serves every connection of its (name, version): each
- * call carries the connection id in the `x-strongroom-connection-id` gRPC
- * metadata (Vault's multiplexed dbplugin shape), and the process keeps one
- * `DatabaseInstance` per id. A call for an id the process does not know (it
+ * call is a frame on the process's multiplexed Database stream and names its
+ * connection id (Vault's multiplexed dbplugin shape), and the process keeps
+ * one `DatabaseInstance` per id. A call for an id the process does not know (it
  * restarted) fails with code `connection_not_initialized`; the engine then
  * initializes again with the stored config and retries once.
  *
@@ -16,7 +16,6 @@
  * connection URLs and passwords.
  */
 
-export const CONNECTION_ID_METADATA_KEY = 'x-strongroom-connection-id';
 /** WireError code for "this process has no instance for that connection id". */
 export const CONNECTION_NOT_INITIALIZED = 'connection_not_initialized';
 

@@ -8,6 +8,7 @@
 import * as grpc from '@grpc/grpc-js';
 import type { BackendDescription } from '../describe.js';
 import type { ExistenceResult, LogicalRequest, LogicalResponse, MountInfo, SpecialPaths } from '../logical.js';
+import type { MountTtls } from '../system-view.js';
 import { StrongroomError } from '../errors.js';
 import {
   decodeDescription,
@@ -35,7 +36,8 @@ export interface BackendClient {
   waitHealthy(timeoutMs: number): Promise<void>;
   setup(mount: MountInfo, timeoutMs?: number): Promise<SetupResult>;
   cleanup(mountUuid: string, timeoutMs?: number): Promise<void>;
-  handleRequest(req: LogicalRequest, timeoutMs?: number): Promise<LogicalResponse | null>;
+  /** `mountTtls` go with the request, so the engine need not ask for them (MountTtls). */
+  handleRequest(req: LogicalRequest, mountTtls?: MountTtls): Promise<LogicalResponse | null>;
   existenceCheck(req: LogicalRequest, timeoutMs?: number): Promise<ExistenceResult>;
   invalidateKey(mountUuid: string, key: string, timeoutMs?: number): Promise<void>;
   periodic(mountUuid: string, timeoutMs?: number): Promise<void>;
@@ -129,8 +131,8 @@ export function createBackendClient(opts: BackendClientOptions): BackendClient {
     async cleanup(mountUuid, timeoutMs) {
       throwIfError(await unary<wire.ErrorReply>('Cleanup', { mount_uuid: mountUuid }, timeoutMs));
     },
-    async handleRequest(req, timeoutMs = opts.callTimeoutMs) {
-      return decodeHandleReply(await streamCall('handle_request', encodeRequest(req), 'handle_request_reply', timeoutMs));
+    async handleRequest(req, mountTtls) {
+      return decodeHandleReply(await streamCall('handle_request', encodeRequest(req, mountTtls), 'handle_request_reply', opts.callTimeoutMs));
     },
     async existenceCheck(req, timeoutMs = opts.callTimeoutMs) {
       return decodeExistence(

@@ -7,7 +7,7 @@
  */
 import * as grpc from '@grpc/grpc-js';
 import type { Storage } from '../storage.js';
-import type { SystemView } from '../system-view.js';
+import type { MountTtls, SystemView } from '../system-view.js';
 import { StrongroomError } from '../errors.js';
 import { throwIfError, type WireFrame } from './codec.js';
 import { SECRET_METADATA_KEY } from './handshake.js';
@@ -18,6 +18,9 @@ import type * as wire from './wire.js';
 export interface CallbackClient {
   storage(mountUuid: string): Storage;
   system(mountUuid: string): SystemView;
+  /** The mount's TTLs as a request from the core carried them: its SystemView answers from these from now on. */
+  noteMountTtls(mountUuid: string, ttls: MountTtls): void;
+  forgetMount(mountUuid: string): void;
   close(): void;
 }
 
@@ -75,6 +78,9 @@ export function createCallbackClient(opts: CallbackClientOptions): CallbackClien
 
   const storageLane = lane(storageClient, 'storage');
   const systemLane = lane(systemClient, 'system view');
+  // The latest TTLs per mount. A tune reaches a mount's next request; until one comes, work the
+  // engine starts by itself (a rotation) sees the values of the request before (DESIGN §3).
+  const mountTtls = new Map<string, MountTtls>();
 
   const reply = <T extends { err: wire.WireError | null }>(frame: WireFrame, kind: string): T => {
     const r = frame[kind] as T | undefined;
@@ -116,9 +122,13 @@ export function createCallbackClient(opts: CallbackClientOptions): CallbackClien
       const ref = { mount_uuid: mountUuid };
       return {
         async defaultLeaseTtl() {
+          const known = mountTtls.get(mountUuid);
+          if (known) return known.defaultLeaseTtl;
           return reply<wire.TtlReply>(await systemLane.call('default_lease_ttl', ref), 'default_lease_ttl_reply').seconds;
         },
         async maxLeaseTtl() {
+          const known = mountTtls.get(mountUuid);
+          if (known) return known.maxLeaseTtl;
           return reply<wire.TtlReply>(await systemLane.call('max_lease_ttl', ref), 'max_lease_ttl_reply').seconds;
         },
         async generatePasswordFromPolicy(policyName) {
@@ -138,6 +148,12 @@ export function createCallbackClient(opts: CallbackClientOptions): CallbackClien
           return { socketPath: r.socket_path, secret: r.secret, version: r.version };
         },
       };
+    },
+    noteMountTtls(mountUuid, ttls) {
+      mountTtls.set(mountUuid, ttls);
+    },
+    forgetMount(mountUuid) {
+      mountTtls.delete(mountUuid);
     },
     close() {
       storageLane.close();

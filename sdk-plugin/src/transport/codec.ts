@@ -22,6 +22,7 @@ import type {
 } from '../logical.js';
 import type { BackendDescription, PathDescription } from '../describe.js';
 import { StrongroomError, fromWireError, toWireError, type ErrorCode, type WireError } from '../errors.js';
+import type { MountTtls } from '../system-view.js';
 import type * as wire from './wire.js';
 
 type Bytes = Uint8Array;
@@ -117,7 +118,7 @@ export function decodeSpecialPaths(w: wire.SpecialPaths | null): SpecialPaths {
 
 const NO_CLIENT: ClientInfo = { remoteAddress: '', displayName: '', tokenAccessor: '', entityId: '', policies: [], metadata: {} };
 
-export function encodeRequest(r: LogicalRequest): wire.Request {
+export function encodeRequest(r: LogicalRequest, ttls?: MountTtls): wire.Request {
   const c = r.client ?? NO_CLIENT;
   return {
     id: r.id,
@@ -137,6 +138,7 @@ export function encodeRequest(r: LogicalRequest): wire.Request {
     auth: r.auth ? { internal_data_json: jsonBytes(r.auth.internalData), metadata: r.auth.metadata, policies: r.auth.policies } : null,
     headers: r.headers ?? {},
     resolve_existence: r.resolveExistence === true,
+    mount_ttls: ttls ? { default_lease_ttl: ttls.defaultLeaseTtl, max_lease_ttl: ttls.maxLeaseTtl } : null,
   };
 }
 
@@ -189,6 +191,12 @@ export function decodeRequest(w: wire.Request, mount: MountInfo): LogicalRequest
   if (w.headers && Object.keys(w.headers).length > 0) req.headers = w.headers;
   if (w.resolve_existence) req.resolveExistence = true;
   return req;
+}
+
+/** The mount's TTLs a request carries (the core sends them with each one); null when it did not. */
+export function decodeMountTtls(w: wire.Request): MountTtls | null {
+  const t = w.mount_ttls;
+  return t ? { defaultLeaseTtl: t.default_lease_ttl, maxLeaseTtl: t.max_lease_ttl } : null;
 }
 
 // ------------------------------------------------------------------ responses

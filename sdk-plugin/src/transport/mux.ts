@@ -29,9 +29,10 @@ export interface MuxClient {
   /**
    * Send `body` as frame kind `kind`, wait for the reply frame. Rejects with
    * the typed error when the reply is an `error` frame, with `onTimeout()`'s
-   * error after `timeoutMs`, or with the error given to failAll().
+   * error after `timeoutMs`, or with the error given to failAll(). `fields`
+   * go on the frame beside the id (the Database stream's connection_id).
    */
-  call(kind: string, body: unknown, timeoutMs: number): Promise<WireFrame>;
+  call(kind: string, body: unknown, timeoutMs: number, fields?: Record<string, unknown>): Promise<WireFrame>;
   /** Feed a frame read from the stream. */
   receive(frame: WireFrame): void;
   /** Fail every call in flight at once (stream broke, process died). */
@@ -78,7 +79,7 @@ export function createMuxClient(opts: MuxClientOptions): MuxClient {
   };
 
   return {
-    call(kind, body, timeoutMs) {
+    call(kind, body, timeoutMs, fields) {
       const id = nextId;
       nextId = nextId >= MAX_ID ? 1 : nextId + 1;
       return new Promise<WireFrame>((resolve, reject) => {
@@ -87,7 +88,7 @@ export function createMuxClient(opts: MuxClientOptions): MuxClient {
           sweeper = setInterval(sweep, sweepMs);
           sweeper.unref();
         }
-        opts.sink.write({ id, [kind]: body });
+        opts.sink.write(fields ? { ...fields, id, [kind]: body } : { id, [kind]: body });
       });
     },
     receive(frame) {

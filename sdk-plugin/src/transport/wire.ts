@@ -71,6 +71,13 @@ export interface Request {
   auth: RequestAuth | null;
   headers: Record<string, string>;
   resolve_existence: boolean;
+  mount_ttls: MountTtls | null;
+}
+
+/** strongroom.plugin.v1.MountTtls */
+export interface MountTtls {
+  default_lease_ttl: number;
+  max_lease_ttl: number;
 }
 
 /** strongroom.plugin.v1.SecretSpec */
@@ -338,7 +345,6 @@ export interface InitializeRequest {
 /** strongroom.database.v1.InitializeResponse */
 export interface InitializeResponse {
   config_json: Uint8Array;
-  err: WireError | null;
 }
 
 /** strongroom.database.v1.Statements */
@@ -367,7 +373,6 @@ export interface NewUserRequest {
 /** strongroom.database.v1.NewUserResponse */
 export interface NewUserResponse {
   username: string;
-  err: WireError | null;
 }
 
 /** strongroom.database.v1.ChangePassword */
@@ -403,12 +408,27 @@ export interface DeleteUserRequest {
   statements: Statements | null;
 }
 
-/** strongroom.database.v1.DatabaseErrorReply */
-export interface DatabaseErrorReply {
-  err: WireError | null;
-}
-
 /** strongroom.database.v1.DatabaseTypeReply */
 export interface DatabaseTypeReply {
   type: string;
+}
+
+/** strongroom.database.v1.DatabaseFrame */
+export interface DatabaseFrame {
+  id: number;
+  connection_id: string;
+  initialize?: InitializeRequest;
+  new_user?: NewUserRequest;
+  update_user?: UpdateUserRequest;
+  delete_user?: DeleteUserRequest;
+  close?: Empty;
+  cancel?: Empty;
+  initialize_reply?: InitializeResponse;
+  new_user_reply?: NewUserResponse;
+  update_user_reply?: Empty;
+  delete_user_reply?: Empty;
+  close_reply?: Empty;
+  error?: WireError;
+  /** Which member of oneof `kind` is set (filled in on decode). */
+  kind?: 'initialize' | 'new_user' | 'update_user' | 'delete_user' | 'close' | 'cancel' | 'initialize_reply' | 'new_user_reply' | 'update_user_reply' | 'delete_user_reply' | 'close_reply' | 'error';
 }
