@@ -32,7 +32,7 @@ interface Live {
 
 export interface Connections {
   /** Runs `fn` with the connection's client, recovering once from a restarted or replaced plugin process. */
-  use<T>(name: string, fn: (client: database.DatabasePluginClient, cfg: ConnectionConfig) => Promise<T>): Promise<T>;
+  use<T>(name: string, fn: (client: database.DatabasePluginClient, cfg: Readonly<ConnectionConfig>) => Promise<T>): Promise<T>;
   /** Initializes `cfg` in its plugin (verifying it when asked) and returns the details to persist. */
   configure(cfg: ConnectionConfig, verify: boolean): Promise<Record<string, unknown>>;
   /** Closes the connection's instance in its plugin (best effort); the next use opens it again. */
@@ -89,7 +89,7 @@ export function createConnections(deps: {
   const api: Connections = {
     async use(name, fn) {
       await deps.ready(name);
-      const cfg = await deps.store.configs.get(name);
+      const cfg = await deps.store.configs.view(name);
       if (!cfg) throw badRequest(`db_name: connection "${name}" does not exist`);
       let l = live.get(name);
       if (l && l.plugin !== pluginKey(cfg)) {

@@ -41,7 +41,7 @@ export function credsSecret(deps: EngineDeps): ReturnType<typeof defineSecret> {
     type: CREDS_SECRET_TYPE,
     renew: async (req) => {
       const i = internalOf(req);
-      const role = await deps.store.roles.get(i.role);
+      const role = await deps.store.roles.view(i.role);
       if (!role) throw badRequest(`role "${i.role}" no longer exists; the lease cannot be renewed`);
       const res = leaseTtl.renewed(req.secret!, await roleTtls(deps, role), deps.now());
       await deps.connections.use(i.db_name, (client) =>
@@ -55,7 +55,7 @@ export function credsSecret(deps: EngineDeps): ReturnType<typeof defineSecret> {
     },
     revoke: async (req) => {
       const i = internalOf(req);
-      const role = i.role ? await deps.store.roles.get(i.role) : null;
+      const role = i.role ? await deps.store.roles.view(i.role) : null;
       const statements = role ? role.revocation_statements : i.revocation_statements;
       await deps.connections.use(i.db_name, (client) => client.deleteUser({ username: i.username, statements: { commands: statements } }));
       return null;
@@ -72,9 +72,9 @@ export function credsPath(deps: EngineDeps, secret: ReturnType<typeof defineSecr
       read: {
         summary: 'Create a database user and return its credentials.',
         handler: async (req) => {
-          const role = await deps.store.roles.get(req.data.name);
+          const role = await deps.store.roles.view(req.data.name);
           if (!role) throw badRequest(`unknown role: ${req.data.name}`);
-          const cfg = await deps.store.configs.get(role.db_name);
+          const cfg = await deps.store.configs.view(role.db_name);
           if (!cfg) throw badRequest(`db_name: connection "${role.db_name}" of role "${role.name}" does not exist`);
           if (!roleAllowed(cfg.allowed_roles, role.name)) throw badRequest(`role "${role.name}" is not allowed by connection "${cfg.name}" (allowed_roles)`);
           const { ttl, maxTtl } = await roleTtls(deps, role);
