@@ -89,6 +89,8 @@ export function createApproleStore(deps: { storage: Storage; cacheMax?: number }
     hmac,
     sameHmac,
     getRole: (name: string) => roles.get(name),
+    /** The cached role, frozen and shared: for logins and renewals, which change nothing (no copy each). */
+    viewRole: (name: string) => roles.view(name),
     listRoles: () => roles.list(),
     /** Stores a role and its RoleID index (dropping the index entry of `previousRoleId`), in one batch. */
     async saveRole(r: RoleEntry, previousRoleId = '') {

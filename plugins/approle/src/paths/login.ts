@@ -61,7 +61,7 @@ export function loginPath({ store, mutex, mountId, now }: Deps): PathDef {
           const roleId = req.data.role_id ?? '';
           if (roleId === '') throw badRequest('field "role_id": missing role_id');
           const name = await store.roleNameForRoleId(roleId);
-          const role = name === null ? null : await store.getRole(name);
+          const role = name === null ? null : await store.viewRole(name);
           if (!role) throw badRequest(INVALID);
           const ip = req.client.remoteAddress;
           if (!cidr.ipAllowed(ip, role.secret_id_bound_cidrs)) throw badRequest(`source address "${ip}" unauthorized by CIDR restrictions on the role`);
@@ -105,7 +105,7 @@ export function loginRenew({ store }: Pick<Deps, 'store'>): SecretHandler {
     const auth = req.auth;
     const name = auth?.internalData.role_name;
     if (!auth || typeof name !== 'string' || name === '') throw badRequest('the token carries no role_name; it cannot be renewed');
-    const role = await store.getRole(name);
+    const role = await store.viewRole(name);
     if (!role) throw badRequest(`role "${name}" does not exist during renewal`);
     const roleId = auth.internalData.role_id;
     if (typeof roleId === 'string' && roleId !== role.role_id) throw badRequest(`role "${name}" has a different role_id than at login; the token cannot be renewed`);
