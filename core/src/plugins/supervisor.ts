@@ -152,7 +152,10 @@ function sandboxFlags(codeDirs: readonly string[], runDir: string, runtimeDirs: 
  * V8 flags of every plugin process, each measured on idle RSS (`npm run bench -- --only
  * idle-memory`; a plugin is idle most of its life, with a heap of about 11 MB):
  *  - --max-semi-space-size=1: the young generation grown while modules load stays committed;
- *    capped at 1 MB it takes about 6 MB off each plugin.
+ *    capped at 1 MB it takes about 6 MB off each plugin. The price is paid under load: young-
+ *    generation GC is about a quarter of the kv plugin's CPU under kv writes at c=32; 4 or 8 MB
+ *    cut that plugin's CPU per write by about 20 % but added 21-22 MB to the idle total of seven
+ *    engines (issue 20, same-minute A/B), so the cap stays while idle memory is over its target.
  *  - --compact-on-every-full-gc: the start-up mark-compact also compacts, so the old-space
  *    pages start-up garbage filled are given back at once (about 3 MB each), not 8 s or more
  *    later by the memory reducer. A full GC of a heap this small is a few ms, and rare.
