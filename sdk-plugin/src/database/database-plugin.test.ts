@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { StrongroomError } from '../errors.js';
-import { createDatabasePluginClient, isConnectionNotInitialized } from './client.js';
+import { closeDatabasePluginChannel, createDatabasePluginClient, isConnectionNotInitialized } from './client.js';
 import { startDatabasePluginProcess, type DatabasePluginProcess } from './test-process.js';
 import type { NewUserRequest } from './types.js';
 
@@ -107,8 +107,24 @@ describe('serveDatabasePlugin + createDatabasePluginClient through a real proces
     expect(err).toBeInstanceOf(StrongroomError);
     expect(err.code).toBe('plugin_failed');
     expect(err.message).toMatch(/core secret mismatch/);
+    // The stream the user calls travel on is refused too: no call reaches an instance.
+    const streamed = (await c.newUser(newUser('web')).catch((e: unknown) => e)) as StrongroomError;
+    expect(streamed).toBeInstanceOf(StrongroomError);
+    expect(streamed.code).toBe('unavailable');
+    expect(streamed.message).toMatch(/core secret mismatch/);
     // The right secret still works afterwards (the channel is replaced, not poisoned).
     expect(await createDatabasePluginClient(proc.address, 'conn-a').type()).toBe('memory');
+    await expect(createDatabasePluginClient(proc.address, 'conn-a').newUser(newUser('web'))).resolves.toMatchObject({ username: expect.any(String) });
+  });
+
+  test('calls in flight on a stream fail as unavailable when the channel closes; the next call opens a new stream', async () => {
+    const c = createDatabasePluginClient(proc.address, 'reopen');
+    await c.initialize({ config: { prefix: 'ro' }, verifyConnection: false });
+    const pending = c.newUser(newUser('x'));
+    closeDatabasePluginChannel(proc.address.socketPath);
+    const err = (await pending.catch((e: unknown) => e)) as StrongroomError;
+    expect([err.code, err.message]).toEqual(['unavailable', 'the database plugin channel was closed']);
+    expect((await c.newUser(newUser('x'))).username).toMatch(/^ro-x-/);
   });
 
   test('the process exits when the core closes its stdin', async () => {
