@@ -16,6 +16,8 @@ function fakeDb() {
   let row: (LockHolder & { until: number }) | null = null;
   const db = {
     down: false,
+    /** Answered by holder() instead of the row while set: a read that raced a write, or a row not yet expired. */
+    staleHolder: null as LockHolder | null,
     get row() {
       return row;
     },
@@ -46,6 +48,7 @@ function fakeDb() {
         },
         async holder() {
           check();
+          if (db.staleHolder) return db.staleHolder;
           return row && row.until > Date.now() ? { identity: row.identity, value: row.value } : null;
         },
       };
@@ -157,5 +160,18 @@ describe('HA manager', () => {
     expect(db.row).toBeNull();
     await sleep(600);
     expect(a.ha.state).toBe('active');
+  });
+
+  it('a stepped-down node never takes itself for the leader, even from a read that raced its release', async () => {
+    const db = fakeDb();
+    const a = node(db, 'a');
+    managers.push(a.ha);
+    await a.ha.start();
+    await a.ha.stepDown();
+    db.staleHolder = { identity: 'a', value: 'http://a' };
+    expect(await a.ha.refreshLeader()).toBeNull();
+    await sleep(120); // standby ticks read the holder too (still inside the step-down hold)
+    expect(a.ha.leader()).toBeNull();
+    db.staleHolder = null;
   });
 });

@@ -76,6 +76,11 @@ export function createHaManager(deps: HaManagerDeps): HaManager {
 
   const errText = (err: unknown) => (err instanceof Error ? err.message : String(err));
 
+  // A standby is never the leader: a holder naming this node is a read that raced our own
+  // release (step-down) or a lost row not yet expired. Treat it as unknown, not as "self", or
+  // sys/leader says is_self and forwarding refuses with "becoming the active node".
+  const otherThanSelf = (h: LockHolder | null): LockHolder | null => (h && h.identity === lock.identity ? null : h);
+
   const becomeActive = async (): Promise<void> => {
     state = 'activating';
     lastRenewed = Date.now();
@@ -131,7 +136,7 @@ export function createHaManager(deps: HaManagerDeps): HaManager {
         void serial(becomeActive);
         return;
       }
-      known = await lock.holder();
+      known = otherThanSelf(await lock.holder());
     } catch (err) {
       known = null;
       logger.warn('ha: cannot reach the lock', { error: errText(err) });
@@ -160,7 +165,7 @@ export function createHaManager(deps: HaManagerDeps): HaManager {
       return known ? { ...known, isSelf: known.identity === lock.identity } : null;
     },
     async refreshLeader() {
-      if (state === 'standby') known = await lock.holder().catch(() => known);
+      if (state === 'standby') known = await lock.holder().then(otherThanSelf, () => known);
       return this.leader();
     },
     async start() {
