@@ -77,15 +77,22 @@ function muxFor(ch: Channel, label: string): MuxClient {
     onTimeout: (kind, ms) => new StrongroomError('coded', `${label} did not answer ${kind} within ${ms} ms`, { status: 504 }),
   });
   const lane = { stream, mux };
-  const broken = (why: string) => {
+  const broken = (err: StrongroomError) => {
     if (ch.lane !== lane) return;
     ch.lane = null;
     // The engine reconnects on `unavailable` (asks the core for the process again).
-    mux.failAll(new StrongroomError('unavailable', `${label} is not reachable (${why})`));
+    mux.failAll(err);
   };
   stream.on('data', (f: WireFrame) => mux.receive(f));
-  stream.on('error', (e: grpc.ServiceError) => broken(e.details || e.message));
-  stream.on('end', () => broken('stream ended'));
+  stream.on('error', (e: grpc.ServiceError) =>
+    broken(
+      e.code === grpc.status.UNIMPLEMENTED
+        ? // A plugin built with an SDK from before the Database stream serves only unary calls.
+          new StrongroomError('plugin_failed', `${label} does not serve the Database stream; rebuild it against this SDK`)
+        : new StrongroomError('unavailable', `${label} is not reachable (${e.details || e.message})`),
+    ),
+  );
+  stream.on('end', () => broken(new StrongroomError('unavailable', `${label} is not reachable (stream ended)`)));
   ch.lane = lane;
   return mux;
 }

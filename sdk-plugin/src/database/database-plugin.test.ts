@@ -7,6 +7,8 @@ import type { NewUserRequest } from './types.js';
 
 // The fixture runs as a real process from the build, like the backend echo fixture.
 const FIXTURE = path.resolve(__dirname, '../../dist/database/fixtures/memory-db-plugin.js');
+// Serves the Database service's Type alone, as a plugin from before the stream would (and no user call).
+const UNARY_ONLY_FIXTURE = path.resolve(__dirname, '../../dist/transport/fixtures/database-fixture-plugin.js');
 
 const newUser = (roleName: string, over: Partial<NewUserRequest> = {}): NewUserRequest => ({
   usernameConfig: { displayName: 'token', roleName },
@@ -125,6 +127,18 @@ describe('serveDatabasePlugin + createDatabasePluginClient through a real proces
     const err = (await pending.catch((e: unknown) => e)) as StrongroomError;
     expect([err.code, err.message]).toEqual(['unavailable', 'the database plugin channel was closed']);
     expect((await c.newUser(newUser('x'))).username).toMatch(/^ro-x-/);
+  });
+
+  test('a plugin that does not serve the Database stream (an older SDK) is named as such', async () => {
+    const old = await startDatabasePluginProcess({ args: [UNARY_ONLY_FIXTURE] });
+    try {
+      const c = createDatabasePluginClient(old.address, 'old', { label: 'old-plugin v1' });
+      const err = (await c.initialize({ config: {}, verifyConnection: false }).catch((e: unknown) => e)) as StrongroomError;
+      expect([err.code, err.message]).toEqual(['plugin_failed', 'old-plugin v1 does not serve the Database stream; rebuild it against this SDK']);
+    } finally {
+      old.child.kill('SIGTERM'); // this fixture exits on SIGTERM, not when its stdin closes
+      await old.stop();
+    }
   });
 
   test('the process exits when the core closes its stdin', async () => {
