@@ -24,8 +24,8 @@ export interface SystemView {
  * the SystemView there answers from the latest instead of asking (issue 20).
  */
 export interface MountTtls {
-  defaultLeaseTtl: number;
-  maxLeaseTtl: number;
+  defaultTtl: number;
+  maxTtl: number;
 }
 
 /** Where a running database plugin process serves (SystemView.openDatabasePlugin's answer). */

@@ -13,7 +13,7 @@
  * - Revocations go through per-mount FIFOs served round-robin with per-mount caps: a hanging
  *   or failing backend cannot starve another mount.
  */
-import { badRequest, internalError, StrongroomError, unrecoverable, type Logger, type SecretSpec } from '@strongroom/sdk-plugin/host';
+import { badRequest, internalError, StrongroomError, unrecoverable, type Logger, type MountTtls, type SecretSpec } from '@strongroom/sdk-plugin/host';
 import { z } from 'zod';
 import type { PhysicalOp } from '../storage/physical.js';
 import type { KeyValueStore } from '../storage/keys.js';
@@ -102,7 +102,7 @@ export interface ExpirationDeps {
   revoker: Revoker;
   logger: Pick<Logger, 'debug' | 'info' | 'warn' | 'error'>;
   /** The mount's default and max lease TTL in seconds, already defaulted to and capped by the system's. */
-  mountTtls(mountUuid: string): { defaultTtl: number; maxTtl: number };
+  mountTtls(mountUuid: string): MountTtls;
   /** Whether the token behind this key (an HMAC of the token) still exists and is unexpired; used by tidy. */
   tokenExists(tokenKey: string): Promise<boolean>;
   /** For include_child_namespaces: is `candidateId` below `ancestorId`? Without it only exact matches count. */

@@ -7,7 +7,7 @@
  * namespace.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
-import { badRequest, type MountInfo } from '@strongroom/sdk-plugin/host';
+import { badRequest, type MountInfo, type MountTtls } from '@strongroom/sdk-plugin/host';
 import type { Physical } from '../storage/physical.js';
 
 export type MountTableKind = 'mounts' | 'auth';
@@ -85,7 +85,7 @@ export function mountInfoOf(e: MountEntry, namespacePath: string): MountInfo {
 }
 
 /** A mount's lease TTLs in seconds: its tuned values capped by the system's (0 or no mount: the system's). */
-export function mountTtls(entry: MountEntry | undefined, system: { defaultTtl: number; maxTtl: number }): { defaultTtl: number; maxTtl: number } {
+export function mountTtls(entry: MountEntry | undefined, system: MountTtls): MountTtls {
   const maxTtl = Math.min(entry?.config.max_lease_ttl || system.maxTtl, system.maxTtl);
   const defaultTtl = Math.min(entry?.config.default_lease_ttl || system.defaultTtl, maxTtl);
   return { defaultTtl, maxTtl };

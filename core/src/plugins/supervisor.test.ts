@@ -222,7 +222,7 @@ describe('plugin supervisor with the echo fixture', () => {
   });
 
   test("a mount's TTLs go with each request: the engine's system view answers them without asking, and a tune shows on the next request", async () => {
-    let ttls = { defaultLeaseTtl: 60, maxLeaseTtl: 120 };
+    let ttls = { defaultTtl: 60, maxTtl: 120 };
     const asked: string[] = [];
     const counting: SystemView = {
       ...systemView,
@@ -233,7 +233,7 @@ describe('plugin supervisor with the echo fixture', () => {
     const m = mountInfo('m1');
     const backend = await sup.mount(builtin, m);
     expect((await backend.handleRequest(request(m, 'sys', 'read')))?.data).toMatchObject({ default_ttl: 60, max_ttl: 120 });
-    ttls = { defaultLeaseTtl: 30, maxLeaseTtl: 90 };
+    ttls = { defaultTtl: 30, maxTtl: 90 };
     expect((await backend.handleRequest(request(m, 'sys', 'read')))?.data).toMatchObject({ default_ttl: 30, max_ttl: 90 });
     expect(asked).toEqual([]);
   });

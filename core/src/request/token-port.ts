@@ -1,10 +1,10 @@
 /** The token store as the pipeline uses it (TokenPort): a caller's token, its uses, logins made into tokens. */
-import { StrongroomError } from '@strongroom/sdk-plugin/host';
+import { StrongroomError, type MountTtls } from '@strongroom/sdk-plugin/host';
 import { routePath, type MountEntry } from '../mounts/mount-table.js';
 import type { TokenEntry, TokenStore } from '../token/index.js';
 import type { CallerToken, TokenPort } from './ports.js';
 
-export function createTokenPort(tokens: TokenStore, mountTtls: (entry: MountEntry) => { defaultTtl: number; maxTtl: number }): TokenPort {
+export function createTokenPort(tokens: TokenStore, mountTtls: (entry: MountEntry) => MountTtls): TokenPort {
   return {
     lookup: async (id) => {
       const e = await tokens.lookup(id);

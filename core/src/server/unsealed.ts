@@ -42,7 +42,7 @@ import { createTokenAuthBackend } from '../token-auth/backend.js';
 import { createTokenStore, type TokenStore } from '../token/index.js';
 import { tokenKeys } from '../token/keys.js';
 import { createResponseWrapping, type ResponseWrapping } from '../wrapping/response-wrapping.js';
-import type { PathDef, SystemView } from '@strongroom/sdk-plugin/host';
+import type { MountTtls, PathDef, SystemView } from '@strongroom/sdk-plugin/host';
 import type { ServerConfig } from './server-config.js';
 
 const PERIODIC_MS = 60_000;
@@ -77,7 +77,7 @@ export interface UnsealContext {
   systemViewFor(uuid: string): SystemView;
   engineCalls: EngineCalls;
   system: { defaultTtl: number; maxTtl: number };
-  ttlsOf(entry: MountEntry | undefined): { defaultTtl: number; maxTtl: number };
+  ttlsOf(entry: MountEntry | undefined): MountTtls;
   namespaceLabel(id: string): string;
   /** The node-local sys/ paths (sys/seal-paths.ts), listed by the root namespace's sys/ too. */
   nodeLocalPaths: PathDef[];
@@ -103,16 +103,15 @@ export async function unseal(ctx: UnsealContext, opts: { restoreLeasesInBackgrou
   const audit = createAuditBroker({ store: barrier, logger: logger.named('audit'), onDeviceFailure: (path) => metrics.auditFailures.inc({ device: path }) });
   await audit.load();
   const catalog = createPluginCatalog({ store: barrier, pluginDirectory: config.pluginDirectory, builtins: builtinPlugins() });
+  // A mount's lease TTLs now: the lease manager caps leases with them; each request to a plugin carries them.
+  const mountTtlsOf = (uuid: string): MountTtls => ttlsOf(router.byUuid(uuid)?.entry);
   const supervisor = createPluginSupervisor({
     catalog,
     logger: logger.named('plugins'),
     callbacks: {
       storageFor: mountStorage.storageFor,
       systemViewFor,
-      mountTtls: (uuid) => {
-        const t = ttlsOf(router.byUuid(uuid)?.entry);
-        return { defaultLeaseTtl: t.defaultTtl, maxLeaseTtl: t.maxTtl };
-      },
+      mountTtls: mountTtlsOf,
     },
     runDir,
     runtimeDirs: pluginRuntimeDirs(),
@@ -132,7 +131,7 @@ export async function unseal(ctx: UnsealContext, opts: { restoreLeasesInBackgrou
       },
       irrevocable: (mount, ns) => metrics.leaseIrrevocable.inc({ mount, namespace: namespaceLabel(ns) }),
     },
-    mountTtls: (uuid) => ttlsOf(router.byUuid(uuid)?.entry),
+    mountTtls: mountTtlsOf,
     tokenExists: (key) => tokens.isLiveKey(key),
     isDescendantNamespace: (ancestorId, candidateId) => isDescendantNamespace(namespaces, ancestorId, candidateId),
     options: {

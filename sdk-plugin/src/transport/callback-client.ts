@@ -123,12 +123,12 @@ export function createCallbackClient(opts: CallbackClientOptions): CallbackClien
       return {
         async defaultLeaseTtl() {
           const known = mountTtls.get(mountUuid);
-          if (known) return known.defaultLeaseTtl;
+          if (known) return known.defaultTtl;
           return reply<wire.TtlReply>(await systemLane.call('default_lease_ttl', ref), 'default_lease_ttl_reply').seconds;
         },
         async maxLeaseTtl() {
           const known = mountTtls.get(mountUuid);
-          if (known) return known.maxLeaseTtl;
+          if (known) return known.maxTtl;
           return reply<wire.TtlReply>(await systemLane.call('max_lease_ttl', ref), 'max_lease_ttl_reply').seconds;
         },
         async generatePasswordFromPolicy(policyName) {

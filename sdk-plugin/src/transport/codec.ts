@@ -138,7 +138,7 @@ export function encodeRequest(r: LogicalRequest, ttls?: MountTtls): wire.Request
     auth: r.auth ? { internal_data_json: jsonBytes(r.auth.internalData), metadata: r.auth.metadata, policies: r.auth.policies } : null,
     headers: r.headers ?? {},
     resolve_existence: r.resolveExistence === true,
-    mount_ttls: ttls ? { default_lease_ttl: ttls.defaultLeaseTtl, max_lease_ttl: ttls.maxLeaseTtl } : null,
+    mount_ttls: ttls ? { default_lease_ttl: ttls.defaultTtl, max_lease_ttl: ttls.maxTtl } : null,
   };
 }
 
@@ -196,7 +196,7 @@ export function decodeRequest(w: wire.Request, mount: MountInfo): LogicalRequest
 /** The mount's TTLs a request carries (the core sends them with each one); null when it did not. */
 export function decodeMountTtls(w: wire.Request): MountTtls | null {
   const t = w.mount_ttls;
-  return t ? { defaultLeaseTtl: t.default_lease_ttl, maxLeaseTtl: t.max_lease_ttl } : null;
+  return t ? { defaultTtl: t.default_lease_ttl, maxTtl: t.max_lease_ttl } : null;
 }
 
 // ------------------------------------------------------------------ responses
