@@ -162,7 +162,7 @@ export function createHaManager(deps: HaManagerDeps): HaManager {
     },
     leader() {
       if (state === 'active' || state === 'activating') return { identity: lock.identity, value: deps.selfAddress, isSelf: true };
-      return known ? { ...known, isSelf: known.identity === lock.identity } : null;
+      return known ? { ...known, isSelf: false } : null; // otherThanSelf keeps this node out of `known`
     },
     async refreshLeader() {
       if (state === 'standby') known = await lock.holder().then(otherThanSelf, () => known);
