@@ -22,7 +22,7 @@ import {
   encodeNewUserRequest,
   encodeUpdateUserRequest,
 } from './codec.js';
-import type { DatabasePluginAddress, DatabasePluginClient } from './types.js';
+import { CONNECTION_NOT_INITIALIZED, type DatabasePluginAddress, type DatabasePluginClient } from './types.js';
 import type * as wire from '../transport/wire.js';
 
 export interface DatabasePluginClientOptions {
@@ -106,7 +106,7 @@ export function closeDatabasePluginChannel(socketPath: string): void {
 
 /** Whether an error means "that plugin process does not know this connection": initialize again and retry once. */
 export function isConnectionNotInitialized(err: unknown): boolean {
-  return err instanceof StrongroomError && err.code === 'connection_not_initialized';
+  return err instanceof StrongroomError && err.code === CONNECTION_NOT_INITIALIZED;
 }
 
 export function createDatabasePluginClient(
@@ -131,8 +131,8 @@ export function createDatabasePluginClient(
       new Promise<string>((resolve, reject) => {
         const md = new grpc.Metadata();
         md.set(SECRET_METADATA_KEY, address.secret);
-        const type = (channelFor(address).client as unknown as { Type: UnaryFn }).Type;
-        type.call(channelFor(address).client, {}, md, { deadline: Date.now() + timeoutMs }, (err, res) => {
+        const { client } = channelFor(address);
+        (client as unknown as { Type: UnaryFn }).Type.call(client, {}, md, { deadline: Date.now() + timeoutMs }, (err, res) => {
           if (!err) return resolve((res as wire.DatabaseTypeReply).type);
           if (err.code === grpc.status.UNAVAILABLE) return reject(new StrongroomError('unavailable', `${label} is not reachable`));
           reject(new StrongroomError('plugin_failed', `${label} failed during Type: ${err.details || err.message}`));

@@ -24,7 +24,7 @@ import {
   decodeUpdateUserRequest,
   encodeConfig,
 } from './codec.js';
-import type { DatabaseInstance, DatabasePlugin } from './types.js';
+import { CONNECTION_NOT_INITIALIZED, type DatabaseInstance, type DatabasePlugin } from './types.js';
 import type * as wire from '../transport/wire.js';
 
 export interface DatabaseServeHandle {
@@ -42,7 +42,7 @@ export async function serveDatabasePlugin(plugin: DatabasePlugin): Promise<Datab
 
   const instanceFor = (id: string): DatabaseInstance => {
     const inst = instances.get(id);
-    if (!inst) throw new StrongroomError('connection_not_initialized', `connection ${id} is not initialized in this plugin process`);
+    if (!inst) throw new StrongroomError(CONNECTION_NOT_INITIALIZED, `connection ${id} is not initialized in this plugin process`);
     return inst;
   };
   const logUnexpected = (op: string, err: unknown) => {

@@ -22,7 +22,7 @@ import { StrongroomError, badRequest } from '../errors.js';
 import type { SqlConnectionConfig } from './sql-config.js';
 import { assertSqlSafe, formatExpiration, renderStatement, splitStatements } from './statements.js';
 import { scrubSecrets } from '../kit/scrub.js';
-import type { DatabaseCredentialType, DatabaseInstance } from './types.js';
+import { CONNECTION_NOT_INITIALIZED, type DatabaseCredentialType, type DatabaseInstance } from './types.js';
 import { compileTemplate, type CompiledTemplate } from '../kit/template.js';
 
 export interface SqlPool {
@@ -74,7 +74,7 @@ export function createSqlDatabaseInstance<C extends SqlConnectionConfig>(dialect
   };
 
   const current = (): { config: C; pool: SqlPool } => {
-    if (!config || !pool) throw new StrongroomError('connection_not_initialized', 'connection is not initialized');
+    if (!config || !pool) throw new StrongroomError(CONNECTION_NOT_INITIALIZED, 'connection is not initialized');
     return { config, pool };
   };
   const unsupported = (t: DatabaseCredentialType) => badRequest(`credential_type ${t} is not supported by the ${dialect.type} plugin`);
