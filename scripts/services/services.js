@@ -96,35 +96,28 @@ async function down(forTests) {
     const others = (state.runs ?? []).filter((r) => r !== RUN && alive(r));
     if (others.length) state.runs = others;
     else delete state.runs;
-    // One whose run is unknown may belong to a live run: only the last run's teardown stops it.
-    const ownDedicated = (s) => !forTests || (s.run !== undefined && (s.run === RUN || !alive(s.run)));
-    if (forTests && others.length) {
-      // Another test run still uses the shared instances: leave them, stop only this run's dedicated ones.
-      for (const [id, s] of Object.entries(state.dedicated ?? {})) {
-        if (!ownDedicated(s)) continue;
-        await KINDS[s.kind].down(s);
-        process.stderr.write(`[services] stopped dedicated ${s.kind} on port ${s.port}\n`);
-        delete state.dedicated[id];
-      }
-      if (state.dedicated && Object.keys(state.dedicated).length === 0) delete state.dedicated;
-      writeState(state);
-      return;
-    }
-    for (const kind of Object.keys(KINDS)) {
-      const s = state[kind];
-      if (!s || (forTests && s.owner !== 'tests')) continue;
-      await KINDS[kind].down(s);
-      process.stderr.write(`[services] stopped ${kind} on port ${s.port}\n`);
-      delete state[kind];
-    }
-    // Left by a test that did not get to drop its own (not one a live bench still uses).
+    // A dedicated instance belongs to its test run, or, started outside one (a bench section), to
+    // the process that asked for it. One with neither on record may belong to a live run: only the
+    // last run's teardown stops it.
+    const stillOwned = (s) =>
+      s.run !== undefined ? s.run !== RUN && alive(s.run) : s.ownerPid !== undefined ? alive(s.ownerPid) : others.length > 0;
     for (const [id, s] of Object.entries(state.dedicated ?? {})) {
-      if (s.ownerPid !== undefined && alive(s.ownerPid)) continue;
+      if (forTests && stillOwned(s)) continue;
       await KINDS[s.kind].down(s);
       process.stderr.write(`[services] stopped dedicated ${s.kind} on port ${s.port}\n`);
       delete state.dedicated[id];
     }
     if (state.dedicated && Object.keys(state.dedicated).length === 0) delete state.dedicated;
+    // The shared instances stay while another test run uses them.
+    if (!forTests || others.length === 0) {
+      for (const kind of Object.keys(KINDS)) {
+        const s = state[kind];
+        if (!s || (forTests && s.owner !== 'tests')) continue;
+        await KINDS[kind].down(s);
+        process.stderr.write(`[services] stopped ${kind} on port ${s.port}\n`);
+        delete state[kind];
+      }
+    }
     writeState(state);
   });
 }
