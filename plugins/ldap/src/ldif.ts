@@ -42,7 +42,9 @@ export const SAMPLE_LDIF_FIELDS: LdifFields = {
   ExpirationTimeSeconds: 1767229200,
 };
 
-export const compileLdif = (src: string, field: string): CompiledTemplate => compileTemplate(src, { field, extraFunctions: { utf16le } });
+// One object, so compileTemplate's cache serves every LDIF template.
+const LDIF_FUNCTIONS = { utf16le };
+export const compileLdif = (src: string, field: string): CompiledTemplate => compileTemplate(src, { field, extraFunctions: LDIF_FUNCTIONS });
 
 /** Parses LDIF text; a syntax error is a 400 naming `field`. */
 export function parseLdif(text: string, field: string): LdifRecord[] {

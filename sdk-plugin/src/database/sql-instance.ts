@@ -23,7 +23,7 @@ import type { SqlConnectionConfig } from './sql-config.js';
 import { assertSqlSafe, formatExpiration, renderStatement, splitStatements } from './statements.js';
 import { scrubSecrets } from '../kit/scrub.js';
 import { CONNECTION_NOT_INITIALIZED, type DatabaseCredentialType, type DatabaseInstance } from './types.js';
-import { compileTemplate, type CompiledTemplate } from '../kit/template.js';
+import { renderTemplate } from '../kit/template.js';
 
 export interface SqlPool {
   /** Runs the statements, in order, in one transaction. */
@@ -65,13 +65,6 @@ export function createSqlDatabaseInstance<C extends SqlConnectionConfig>(dialect
   let config: C | null = null;
   let rawConfig: Record<string, unknown> = {};
   let pool: SqlPool | null = null;
-  // The username template, compiled on first use after each config (not per credential).
-  let usernameTemplate: { src: string; compiled: CompiledTemplate } | null = null;
-  const usernameTemplateOf = (c: C): CompiledTemplate => {
-    const src = c.username_template || dialect.defaultUsernameTemplate;
-    if (usernameTemplate?.src !== src) usernameTemplate = { src, compiled: compileTemplate(src, { field: 'username_template' }) };
-    return usernameTemplate.compiled;
-  };
 
   const current = (): { config: C; pool: SqlPool } => {
     if (!config || !pool) throw new StrongroomError(CONNECTION_NOT_INITIALIZED, 'connection is not initialized');
@@ -137,7 +130,11 @@ export function createSqlDatabaseInstance<C extends SqlConnectionConfig>(dialect
       if (req.credentialType !== 'password') throw unsupported(req.credentialType);
       const templates = splitStatements(req.statements.commands);
       if (templates.length === 0) throw badRequest('creation statements are required (creation_statements)');
-      const username = usernameTemplateOf(c).render({ DisplayName: req.usernameConfig.displayName, RoleName: req.usernameConfig.roleName });
+      const username = renderTemplate(
+        c.username_template || dialect.defaultUsernameTemplate,
+        { DisplayName: req.usernameConfig.displayName, RoleName: req.usernameConfig.roleName },
+        { field: 'username_template' },
+      );
       assertSqlSafe('username', username);
       assertSqlSafe('password', req.password);
       const values = { name: username, password: passwordValue(c, req.password), expiration: formatExpiration(req.expiration) };

@@ -88,6 +88,21 @@ describe('templates (LDIF and the rest of the language)', () => {
     expect(t.render({ RoleName: '', Off: false })).toBe('C');
   });
 
+  test('compileTemplate keeps what it compiled, per field and set of extra functions, within its bound; a bad template is never kept', () => {
+    const src = '{{ .RoleName | uppercase }}-{{ random 4 }}';
+    const first = compileTemplate(src, opts);
+    expect(compileTemplate(src, opts)).toBe(first);
+    expect(compileTemplate(src, { field: 'creation_ldif' })).not.toBe(first);
+    const fns = { utf16le };
+    expect(compileTemplate(src, { ...opts, extraFunctions: fns })).not.toBe(first);
+    expect(compileTemplate(src, { ...opts, extraFunctions: fns })).toBe(compileTemplate(src, { ...opts, extraFunctions: fns }));
+    for (let i = 0; i < 256; i++) compileTemplate(`filler-${i}`, opts);
+    const again = compileTemplate(src, opts);
+    expect(again).not.toBe(first); // pushed out by 256 newer ones, compiled afresh
+    expect(again.render({ RoleName: 'r' })).toMatch(/^R-[A-Za-z0-9]{4}$/);
+    for (let i = 0; i < 2; i++) expect(() => compileTemplate('{{ if .A }}x', opts)).toThrow('invalid username_template: missing {{end}}');
+  });
+
   test('a template is compiled once and renders fresh randomness each time', () => {
     const t = compileTemplate('{{ random 12 }}', opts);
     expect(t.render({})).toMatch(/^[A-Za-z0-9]{12}$/);

@@ -15,7 +15,9 @@
  * replace FROM TO, sha256, base64, unix_time, unix_time_millis,
  * timestamp LAYOUT, uuid, printf FORMAT ARGS..., plus the caller's own
  * (`extraFunctions`: LDIF adds utf16le). A template is compiled once (a typo is
- * a 400 naming the field at configuration time) and rendered per credential.
+ * a 400 naming the field at configuration time) and rendered per credential:
+ * compileTemplate keeps what it compiled, so an engine that compiles on every
+ * credential parses each template once all the same.
  * Values are strings, numbers, booleans, or bytes (Buffer: what utf16le makes,
  * so `| utf16le | base64` encodes the bytes themselves).
  */
@@ -313,18 +315,36 @@ const COMMON: Record<string, { arity: number | 'any'; fn: (...a: unknown[]) => T
 /** UTF-16LE bytes of a string: Active Directory's unicodePwd takes the quoted password so encoded. */
 export const utf16le: TemplateFunction = (s) => Buffer.from(templateText(s), 'utf16le');
 
-/** Compiles a template; a syntax error is a 400 `invalid <field>: ...`. */
+// Compiled templates, per set of extra functions (pass the same object each time to share it), by field and source.
+// A compiled template holds no state, so one serves every caller; the oldest go first past the bound.
+const COMPILED_PER_FUNCTION_SET = 256;
+const NO_EXTRA: Record<string, TemplateFunction> = {};
+const compiled = new WeakMap<Record<string, TemplateFunction>, Map<string, CompiledTemplate>>();
+
+/** Compiles a template, or answers the one compiled before; a syntax error is a 400 `invalid <field>: ...`. */
 export function compileTemplate(src: string, opts: TemplateOptions): CompiledTemplate {
+  const extra = opts.extraFunctions ?? NO_EXTRA;
+  let known = compiled.get(extra);
+  if (!known) compiled.set(extra, (known = new Map()));
+  const key = `${opts.field}\0${src}`;
+  const hit = known.get(key);
+  if (hit) return hit;
+  const fresh = compile(src, opts.field, extra);
+  if (known.size >= COMPILED_PER_FUNCTION_SET) known.delete(known.keys().next().value as string);
+  known.set(key, fresh);
+  return fresh;
+}
+
+function compile(src: string, field: string, extra: Record<string, TemplateFunction>): CompiledTemplate {
   const wrap = <T>(fn: () => T): T => {
     try {
       return fn();
     } catch (err) {
-      if (err instanceof TemplateError) throw badRequest(`invalid ${opts.field}: ${err.message}`);
+      if (err instanceof TemplateError) throw badRequest(`invalid ${field}: ${err.message}`);
       throw err;
     }
   };
   const items = wrap(() => parse(src));
-  const extra = opts.extraFunctions ?? {};
 
   const call = (name: string, args: unknown[]): unknown => {
     const own = Object.hasOwn(extra, name) ? extra[name] : undefined;
