@@ -11,10 +11,9 @@
  */
 import * as grpc from '@grpc/grpc-js';
 import { StrongroomError } from '../errors.js';
-import type { WireFrame } from '../transport/codec.js';
 import { SECRET_METADATA_KEY } from '../transport/handshake.js';
-import { createMuxClient, type MuxClient } from '../transport/mux.js';
 import { CHANNEL_OPTIONS, loadProtos } from '../transport/proto.js';
+import { createStreamLane, type StreamLane } from '../transport/stream-lane.js';
 import {
   decodeConfig,
   encodeDeleteUserRequest,
@@ -35,66 +34,44 @@ export interface DatabasePluginClientOptions {
 const DEFAULT_TIMEOUT_MS = 30_000;
 
 type UnaryFn = (req: unknown, md: grpc.Metadata, opts: grpc.CallOptions, cb: (err: grpc.ServiceError | null, res: unknown) => void) => void;
-type StreamCall = grpc.ClientDuplexStream<WireFrame, WireFrame>;
 
 interface Channel {
   client: grpc.Client;
   secret: string;
-  /** The multiplexed stream, opened on first use and again after it broke. */
-  lane: { stream: StreamCall; mux: MuxClient } | null;
+  /** The multiplexed Database stream, opened on first use and again after it broke. */
+  lane: StreamLane;
 }
 const channels = new Map<string, Channel>();
 
 // grpc-js aliases each RPC under a lower-case name too, so a service method named
 // `Close` would shadow `client.close()`: close the channel through the prototype.
 const closeChannel = (ch: Channel) => {
-  const lane = ch.lane;
-  ch.lane = null;
-  lane?.mux.failAll(new StrongroomError('unavailable', 'the database plugin channel was closed'));
-  lane?.stream.cancel();
+  ch.lane.close(new StrongroomError('unavailable', 'the database plugin channel was closed'));
   grpc.Client.prototype.close.call(ch.client);
 };
 
-function channelFor(address: DatabasePluginAddress): Channel {
+/** The channel to a plugin process; `label` names the plugin in the errors of its stream. */
+function channelFor(address: DatabasePluginAddress, label: string): Channel {
   const cached = channels.get(address.socketPath);
   // Same path, other secret: the process was replaced; its old channel is useless.
   if (cached && cached.secret === address.secret) return cached;
   if (cached) closeChannel(cached);
   const { Database } = loadProtos();
   const client = new Database(`unix:${address.socketPath}`, grpc.credentials.createInsecure(), CHANNEL_OPTIONS);
-  const ch: Channel = { client, secret: address.secret, lane: null };
-  channels.set(address.socketPath, ch);
-  return ch;
-}
-
-function muxFor(ch: Channel, label: string): MuxClient {
-  if (ch.lane) return ch.lane.mux;
-  const md = new grpc.Metadata();
-  md.set(SECRET_METADATA_KEY, ch.secret);
-  const stream = (ch.client as unknown as { Stream(md: grpc.Metadata): StreamCall }).Stream(md);
-  const mux = createMuxClient({
-    sink: stream,
+  const lane = createStreamLane({
+    client,
+    secret: address.secret,
     onTimeout: (kind, ms) => new StrongroomError('coded', `${label} did not answer ${kind} within ${ms} ms`, { status: 504 }),
-  });
-  const lane = { stream, mux };
-  const broken = (err: StrongroomError) => {
-    if (ch.lane !== lane) return;
-    ch.lane = null;
     // The engine reconnects on `unavailable` (asks the core for the process again).
-    mux.failAll(err);
-  };
-  stream.on('data', (f: WireFrame) => mux.receive(f));
-  stream.on('error', (e: grpc.ServiceError) =>
-    broken(
-      e.code === grpc.status.UNIMPLEMENTED
+    onBroken: (cause) =>
+      cause?.code === grpc.status.UNIMPLEMENTED
         ? // A plugin built with an SDK from before the Database stream serves only unary calls.
           new StrongroomError('plugin_failed', `${label} does not serve the Database stream; rebuild it against this SDK`)
-        : new StrongroomError('unavailable', `${label} is not reachable (${e.details || e.message})`),
-    ),
-  );
-  stream.on('end', () => broken(new StrongroomError('unavailable', `${label} is not reachable (stream ended)`)));
-  ch.lane = lane;
-  return mux;
+        : new StrongroomError('unavailable', `${label} is not reachable (${cause ? cause.details || cause.message : 'stream ended'})`),
+  });
+  const ch: Channel = { client, secret: address.secret, lane };
+  channels.set(address.socketPath, ch);
+  return ch;
 }
 
 /** Closes the shared channel to a plugin process (call it when that process is gone). */
@@ -120,7 +97,7 @@ export function createDatabasePluginClient(
 
   /** One call on the process's stream; answers the reply member `${kind}_reply`. */
   const call = async <T>(kind: string, body: unknown): Promise<T> => {
-    const frame = await muxFor(channelFor(address), label).call(kind, body, timeoutMs, frameFields);
+    const frame = await channelFor(address, label).lane.call(kind, body, timeoutMs, frameFields);
     const reply = frame[`${kind}_reply`];
     if (reply === undefined || reply === null) throw new StrongroomError('plugin_failed', `${label} answered ${kind} with ${String(frame.kind)}`);
     return reply as T;
@@ -131,7 +108,7 @@ export function createDatabasePluginClient(
       new Promise<string>((resolve, reject) => {
         const md = new grpc.Metadata();
         md.set(SECRET_METADATA_KEY, address.secret);
-        const { client } = channelFor(address);
+        const { client } = channelFor(address, label);
         (client as unknown as { Type: UnaryFn }).Type.call(client, {}, md, { deadline: Date.now() + timeoutMs }, (err, res) => {
           if (!err) return resolve((res as wire.DatabaseTypeReply).type);
           if (err.code === grpc.status.UNAVAILABLE) return reject(new StrongroomError('unavailable', `${label} is not reachable`));

@@ -22,7 +22,7 @@ import {
 } from './codec.js';
 import { SECRET_METADATA_KEY } from './handshake.js';
 import { waitHealthy } from './health.js';
-import { createMuxClient, type MuxClient } from './mux.js';
+import { createStreamLane } from './stream-lane.js';
 import { CHANNEL_OPTIONS, loadProtos } from './proto.js';
 import type * as wire from './wire.js';
 
@@ -82,28 +82,19 @@ export function createBackendClient(opts: BackendClientOptions): BackendClient {
       });
     });
 
-  let stream: grpc.ClientDuplexStream<WireFrame, WireFrame> | null = null;
-  let mux: MuxClient | null = null;
+  // A broken stream is a dead process to the supervisor: never reopened here (streamCall refuses).
   let broken = false;
-
-  const breakOnce = (reason: string) => {
-    if (broken) return;
-    broken = true;
-    mux?.failAll(failedError('a call', `connection lost (${reason})`));
-    opts.onBroken?.(reason);
-  };
-
-  const lane = (): MuxClient => {
-    if (mux) return mux;
-    const s = (client as unknown as { Stream(md: grpc.Metadata): grpc.ClientDuplexStream<WireFrame, WireFrame> }).Stream(md);
-    const m = createMuxClient({ sink: s, onTimeout: (kind, ms) => timeoutError(kind, ms) });
-    s.on('data', (f: WireFrame) => m.receive(f));
-    s.on('error', (e: Error) => breakOnce(e.message));
-    s.on('end', () => breakOnce('stream ended'));
-    stream = s;
-    mux = m;
-    return m;
-  };
+  const lane = createStreamLane({
+    client,
+    secret: opts.secret,
+    onTimeout: timeoutError,
+    onBroken: (cause) => {
+      const reason = cause ? cause.message : 'stream ended';
+      broken = true;
+      opts.onBroken?.(reason);
+      return failedError('a call', `connection lost (${reason})`);
+    },
+  });
 
   const streamCall = async <K extends keyof wire.Frame>(
     kind: keyof wire.Frame,
@@ -112,7 +103,7 @@ export function createBackendClient(opts: BackendClientOptions): BackendClient {
     timeoutMs: number,
   ): Promise<NonNullable<wire.Frame[K]>> => {
     if (broken) throw failedError(kind, 'connection lost');
-    const frame = (await lane().call(kind, body, timeoutMs)) as wire.Frame;
+    const frame = (await lane.call(kind, body, timeoutMs)) as wire.Frame;
     const reply = frame[replyKind];
     if (reply === undefined || reply === null) throw failedError(kind, `unexpected reply ${String(frame.kind)}`);
     return reply;
@@ -121,7 +112,7 @@ export function createBackendClient(opts: BackendClientOptions): BackendClient {
   return {
     async waitHealthy(timeoutMs) {
       await waitHealthy({ socketPath: opts.socketPath, secret: opts.secret, label: opts.label, timeoutMs });
-      lane();
+      lane.open();
     },
     async setup(mount, timeoutMs) {
       const r = await unary<wire.SetupReply>('Setup', { mount: encodeMount(mount) }, timeoutMs);
@@ -145,14 +136,11 @@ export function createBackendClient(opts: BackendClientOptions): BackendClient {
     async periodic(mountUuid, timeoutMs = opts.callTimeoutMs) {
       throwIfError(await streamCall('periodic', { mount_uuid: mountUuid }, 'periodic_reply', timeoutMs));
     },
-    failAll(err) {
-      mux?.failAll(err);
-    },
-    inFlight: () => mux?.inFlight() ?? 0,
+    failAll: (err) => lane.failAll(err),
+    inFlight: () => lane.inFlight(),
     close() {
       broken = true;
-      stream?.cancel();
-      stream = null;
+      lane.close(failedError('a call', 'connection closed'));
       client.close();
     },
   };

@@ -10,9 +10,8 @@ import type { Storage } from '../storage.js';
 import type { MountTtls, SystemView } from '../system-view.js';
 import { StrongroomError } from '../errors.js';
 import { throwIfError, type WireFrame } from './codec.js';
-import { SECRET_METADATA_KEY } from './handshake.js';
-import { createMuxClient, type MuxClient } from './mux.js';
 import { CHANNEL_OPTIONS, loadProtos } from './proto.js';
+import { createStreamLane } from './stream-lane.js';
 import type * as wire from './wire.js';
 
 export interface CallbackClient {
@@ -31,8 +30,6 @@ export interface CallbackClientOptions {
   callTimeoutMs?: number;
 }
 
-type StreamCall = grpc.ClientDuplexStream<WireFrame, WireFrame>;
-
 export function createCallbackClient(opts: CallbackClientOptions): CallbackClient {
   const protos = loadProtos();
   const address = `unix:${opts.socketPath}`;
@@ -41,38 +38,16 @@ export function createCallbackClient(opts: CallbackClientOptions): CallbackClien
   const systemClient = new protos.SystemView(address, grpc.credentials.createInsecure(), CHANNEL_OPTIONS);
   const timeoutMs = opts.callTimeoutMs ?? 30_000;
 
-  const lane = (client: grpc.Client & { Stream?: unknown }, label: string) => {
-    let stream: StreamCall | null = null;
-    let mux: MuxClient | null = null;
-    const open = (): MuxClient => {
-      if (mux) return mux;
-      const md = new grpc.Metadata();
-      md.set(SECRET_METADATA_KEY, opts.secret);
-      const s = (client as unknown as { Stream(md: grpc.Metadata): StreamCall }).Stream(md);
-      const m = createMuxClient({
-        sink: s,
-        onTimeout: (kind, ms) => new StrongroomError('coded', `${label} ${kind} call to the core timed out after ${ms} ms`, { status: 504 }),
-      });
-      const broken = (why: string) => {
-        if (stream !== s) return;
-        stream = null;
-        mux = null;
-        m.failAll(new StrongroomError('unavailable', `${label} stream to the core closed: ${why}`));
-      };
-      s.on('data', (f: WireFrame) => m.receive(f));
-      s.on('error', (e: Error) => broken(e.message));
-      s.on('end', () => broken('end'));
-      stream = s;
-      mux = m;
-      return m;
-    };
+  const lane = (client: grpc.Client, label: string) => {
+    const l = createStreamLane({
+      client,
+      secret: opts.secret,
+      onTimeout: (kind, ms) => new StrongroomError('coded', `${label} ${kind} call to the core timed out after ${ms} ms`, { status: 504 }),
+      onBroken: (cause) => new StrongroomError('unavailable', `${label} stream to the core closed: ${cause ? cause.message : 'end'}`),
+    });
     return {
-      call: (kind: string, body: unknown) => open().call(kind, body, timeoutMs),
-      close: () => {
-        stream?.cancel();
-        stream = null;
-        mux = null;
-      },
+      call: (kind: string, body: unknown) => l.call(kind, body, timeoutMs),
+      close: () => l.close(new StrongroomError('unavailable', `${label} stream to the core closed: the process is stopping`)),
     };
   };
 
