@@ -40,8 +40,12 @@ export const tokenVerbs: Record<string, Command> = {
         }
         return;
       }
-      const mountPath = flag(ctx, 'path') ?? method;
-      const r = await ctx.client.write(`auth/${mountPath.replace(/\/+$/, '')}/login`, parseData(ctx.args.positionals));
+      const mountPath = (flag(ctx, 'path') ?? method).replace(/\/+$/, '');
+      const data = parseData(ctx.args.positionals);
+      // userpass names the user in the path (login/:username), as Vault's CLI sends it.
+      const user = method === 'userpass' && typeof data.username === 'string' ? data.username : null;
+      if (user !== null) delete data.username;
+      const r = await ctx.client.write(`auth/${mountPath}/login${user !== null ? `/${encodeURIComponent(user)}` : ''}`, data);
       ensureOk(r, 'logging in');
       if (!r.body?.auth?.client_token) throw new CliError('Error logging in: no token in the response', 2);
       if (!boolFlag(ctx, 'no-store')) saveToken(r.body.auth.client_token as string);

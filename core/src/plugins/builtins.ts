@@ -14,6 +14,7 @@ export function builtinPlugins(): BuiltinPlugin[] {
     { type: 'secret', name: 'kv', version: BUILTIN_VERSION, ...pkg('kv') },
     { type: 'secret', name: 'transit', version: BUILTIN_VERSION, ...pkg('transit') },
     { type: 'auth', name: 'approle', version: BUILTIN_VERSION, ...pkg('approle') },
+    { type: 'auth', name: 'userpass', version: BUILTIN_VERSION, ...pkg('userpass') },
     { type: 'secret', name: 'database', version: BUILTIN_VERSION, ...pkg('database') },
     { type: 'secret', name: 'rabbitmq', version: BUILTIN_VERSION, ...pkg('rabbitmq') },
     { type: 'secret', name: 'ssh', version: BUILTIN_VERSION, ...pkg('ssh') },

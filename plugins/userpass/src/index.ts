@@ -1,0 +1,1 @@
+export { createUserpassBackend, userpassBackend, type UserpassBackendOptions } from './backend.js';
