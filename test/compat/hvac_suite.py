@@ -184,6 +184,19 @@ if sid:
     login = call("approle.login", lambda: a.login("custom-role-id", sid["data"]["secret_id"], use_token=False), lambda r: eq("hvac-reader" in r["auth"]["token_policies"], True))
     call("approle.destroy_secret_id", lambda: a.destroy_secret_id("web", sid["data"]["secret_id"]))
 
+# ---- userpass ----
+u = c.auth.userpass
+call("sys.enable_auth_method userpass", lambda: c.sys.enable_auth_method("userpass"))
+call("userpass.create_or_update_user", lambda: u.create_or_update_user("hvac-user", password="hvac-pw", policies=["hvac-reader"]))
+call("userpass.read_user", lambda: u.read_user("hvac-user"), lambda r: (eq(r["data"]["token_policies"], ["hvac-reader"]), eq("password" in r["data"], False)))
+call("userpass.list_user", lambda: u.list_user(), lambda r: eq(r["data"]["keys"], ["hvac-user"]))
+call("userpass.update_password_on_user", lambda: u.update_password_on_user("hvac-user", "hvac-pw2"))
+call("userpass.login", lambda: u.login("hvac-user", "hvac-pw2", use_token=False), lambda r: eq("hvac-reader" in r["auth"]["token_policies"], True))
+refused("userpass.login (old password)", lambda: u.login("hvac-user", "hvac-pw", use_token=False), "InvalidRequest")
+refused("userpass.login (no such user)", lambda: u.login("nobody", "hvac-pw", use_token=False), "InvalidRequest")
+call("userpass.delete_user", lambda: u.delete_user("hvac-user"))
+call("sys.disable_auth_method userpass", lambda: c.sys.disable_auth_method("userpass"))
+
 # ---- leases (the lease-test plugin issues leased credentials) ----
 creds = call("client.read (leased credentials)", lambda: c.read(LEASES + "/creds/r"), lambda r: eq(r["lease_id"].startswith(LEASES + "/creds/r/"), True))
 if creds:

@@ -134,6 +134,18 @@ it('every node-vault call the suite makes succeeds with the right answer', async
   await call('deleteApproleRole', () => v.deleteApproleRole({ role_name: 'nvapp' }));
   await call('disableAuth', () => v.disableAuth({ mount_point: 'approle' }));
 
+  // ---- userpass ----
+  await call('enableAuth (userpass)', () => v.enableAuth({ mount_point: 'userpass', type: 'userpass' }));
+  await call('write (userpass user)', () => v.write('auth/userpass/users/nv-user', { password: 'nv-pw', policies: 'nv-reader' }));
+  await call('read (userpass user)', () => v.read('auth/userpass/users/nv-user'), (r) => eq(r.data.token_policies, ['nv-reader']));
+  await call('list (userpass users)', () => v.list('auth/userpass/users'), (r) => eq(r.data.keys, ['nv-user']));
+  const person = nodeVault({ endpoint: s.url });
+  await call('userpassLogin', () => person.userpassLogin({ username: 'nv-user', password: 'nv-pw' }), (r) => eq(r.auth.policies.includes('nv-reader'), true));
+  await call('read (as the userpass token)', () => person.read('nv-kv2/data/svc'), (r) => eq(r.data.data.a, '1'));
+  await refused('userpassLogin (wrong password)', () => nodeVault({ endpoint: s.url }).userpassLogin({ username: 'nv-user', password: 'nope' }), 400);
+  await refused('userpassLogin (no such user)', () => nodeVault({ endpoint: s.url }).userpassLogin({ username: 'nobody', password: 'nope' }), 400);
+  await call('disableAuth (userpass)', () => v.disableAuth({ mount_point: 'userpass' }));
+
   // ---- tokens ----
   const child = await call('tokenCreate', () => v.tokenCreate({ policies: ['nv-reader'], ttl: '1h' }), (r) => eq(r.auth.policies, ['default', 'nv-reader']));
   const orphan = await call('tokenCreateOrphan', () => v.tokenCreateOrphan({ policies: ['default'], ttl: '1h' }), (r) => eq(r.auth.orphan, true));
