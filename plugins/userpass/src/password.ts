@@ -36,7 +36,7 @@ export interface ScryptParams {
  * core (above the "interactive login" cost scrypt's author suggests). Each
  * derivation runs on libuv's pool, never on the event loop.
  */
-export const DEFAULT_PARAMS: ScryptParams = { n: 2 ** 15, r: 8, p: 1 };
+const DEFAULT_PARAMS: ScryptParams = { n: 2 ** 15, r: 8, p: 1 };
 const KEY_LENGTH = 32;
 const SALT_LENGTH = 16;
 
