@@ -16,7 +16,7 @@
  * be wiped).
  */
 import { randomFillSync } from 'node:crypto';
-import { StrongroomError, badRequest } from '@strongroom/sdk-plugin/host';
+import { StrongroomError, badRequest, createReadCache } from '@strongroom/sdk-plugin/host';
 import type { PhysicalEntry, PhysicalOp } from '../storage/physical.js';
 import type { KeyValueStore } from '../storage/keys.js';
 import { decrypt, encrypt, envelopeTerm } from './envelope.js';
@@ -165,12 +165,9 @@ export function createBarrier(physical: KeyValueStore, opts: BarrierOptions = {}
   let keyring: Keyring | null = null;
   let rotating: Promise<unknown> = Promise.resolve();
 
-  // LRU of decrypted values: Map iteration order is insertion order, so a hit
-  // re-inserts and eviction takes the first key.
-  const cache = new Map<string, Buffer>();
-  // Reads in flight per key. A write marks them stale so a read that fetched
-  // the old envelope before the write landed cannot re-fill the cache with it.
-  const fills = new Map<string, Set<{ stale: boolean }>>();
+  // Decrypted values, least recently used out first, wiped as they leave. The read cache's
+  // guard keeps a read that fetched the old envelope before a write landed from re-filling it.
+  const cache = createReadCache<Buffer>({ max: cacheLimit, freeze: false, rememberMisses: false, onEvict: (v) => v.fill(0) });
 
   const unsealed = (): Keyring => {
     if (keyring === null) throw new BarrierSealedError();
@@ -184,30 +181,8 @@ export function createBarrier(physical: KeyValueStore, opts: BarrierOptions = {}
   const cacheable = (key: string, size: number): boolean =>
     cacheLimit > 0 && size <= cacheMaxValue && !key.startsWith(KEYRING_PATH) && !RESERVED_KEYS.has(key);
 
-  const invalidate = (key: string): void => {
-    const old = cache.get(key);
-    if (old) {
-      old.fill(0);
-      cache.delete(key);
-    }
-    const waiting = fills.get(key);
-    if (waiting) for (const t of waiting) t.stale = true;
-  };
-
-  const clearCache = (): void => {
-    for (const v of cache.values()) v.fill(0);
-    cache.clear();
-    for (const set of fills.values()) for (const t of set) t.stale = true;
-  };
-
-  const remember = (key: string, value: Buffer): void => {
-    cache.set(key, Buffer.from(value));
-    if (cache.size > cacheLimit) {
-      const oldest = cache.keys().next().value as string;
-      cache.get(oldest)?.fill(0);
-      cache.delete(oldest);
-    }
-  };
+  const invalidate = (key: string): void => cache.drop(key);
+  const clearCache = (): void => cache.clear();
 
   const open = (kr: Keyring, key: string, envelope: Uint8Array): Buffer => {
     const t = kr.terms.get(envelopeTerm(envelope));
@@ -357,28 +332,17 @@ export function createBarrier(physical: KeyValueStore, opts: BarrierOptions = {}
 
     async get(key) {
       unsealed();
-      const hit = cache.get(key);
-      if (hit !== undefined) {
-        cache.delete(key);
-        cache.set(key, hit);
-        return Buffer.from(hit);
-      }
-      const ticket = { stale: false };
-      let waiting = fills.get(key);
-      if (!waiting) fills.set(key, (waiting = new Set()));
-      waiting.add(ticket);
-      let envelope: Uint8Array | null;
-      try {
-        envelope = await physical.get(key);
-      } finally {
-        waiting.delete(ticket);
-        if (waiting.size === 0) fills.delete(key);
-      }
-      const kr = unsealed();
-      if (envelope === null) return null;
-      const value = open(kr, key, envelope);
-      if (!ticket.stale && cacheable(key, value.length)) remember(key, value);
-      return value;
+      const value = await cache.get(
+        key,
+        async () => {
+          const envelope = await physical.get(key);
+          const kr = unsealed();
+          return envelope === null ? null : open(kr, key, envelope);
+        },
+        (v) => cacheable(key, v.length),
+      );
+      // The caller owns what it gets: the cached copy is never handed out.
+      return value === null ? null : Buffer.from(value);
     },
 
     async put(key, value) {

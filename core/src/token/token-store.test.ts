@@ -383,6 +383,38 @@ describe('revocation', () => {
     expect(await ts.lookup(t.id)).toBeNull();
   });
 
+  it('never serves a revoked token from the cache that a storage read in flight during the revocation answered late', async () => {
+    const { ts, store } = setup();
+    const root = await rootToken(ts);
+    const t = await ts.create(root, { policies: ['a'] });
+    // A storage wrapper that holds one read of the token's entry: it reads the entry as it is now
+    // (live) and answers only when released, after the revocation has finished.
+    const get = store.get.bind(store);
+    let release!: () => void;
+    const released = new Promise<void>((r) => (release = r));
+    let held = false;
+    store.get = async (k) => {
+      if (!held && k === `sys/token/id/${t.entry.key}`) {
+        held = true;
+        const before = await get(k);
+        await released;
+        return before;
+      }
+      return get(k);
+    };
+    ts.clearCache(); // the lookup below reads storage, as after an eviction
+    const slowLookup = ts.lookup(t.id);
+    await new Promise((r) => setImmediate(r));
+    expect(held).toBe(true);
+    expect(await ts.revoke(t.id)).toBe(true);
+    expect(store.data.has(`sys/token/id/${t.entry.key}`)).toBe(false);
+    release();
+    await slowLookup;
+    // No clearCache here: the lookup after the revocation goes through the same cache.
+    expect(await ts.lookup(t.id)).toBeNull();
+    expect(await ts.lookupByAccessor(t.entry.accessor)).toBeNull();
+  });
+
   it('revoke-orphan revokes one token and turns its children into orphans', async () => {
     const { ts, revokedLeases } = setup();
     const root = await rootToken(ts);

@@ -13,7 +13,7 @@
  * - Expired, exhausted and pending-revocation tokens are nonexistent to `lookup`.
  */
 import type { AuthSpec, Logger } from '@strongroom/sdk-plugin/host';
-import { addressAllowed, badRequest, buildBlockList, createDueScheduler, createKeyedMutex, permissionDenied, systemClock, validateCidrs } from '@strongroom/sdk-plugin/host';
+import { addressAllowed, badRequest, buildBlockList, createDueScheduler, createReadCache, createKeyedMutex, permissionDenied, systemClock, validateCidrs } from '@strongroom/sdk-plugin/host';
 import { namespaceStoragePrefix } from '../namespace/namespaces.js';
 import type { Physical } from '../storage/physical.js';
 import { RESPONSE_WRAPPING_POLICY_NAME } from '../policy/policy.js';
@@ -187,7 +187,9 @@ export function createTokenStore(deps: TokenStoreDeps): TokenStore {
   const clock = deps.clock ?? { now: () => Date.now() };
   const log = deps.logger;
   const cacheSize = deps.cacheSize ?? 10_000;
-  const cache = new Map<string, TokenEntry>();
+  // Entries as stored, whatever their state. Every entry write goes through `cache.write`, so a
+  // storage read in flight while a token is revoked or changed cannot re-cache the old entry.
+  const cache = createReadCache<TokenEntry>({ max: cacheSize });
   const locks = createKeyedMutex();
   const inFlight = new Map<string, Promise<void>>();
   /** Keys being destroyed by a running tree revocation: already nonexistent to lookups. */
@@ -209,32 +211,19 @@ export function createTokenStore(deps: TokenStoreDeps): TokenStore {
   const accessorKey = (accessor: string): string => hmacHex(deps.hmacKey, `accessor:${accessor}`);
   const sys = { systemDefaultTtl: deps.systemDefaultTtl, systemMaxTtl: deps.systemMaxTtl };
 
-  function cachePut(e: TokenEntry): void {
-    cache.delete(e.key);
-    cache.set(e.key, e);
-    if (cache.size > cacheSize) {
-      const oldest = cache.keys().next().value;
-      if (oldest !== undefined) cache.delete(oldest);
-    }
-  }
-
   const isLive = (e: TokenEntry): boolean =>
     e.numUses !== -1 && e.revokePending === undefined && !revoking.has(e.key) && (e.expireTime === 0 || clock.now() < e.expireTime);
 
   /** The stored entry whatever its state (cached). */
-  async function loadRaw(key: string): Promise<TokenEntry | null> {
-    const hit = cache.get(key);
-    if (hit) return hit;
-    const raw = await deps.store.get(ID + key);
-    if (raw === null) return null;
-    const e = freeze(decode<TokenEntry>(raw));
-    cachePut(e);
-    return e;
+  function loadRaw(key: string): Promise<TokenEntry | null> {
+    return cache.get(key, async () => {
+      const raw = await deps.store.get(ID + key);
+      return raw === null ? null : freeze(decode<TokenEntry>(raw));
+    });
   }
 
   async function persist(e: TokenEntry): Promise<void> {
-    await deps.store.put(ID + e.key, encode(e));
-    cachePut(e);
+    await cache.write(e.key, () => deps.store.put(ID + e.key, encode(e)));
     track(e);
   }
 
@@ -294,8 +283,7 @@ export function createTokenStore(deps: TokenStoreDeps): TokenStore {
         if (e.accessor !== '') ops.push({ type: 'delete', key: ACCESSOR + accessorKey(e.accessor) });
         if (e.parent !== '') ops.push({ type: 'delete', key: `${PARENT}${e.parent}/${key}` });
       }
-      await deps.store.batch(ops);
-      cache.delete(key);
+      await cache.write(key, () => deps.store.batch(ops));
     });
   }
 
@@ -304,8 +292,7 @@ export function createTokenStore(deps: TokenStoreDeps): TokenStore {
       const e = await loadRaw(key);
       if (e === null || e.revokePending === how) return e;
       const next = freeze({ ...e, numUses: -1, revokePending: how });
-      await deps.store.put(ID + key, encode(next));
-      cachePut(next);
+      await cache.write(key, () => deps.store.put(ID + key, encode(next)));
       return next;
     });
   }
@@ -350,8 +337,7 @@ export function createTokenStore(deps: TokenStoreDeps): TokenStore {
           orphaned = freeze({ ...ce, parent: '' });
           ops.push({ type: 'put', key: ID + child, value: encode(orphaned) });
         }
-        await deps.store.batch(ops);
-        if (orphaned) cachePut(orphaned);
+        await cache.write(child, () => deps.store.batch(ops));
       });
     }
     await destroy(key, false);
@@ -368,7 +354,6 @@ export function createTokenStore(deps: TokenStoreDeps): TokenStore {
     if (fields.type === 'batch') {
       const id = encryptBatchToken(deps.batchKey, fields, fields.namespaceId);
       const entry = freeze({ ...fields, key: tokenKey(id), accessor: '' });
-      cachePut(entry);
       return { id, entry, warnings: [] };
     }
     const nsSuffix = fields.namespaceId === 'root' ? '' : `.${fields.namespaceId}`;
@@ -384,8 +369,7 @@ export function createTokenStore(deps: TokenStoreDeps): TokenStore {
       { type: 'put', key: ACCESSOR + accessorKey(accessor), value: encode({ accessor, tokenKey: key }) },
     ];
     if (entry.parent !== '') ops.push({ type: 'put', key: `${PARENT}${entry.parent}/${key}`, value: encode({}) });
-    await deps.store.batch(ops);
-    cachePut(entry);
+    await cache.write(key, () => deps.store.batch(ops));
     track(entry);
     log.debug('token created', { accessor, path: entry.path, policies: entry.policies });
     return { id, entry, warnings: [] };
@@ -701,14 +685,12 @@ export function createTokenStore(deps: TokenStoreDeps): TokenStore {
 
   async function lookupBatch(id: string): Promise<TokenEntry | null> {
     const key = tokenKey(id);
-    let e = cache.get(key);
-    if (e === undefined) {
+    // A batch token is its own entry (never stored): the cache keeps it decrypted.
+    const e = await cache.get(key, async () => {
       const payload = decryptBatchToken(deps.batchKey, id);
-      if (payload === null || typeof payload !== 'object') return null;
-      e = freeze({ ...(payload as Mutable<Omit<TokenEntry, 'key'>>), key, accessor: '' });
-      cachePut(e);
-    }
-    if (!isLive(e)) return null;
+      return payload === null || typeof payload !== 'object' ? null : freeze({ ...(payload as Mutable<Omit<TokenEntry, 'key'>>), key, accessor: '' });
+    });
+    if (e === null || !isLive(e)) return null;
     // A child batch token dies with its parent.
     if (e.parent !== '') {
       const p = await loadRaw(e.parent);

@@ -86,10 +86,37 @@ describe('createReadCache', () => {
 
     const slow2 = deferred<{ v: string }>();
     const inFlight2 = c.get('other', () => slow2.promise);
-    c.drop('unrelated');
+    c.clear();
     slow2.resolve({ v: 'stale' });
     await inFlight2;
     expect(await c.get('other', async () => ({ v: 'fresh' }))).toEqual({ v: 'fresh' });
+
+    // Only the key written matters: a write elsewhere does not cost this read its fill.
+    const slow3 = deferred<{ v: string }>();
+    const inFlight3 = c.get('third', () => slow3.promise);
+    c.drop('unrelated');
+    slow3.resolve({ v: 'current' });
+    await inFlight3;
+    expect(await c.get('third', async () => ({ v: 'reloaded' }))).toEqual({ v: 'current' });
+  });
+
+  it('copies nothing and freezes nothing when asked not to, and hands every value leaving the cache to onEvict', async () => {
+    const evicted: string[] = [];
+    const c = createReadCache<Buffer>({ max: 1, freeze: false, rememberMisses: false, onEvict: (b) => (evicted.push(b.toString()), b.fill(0)) });
+    const a = await c.get('a', async () => Buffer.from('a'));
+    expect(Object.isFrozen(a)).toBe(false);
+    await c.get('b', async () => Buffer.from('b'));
+    expect(evicted).toEqual(['a']);
+    expect(a?.every((x) => x === 0)).toBe(true);
+    c.drop('b');
+    expect(evicted).toEqual(['a', 'b']);
+    let loads = 0;
+    await c.get('gone', async () => (loads++, null));
+    await c.get('gone', async () => (loads++, null));
+    expect(loads).toBe(2);
+    await c.get('c', async () => Buffer.from('c'));
+    c.clear();
+    expect(evicted).toEqual(['a', 'b', 'c']);
   });
 
   it('keeps only what `keep` allows', async () => {

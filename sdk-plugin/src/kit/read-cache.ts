@@ -1,17 +1,25 @@
 /**
- * A bounded read-through cache of stored entries, for an engine's hot reads
- * (approle logins, kv reads). Correct because a plugin process is the only
- * writer of its mount's storage:
- * every write runs through `write`, which drops the key before and after the
- * write, and the core's `invalidate(key)` drops it when storage changed
- * elsewhere. A read that was in flight while any write or drop happened does
- * not fill the cache, so a stale value never sticks. Values are frozen, so a
- * caller cannot alter the cached copy. Misses are remembered apart, in a small
- * set of their own with the same rules (a write or drop forgets the key): a
- * write of a new key reads it twice (the existence check, then the handler
+ * A bounded read-through cache of stored entries: the one cache primitive of
+ * the project, used by an engine's record store (approle logins, kv reads),
+ * the core's barrier (decrypted values) and its token store (token entries).
+ * Correct when its owner is the only writer of what it caches: every write
+ * runs through `write`, which drops the key before and after the write, and
+ * `drop(key)` / `clear()` say storage changed elsewhere (a plugin's
+ * `invalidate`, a standby taking over).
+ *
+ * Invariant: a read that was in flight while its key was written or dropped
+ * (or the cache cleared) never fills the cache, so a late answer from storage
+ * (the value before a write or a revocation) never sticks. Each load holds a
+ * ticket that a write or drop of its key marks stale.
+ *
+ * Values are frozen by default, so a caller cannot alter the cached copy (a
+ * cache of buffers, which cannot be frozen, copies them in and out instead and
+ * wipes them on eviction through `onEvict`). Misses are remembered apart, in a
+ * small set of their own with the same rules (a write or drop forgets the key):
+ * a write of a new key reads it twice (the existence check, then the handler
  * under its lock) and the second read needs no storage round trip, while a
- * stream of unknown keys (guessed RoleIDs) only churns that set and never
- * evicts a cached value.
+ * stream of unknown keys (guessed RoleIDs, guessed tokens) only churns that set
+ * and never evicts a cached value.
  */
 export interface ReadCache<T> {
   /** The cached value, else `load()`'s, kept when not null and `keep` (this call's, else the cache's) allows it. */
@@ -32,6 +40,12 @@ export interface ReadCacheOptions<T> {
   max: number;
   /** Whether a loaded value may be cached (default: always). */
   keep?: (value: T) => boolean;
+  /** Deep-freeze values as they are cached (default true; false for buffers, which the owner copies). */
+  freeze?: boolean;
+  /** Remember misses (default true; false when storage may gain a key without a write through this cache). */
+  rememberMisses?: boolean;
+  /** Called as a value leaves the cache (dropped, evicted, cleared): a cache of secrets wipes it here. */
+  onEvict?: (value: T) => void;
 }
 
 /** Misses remembered at most; the oldest goes first. */
@@ -40,38 +54,62 @@ const ABSENT_MAX = 1024;
 export function createReadCache<T extends object>(opts: ReadCacheOptions<T>): ReadCache<T> {
   const entries = new Map<string, T>();
   const absent = new Set<string>();
-  // Bumped by every write and drop: a load that saw another epoch may have read a value since replaced.
-  let epoch = 0;
+  // Loads in flight per key: a write or drop of the key marks them stale, so their answer is not kept.
+  const fills = new Map<string, Set<{ stale: boolean }>>();
+  const freeze = opts.freeze !== false;
+  const rememberMisses = opts.rememberMisses !== false;
+  const evicted = opts.onEvict;
   let max = opts.max;
+
+  const remove = (key: string) => {
+    const old = entries.get(key);
+    if (old === undefined) return;
+    entries.delete(key);
+    evicted?.(old);
+  };
+
   const trim = () => {
     while (max > 0 && entries.size > max) {
       const oldest = entries.keys().next();
       if (oldest.done) return;
-      entries.delete(oldest.value);
+      remove(oldest.value);
     }
   };
 
   const drop = (key: string) => {
-    epoch++;
-    entries.delete(key);
+    remove(key);
     absent.delete(key);
+    const waiting = fills.get(key);
+    if (waiting) for (const t of waiting) t.stale = true;
   };
 
   const fill = async (key: string, load: () => Promise<T | null>, keepThis?: (value: T) => boolean): Promise<T | null> => {
-    const seen = epoch;
-    const value = await load();
-    if (seen !== epoch) return value;
+    const ticket = { stale: false };
+    let waiting = fills.get(key);
+    if (!waiting) fills.set(key, (waiting = new Set()));
+    waiting.add(ticket);
+    let value: T | null;
+    try {
+      value = await load();
+    } finally {
+      waiting.delete(ticket);
+      if (waiting.size === 0) fills.delete(key);
+    }
+    if (ticket.stale) return value;
     if (value === null) {
-      absent.add(key);
-      if (absent.size > ABSENT_MAX) absent.delete(absent.values().next().value as string);
+      if (rememberMisses) {
+        absent.add(key);
+        if (absent.size > ABSENT_MAX) absent.delete(absent.values().next().value as string);
+      }
       return null;
     }
     const keep = keepThis ?? opts.keep;
     if (keep && !keep(value)) return value;
-    const frozen = deepFreeze(value);
-    entries.set(key, frozen);
+    const kept = freeze ? deepFreeze(value) : value;
+    remove(key);
+    entries.set(key, kept);
     trim();
-    return frozen;
+    return kept;
   };
 
   return {
@@ -98,9 +136,10 @@ export function createReadCache<T extends object>(opts: ReadCacheOptions<T>): Re
     },
     drop,
     clear() {
-      epoch++;
+      if (evicted) for (const v of entries.values()) evicted(v);
       entries.clear();
       absent.clear();
+      for (const set of fills.values()) for (const t of set) t.stale = true;
     },
     size: () => entries.size,
     resize(n) {
