@@ -87,6 +87,24 @@ export function normalizeNamespacePath(p: string): string {
   return trimmed === '' ? '' : `${trimmed}/`;
 }
 
+/** Whether `candidateId` names a namespace strictly below `ancestorId` ('' is the root). */
+export function isDescendantNamespace(registry: Pick<NamespaceRegistry, 'byId'>, ancestorId: string, candidateId: string): boolean {
+  const a = registry.byId(ancestorId || ROOT_NAMESPACE.id);
+  const c = registry.byId(candidateId || ROOT_NAMESPACE.id);
+  return a !== undefined && c !== undefined && c.id !== a.id && c.path.startsWith(a.path);
+}
+
+/**
+ * Whether something of namespace `ownerId` (a token, a lease) may be acted on
+ * by its id or accessor from a request made in `requestNs`: only from its own
+ * namespace or one above it ('' is the root). A namespace never reaches a
+ * parent's or a sibling's, and the caller must answer as for an unknown id.
+ */
+export function isWithinNamespace(registry: Pick<NamespaceRegistry, 'byId'>, requestNs: Namespace, ownerId: string): boolean {
+  const owner = registry.byId(ownerId || ROOT_NAMESPACE.id);
+  return owner !== undefined && owner.path.startsWith(requestNs.path);
+}
+
 /**
  * Where a token may act, and with which policies (Vault's rule): in its own
  * namespace and the namespaces below it, always with its own namespace's
@@ -94,12 +112,6 @@ export function normalizeNamespacePath(p: string): string {
  * parent-namespace token acting in `child/`). Null when the request's namespace
  * is not the token's nor below it, or the token's namespace is gone: refuse.
  */
-/** Whether `candidateId` names a namespace strictly below `ancestorId` ('' is the root). */
-export function isDescendantNamespace(registry: Pick<NamespaceRegistry, 'byId'>, ancestorId: string, candidateId: string): boolean {
-  const a = registry.byId(ancestorId || ROOT_NAMESPACE.id);
-  const c = registry.byId(candidateId || ROOT_NAMESPACE.id);
-  return a !== undefined && c !== undefined && c.id !== a.id && c.path.startsWith(a.path);
-}
 
 export function tokenScope(
   registry: Pick<NamespaceRegistry, 'byId'>,

@@ -6,7 +6,7 @@
  */
 import type { AclCache } from '../policy/acl-cache.js';
 import type { PolicyStore } from '../policy/policy-store.js';
-import { tokenScope, type Namespace, type NamespaceRegistry } from '../namespace/namespaces.js';
+import { isWithinNamespace, tokenScope, type Namespace, type NamespaceRegistry } from '../namespace/namespaces.js';
 import type { TokenEntry, TokenStore } from '../token/index.js';
 import type { AclPort } from './ports.js';
 
@@ -32,7 +32,11 @@ export function createTokenAccess(deps: { policies: Pick<PolicyStore, 'resolve'>
     acl,
     capabilities: {
       forEntry: (entry: TokenEntry | null, ns: Namespace, path: string) => capabilitiesOf(entry, ns, path),
-      forAccessor: async (accessor: string, ns: Namespace, path: string) => capabilitiesOf(await tokens.lookupByAccessor(accessor), ns, path),
+      // Another namespace's token (above or beside the request's) is answered as an unknown accessor.
+      forAccessor: async (accessor: string, ns: Namespace, path: string) => {
+        const e = await tokens.lookupByAccessor(accessor);
+        return capabilitiesOf(e && isWithinNamespace(namespaces, ns, e.namespaceId) ? e : null, ns, path);
+      },
       forToken: async (token: string, ns: Namespace, path: string) => capabilitiesOf(await tokens.lookup(token), ns, path),
       seesMount: async (entry: TokenEntry | null, ns: Namespace, mountPath: string) => {
         const scoped = await scopedAcl(entry, ns, mountPath);

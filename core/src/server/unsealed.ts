@@ -228,7 +228,7 @@ export async function unseal(ctx: UnsealContext, opts: { restoreLeasesInBackgrou
         return { backend, description: backend.describe(), runningVersion: builtin };
       }
       if (entry.type === 'token') {
-        const backend = await createTokenAuthBackend({ tokens, namespaceIdOf: (p) => namespaces.byPath(p)?.id ?? 'root' }).create(env);
+        const backend = await createTokenAuthBackend({ tokens, namespaces }).create(env);
         return { backend, description: backend.describe(), runningVersion: builtin };
       }
       const kind = entry.table === 'auth' ? 'auth' : 'secret';

@@ -7,7 +7,7 @@ import { badRequest, definePath, f, paginate, type MountInfo, type PathDef } fro
 import type { ExpirationManager } from '../expiration/index.js';
 import { namespaceOfLeaseId } from '../expiration/lease-entry.js';
 import type { CoreLogger } from '../log/logger.js';
-import { ROOT_NAMESPACE, type NamespaceRegistry } from '../namespace/namespaces.js';
+import { isWithinNamespace, type NamespaceRegistry } from '../namespace/namespaces.js';
 import { namespaceOf } from './namespace-of.js';
 import type { TokenStore } from '../token/index.js';
 
@@ -70,11 +70,7 @@ function oneLevel(ids: string[], prefix: string): string[] {
 
 function currentLeasePaths(deps: LeaseDeps): PathDef[] {
   const { expiration, tokens } = deps;
-  /** The request's namespace contains `namespaceId` (itself or a namespace below it). */
-  const within = (req: { mount: MountInfo }, namespaceId: string) => {
-    const own = deps.namespaces.byId(namespaceId || ROOT_NAMESPACE.id);
-    return own !== undefined && own.path.startsWith(namespaceOf(deps, req.mount).path);
-  };
+  const within = (req: { mount: MountInfo }, namespaceId: string) => isWithinNamespace(deps.namespaces, namespaceOf(deps, req.mount), namespaceId);
   /** The token behind a token lease id (auth/...) of this namespace or below, or null for a secret lease. */
   const tokenLease = async (req: { mount: MountInfo }, id: string) => {
     const t = tokens && id.startsWith('auth/') ? await tokens.byTokenLeaseId(id) : null;

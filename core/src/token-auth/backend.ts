@@ -19,12 +19,13 @@ import {
   type TokenEntry,
   type TokenStore,
 } from '../token/index.js';
+import { isWithinNamespace, type NamespaceRegistry } from '../namespace/namespaces.js';
 import type { InProcessRequest } from '../request/ports.js';
+import { accessorNamespaceId } from '../token/ids.js';
 
 export interface TokenAuthDeps {
   tokens: TokenStore;
-  /** Namespace id of a namespace path ("" -> "root"). */
-  namespaceIdOf(nsPath: string): string;
+  namespaces: Pick<NamespaceRegistry, 'byId' | 'byPath'>;
 }
 
 export function createTokenAuthBackend(deps: TokenAuthDeps): BackendFactory {
@@ -39,7 +40,19 @@ export function createTokenAuthBackend(deps: TokenAuthDeps): BackendFactory {
   }
 
   /** The id of the namespace this token mount serves: roles and accessors are per namespace. */
-  const nsOf = (req: { mount: { namespace: string } }) => deps.namespaceIdOf(req.mount.namespace);
+  const nsOf = (req: { mount: { namespace: string } }) => deps.namespaces.byPath(req.mount.namespace)?.id ?? 'root';
+
+  /**
+   * Whether an accessor may be acted on from this request: only when its token
+   * belongs to the request's namespace or one below it. Decided from the
+   * accessor itself, before any lookup, and answered exactly as an unknown
+   * accessor is, so another namespace's tokens can be neither reached nor told apart.
+   */
+  const reachable = (req: { mount: { namespace: string } }, accessor: string) => {
+    const here = deps.namespaces.byPath(req.mount.namespace);
+    return here !== undefined && isWithinNamespace(deps.namespaces, here, accessorNamespaceId(accessor));
+  };
+  const byAccessor = async (req: { mount: { namespace: string } }, accessor: string) => (reachable(req, accessor) ? tokens.lookupByAccessor(accessor) : null);
 
   const lookupOrFail = async (token: string) => {
     const e = await tokens.lookup(token);
@@ -113,7 +126,7 @@ export function createTokenAuthBackend(deps: TokenAuthDeps): BackendFactory {
         update: {
           summary: 'Properties of the token (without its id).',
           handler: async (req) => {
-            const e = await tokens.lookupByAccessor(req.data.accessor);
+            const e = await byAccessor(req, req.data.accessor);
             if (!e) throw badRequest('invalid accessor');
             return { data: tokens.lookupResponse(e) };
           },
@@ -153,7 +166,7 @@ export function createTokenAuthBackend(deps: TokenAuthDeps): BackendFactory {
         update: {
           summary: 'Renew the token with this accessor.',
           handler: async (req) => {
-            const e = await tokens.lookupByAccessor(req.data.accessor);
+            const e = await byAccessor(req, req.data.accessor);
             if (!e) throw badRequest('invalid accessor');
             const { entry, warnings } = await tokens.renew(e, req.data.increment ?? 0);
             const auth = tokens.authBlock(entry, '');
@@ -186,7 +199,13 @@ export function createTokenAuthBackend(deps: TokenAuthDeps): BackendFactory {
       pattern: 'revoke-accessor',
       fields: accessorBodySchema.shape,
       synopsis: 'Revoke a token by accessor.',
-      operations: { update: { summary: 'Revoke by accessor.', handler: async (req) => (await tokens.revokeAccessor(req.data.accessor), null) } },
+      operations: {
+        update: {
+          summary: 'Revoke by accessor.',
+          // Out of reach: nothing happens, and the answer is an unknown accessor's.
+          handler: async (req) => (reachable(req, req.data.accessor) && (await tokens.revokeAccessor(req.data.accessor)), null),
+        },
+      },
     }),
     definePath({
       pattern: 'revoke-orphan',

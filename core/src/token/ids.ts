@@ -43,6 +43,16 @@ export function newAccessor(namespaceId: string): string {
   return `${randomBase62()}${nsSuffix(namespaceId)}`;
 }
 
+/**
+ * The namespace id an accessor carries ('root' without a suffix). It can be
+ * trusted before any lookup: the accessor index is keyed by the whole string,
+ * so an accessor with an altered suffix finds nothing.
+ */
+export function accessorNamespaceId(accessor: string): string {
+  const dot = accessor.lastIndexOf('.');
+  return dot === -1 ? 'root' : accessor.slice(dot + 1);
+}
+
 export function encryptBatchToken(batchKey: Buffer, payload: unknown, namespaceId: string): string {
   const nonce = randomBytes(12);
   const cipher = createCipheriv('aes-256-gcm', batchKey, nonce);
