@@ -105,10 +105,12 @@ describe('createAcl: matching and priority', () => {
     expect(createAcl([ROOT_POLICY]).capabilities('anything')).toEqual(['root']);
   });
 
-  it('keeps the stricter wrapping TTLs when merging', () => {
+  it('merges wrapping TTLs as Vault does: the smaller minimum and the smaller maximum', () => {
     const a = parsePolicy('a', 'path "w" { capabilities = ["read"]\n min_wrapping_ttl = "1m"\n max_wrapping_ttl = "1h" }');
     const b = parsePolicy('b', 'path "w" { capabilities = ["read"]\n min_wrapping_ttl = "5m"\n max_wrapping_ttl = "2h" }');
-    expect(createAcl([a, b]).check('read', 'w')).toMatchObject({ allowed: true, minWrappingTtl: 300, maxWrappingTtl: 3600 });
+    const c = parsePolicy('c', 'path "w" { capabilities = ["list"] }');
+    expect(createAcl([a, b, c]).check('read', 'w')).toMatchObject({ allowed: true, minWrappingTtl: 60, maxWrappingTtl: 3600 });
+    expect(createAcl([c]).check('list', 'w')).not.toHaveProperty('minWrappingTtl');
   });
 });
 

@@ -27,6 +27,7 @@ export interface AclCheckResult {
   reason?: 'no_matching_rule' | 'denied' | 'missing_capability' | 'denied_parameter' | 'parameter_not_allowed' | 'missing_required_parameter';
   /** The offending parameter for parameter refusals. */
   parameter?: string;
+  /** Seconds: the winning rule's bounds on the request's wrap TTL (`min_wrapping_ttl`, `max_wrapping_ttl`), merged across policies. */
   minWrappingTtl?: number;
   maxWrappingTtl?: number;
 }
@@ -149,11 +150,11 @@ function mergeRule(into: CompiledRule | undefined, rule: PathRule): CompiledRule
   if (allowed) r.allowed = allowed;
   if (denied) r.denied = denied;
   if (rule.requiredParameters) r.required = [...new Set([...(r.required ?? []), ...rule.requiredParameters])];
-  // The stricter wrapping bounds win: the larger minimum, the smaller maximum.
-  if (rule.minWrappingTtl !== undefined) r.minWrappingTtl = Math.max(r.minWrappingTtl ?? 0, rule.minWrappingTtl);
-  if (rule.maxWrappingTtl !== undefined && rule.maxWrappingTtl > 0) {
-    r.maxWrappingTtl = r.maxWrappingTtl === undefined ? rule.maxWrappingTtl : Math.min(r.maxWrappingTtl, rule.maxWrappingTtl);
-  }
+  // Wrapping bounds merge as Vault's ACL merges them, preferring short lifetimes: the
+  // smaller of the maximums and the smaller of the minimums (0 sets neither). A merged
+  // maximum below the merged minimum allows no wrap TTL at all (the pipeline refuses it).
+  if (rule.minWrappingTtl !== undefined && rule.minWrappingTtl > 0) r.minWrappingTtl = Math.min(r.minWrappingTtl ?? Infinity, rule.minWrappingTtl);
+  if (rule.maxWrappingTtl !== undefined && rule.maxWrappingTtl > 0) r.maxWrappingTtl = Math.min(r.maxWrappingTtl ?? Infinity, rule.maxWrappingTtl);
   return r;
 }
 

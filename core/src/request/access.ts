@@ -25,7 +25,8 @@ export function createTokenAccess(deps: { policies: Pick<PolicyStore, 'resolve'>
   const acl: AclPort = {
     check: async (t, ns, op, path, data) => {
       const r = (await aclFor(t.policies, ns)).check(op, path, data);
-      return { allowed: r.allowed, sudo: r.sudo };
+      if (r.minWrappingTtl === undefined && r.maxWrappingTtl === undefined) return { allowed: r.allowed, sudo: r.sudo };
+      return { allowed: r.allowed, sudo: r.sudo, minWrappingTtl: r.minWrappingTtl, maxWrappingTtl: r.maxWrappingTtl };
     },
   };
   return {

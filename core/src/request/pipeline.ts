@@ -135,16 +135,19 @@ export function createPipeline(deps: PipelineDeps) {
     // it stays an update and saves the round trip to the plugin.
     let sudo = false;
     if (token && !unauthenticated) {
+      let decision: AclDecision;
       if (api.operation === 'write' && !api.help) {
         // One round trip only for a plugin (the core's own backends answer in-process) and only
         // with no audit device: the request's audit entry names the operation before the backend runs.
         const oneTrip = !IN_PROCESS_TYPES.has(mount.type) && !audit.enabled;
-        sudo = (await authorizeWrite(token, logical, backend, path, api.data, namespace, oneTrip)).sudo;
+        decision = await authorizeWrite(token, logical, backend, path, api.data, namespace, oneTrip);
       } else {
         const op: AclOperation = api.help ? 'read' : (logical.operation as AclOperation);
-        sudo = (await authorize(token, op, path, api.data, namespace, api.help)).sudo;
+        decision = await authorize(token, op, path, api.data, namespace, api.help);
       }
+      sudo = decision.sudo;
       if (binding.root(relativePath) && !sudo) throw permissionDenied('permission denied');
+      if (!api.help) enforceWrappingBounds(decision, req.wrapTtl);
     }
 
     if (api.help) return { status: 200, body: binding.description ? helpFor(binding.description, relativePath) : { help: '', openapi: {} } };
@@ -315,6 +318,20 @@ export function createPipeline(deps: PipelineDeps) {
   }
 
   return { handle };
+}
+
+/**
+ * A policy's `min_wrapping_ttl` and `max_wrapping_ttl` on the path, after the
+ * ACL allowed the operation (Vault's rule): with a minimum the response must be
+ * wrapped (a minimum is how an operator makes wrapping mandatory), and the wrap
+ * TTL asked for must lie within the bounds. Refused as Vault refuses it: as a
+ * permission the token's policies do not grant.
+ */
+function enforceWrappingBounds(decision: AclDecision, wrapTtl: number | null): void {
+  const { minWrappingTtl: min, maxWrappingTtl: max } = decision;
+  if (min === undefined && max === undefined) return;
+  const inBounds = wrapTtl !== null && (min === undefined || wrapTtl >= min) && (max === undefined || wrapTtl <= max) && (min === undefined || max === undefined || min <= max);
+  if (!inBounds) throw permissionDenied('permission denied');
 }
 
 type AuditWrapInfo = NonNullable<import('../audit/broker.js').AuditResponse['wrap_info']>;

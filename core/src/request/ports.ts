@@ -70,6 +70,9 @@ export interface AclDecision {
   allowed: boolean;
   /** The token has sudo on this path. */
   sudo: boolean;
+  /** Seconds: the bounds the policies set on the request's wrap TTL (a minimum makes wrapping mandatory). */
+  minWrappingTtl?: number;
+  maxWrappingTtl?: number;
 }
 
 export interface AclPort {
