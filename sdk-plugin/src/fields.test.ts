@@ -59,14 +59,14 @@ describe('parseBool / parseInteger / lists / base64 / map', () => {
   it('reads booleans as strconv.ParseBool does', () => {
     for (const t of [true, 'true', 'True', 'TRUE', '1', 't', 1]) expect(parseBool(t)).toBe(true);
     for (const v of [false, 'false', '0', 'f', 'F', 0]) expect(parseBool(v)).toBe(false);
-    for (const bad of ['yes', '', 2, null]) expect(() => parseBool(bad)).toThrow('invalid boolean');
+    for (const bad of ['yes', 2, null]) expect(() => parseBool(bad)).toThrow('invalid boolean');
   });
 
   it('reads integers from numbers and decimal strings only', () => {
     expect(parseInteger(3)).toBe(3);
     expect(parseInteger('3')).toBe(3);
     expect(parseInteger('-2')).toBe(-2);
-    for (const bad of ['3.5', 3.5, 'x', '', true]) expect(() => parseInteger(bad)).toThrow('invalid integer');
+    for (const bad of ['3.5', 3.5, 'x', true]) expect(() => parseInteger(bad)).toThrow('invalid integer');
   });
 
   it('splits comma lists, trims and drops empties', () => {
@@ -109,6 +109,11 @@ describe('f helpers', () => {
     });
     const out = schema.parse({ s: 12, n: '3', b: 'true', d: '1h', l: 'a,b', il: '1,2', raw: 'aGk=', m: '{"k":"v"}', e: 'hex' });
     expect(out).toEqual({ s: '12', n: 3, b: true, d: 3600, l: ['a', 'b'], il: [1, 2], raw: Buffer.from('hi'), m: { k: 'v' }, e: 'hex' });
+  });
+
+  it('read an empty string as the zero value of a boolean, an integer and a duration (Vault clients send "" for unset)', () => {
+    const schema = z.object({ b: f.bool(), n: f.int({ min: 0 }), d: f.duration(), l: f.commaList() });
+    expect(schema.parse({ b: '', n: '', d: '', l: '' })).toEqual({ b: false, n: 0, d: 0, l: [] });
   });
 
   it('reports the parser message as the issue', () => {

@@ -81,21 +81,27 @@ export function formatGoDuration(seconds: number): string {
 const TRUE_STRINGS = new Set(['1', 't', 'T', 'true', 'TRUE', 'True']);
 const FALSE_STRINGS = new Set(['0', 'f', 'F', 'false', 'FALSE', 'False']);
 
-/** A boolean as Go's strconv.ParseBool reads strings, plus JSON booleans and the numbers 0 and 1. */
+/**
+ * A boolean as Go's strconv.ParseBool reads strings, plus JSON booleans and
+ * the numbers 0 and 1. `""` is false: clients send it for a field they leave
+ * unset, and Vault's field parser reads it as the zero value.
+ */
 export function parseBool(v: unknown): boolean {
   if (typeof v === 'boolean') return v;
   if (v === 1 || v === 0) return v === 1;
   if (typeof v === 'string') {
     const s = v.trim();
+    if (s === '') return false;
     if (TRUE_STRINGS.has(s)) return true;
     if (FALSE_STRINGS.has(s)) return false;
   }
   throw new FieldParseError('invalid boolean');
 }
 
-/** An integer from a JSON number or a decimal string ("3", "-2"). */
+/** An integer from a JSON number or a decimal string ("3", "-2"); `""` is 0, the zero value (as for booleans). */
 export function parseInteger(v: unknown): number {
   if (typeof v === 'number' && Number.isSafeInteger(v)) return v;
+  if (typeof v === 'string' && v.trim() === '') return 0;
   if (typeof v === 'string' && /^\s*[-+]?\d+\s*$/.test(v)) {
     const n = Number(v.trim());
     if (Number.isSafeInteger(n)) return n;
@@ -199,7 +205,7 @@ export function fieldMeta(schema: z.ZodType): FieldMeta {
 export const f = {
   /** A string; numbers and booleans are accepted and stringified, as Vault weak-decodes them (help and OpenAPI say "string"). */
   string: () => lenient(scalar(), (v) => String(v)).meta({ [WIRE_TYPE]: 'string' }),
-  /** An integer: 3 or "3". */
+  /** An integer: 3 or "3"; "" is 0. */
   int: (opts: { min?: number; max?: number } = {}) =>
     lenient(z.union([z.number(), z.string()]), (v) => {
       const n = parseInteger(v);
@@ -207,9 +213,9 @@ export const f = {
       if (opts.max !== undefined && n > opts.max) throw new FieldParseError(`must be at most ${opts.max}`);
       return n;
     }),
-  /** A boolean: true, "true", "1", "t", 0, "false"... */
+  /** A boolean: true, "true", "1", "t", 0, "false"...; "" is false. */
   bool: () => lenient(z.union([z.boolean(), z.number(), z.string()]), parseBool),
-  /** A duration, parsed to seconds: 3600, "3600", "1h", "90m", "1h30m", "2d". */
+  /** A duration, parsed to seconds: 3600, "3600", "1h", "90m", "1h30m", "2d"; "" is 0. */
   duration: () => lenient(z.union([z.number(), z.string()]), parseDuration),
   /** A list of strings: ["a","b"] or "a,b". */
   commaList: () => lenient(z.union([z.array(scalar()), z.string()]), parseCommaList),
