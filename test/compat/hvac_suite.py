@@ -40,13 +40,13 @@ def call(name, fn, check=None):
         return None
 
 
-def refused(name, fn, kind):
-    """A call that must fail with the hvac exception named `kind` (e.g. Forbidden, InvalidRequest)."""
+def refused(name, fn, kind, text=None):
+    """A call that must fail with the hvac exception named `kind` (e.g. Forbidden, InvalidRequest), its message containing `text`."""
     try:
         fn()
         results.append({"call": name, "ok": False, "error": "succeeded but must be refused"})
     except Exception as e:  # noqa: BLE001
-        ok = type(e).__name__ == kind
+        ok = type(e).__name__ == kind and (text is None or text in str(e))
         results.append({"call": name, "ok": ok, **({"refused": kind} if ok else {"error": "%s: %s" % (type(e).__name__, e)})})
 
 
@@ -79,6 +79,10 @@ call("sys.list_mounted_secrets_engines", lambda: c.sys.list_mounted_secrets_engi
 call("sys.read_mount_configuration", lambda: c.sys.read_mount_configuration("kv2"), lambda r: eq("max_lease_ttl" in r["data"], True))
 call("sys.tune_mount_configuration", lambda: c.sys.tune_mount_configuration("kv2", default_lease_ttl="1h", max_lease_ttl="2h"))
 call("sys.read_mount_configuration (tuned)", lambda: c.sys.read_mount_configuration("kv2"), lambda r: eq(r["data"]["default_lease_ttl"], 3600))
+call("sys.read_mount_configuration (effective TTLs: the system's)", lambda: c.sys.read_mount_configuration("kv1"), lambda r: (eq(r["data"]["default_lease_ttl"], 2764800), eq(r["data"]["max_lease_ttl"], 2764800)))
+call("sys.enable_secrets_engine generic (kv version 1)", lambda: c.sys.enable_secrets_engine("generic", path="gen"))
+call("kv.v1.create_or_update_secret (generic)", lambda: c.secrets.kv.v1.create_or_update_secret("old", {"v": "g"}, mount_point="gen"))
+call("kv.v1.read_secret (generic)", lambda: c.secrets.kv.v1.read_secret("old", mount_point="gen"), lambda r: eq(r["data"], {"v": "g"}))
 call("sys.retrieve_mount_option", lambda: c.sys.retrieve_mount_option("kv2", "version"), lambda r: eq(str(r), "2"))
 call("kv.v1.create_or_update_secret (before move)", lambda: c.secrets.kv.v1.create_or_update_secret("moving", {"v": "1"}, mount_point="kvmove"))
 call("sys.move_backend", lambda: c.sys.move_backend("kvmove", "kvmoved"))
@@ -98,6 +102,7 @@ call("sys.get_capabilities", lambda: c.sys.get_capabilities(paths=["kv1/x"], tok
 call("sys.enable_audit_device", lambda: c.sys.enable_audit_device("file", options={"file_path": AUDIT_FILE}))
 call("sys.list_enabled_audit_devices", lambda: c.sys.list_enabled_audit_devices(), lambda r: eq("file/" in r["data"], True))
 call("sys.calculate_hash", lambda: c.sys.calculate_hash("file", "hello"), lambda r: eq(r["data"]["hash"].startswith("hmac-sha256:"), True))
+refused("sys.calculate_hash (no such device)", lambda: c.sys.calculate_hash("no-device", "hello"), "InvalidRequest", "unknown audit backend")
 
 # ---- sys: plugins (hvac 0.11 has no plugin methods; its adapter is what automation falls back to) ----
 call("adapter.get sys/plugins/catalog", lambda: c.adapter.get("/v1/sys/plugins/catalog"), lambda r: eq("kv" in r["data"]["secret"], True))
@@ -118,6 +123,7 @@ call("kv.v2.configure", lambda: c.secrets.kv.v2.configure(max_versions=5, mount_
 call("kv.v2.read_configuration", lambda: c.secrets.kv.v2.read_configuration(mount_point="kv2"), lambda r: eq(r["data"]["max_versions"], 5))
 call("kv.v2.create_or_update_secret", lambda: c.secrets.kv.v2.create_or_update_secret("svc", secret={"a": "1"}, mount_point="kv2"), lambda r: eq(r["data"]["version"], 1))
 call("kv.v2.create_or_update_secret (cas)", lambda: c.secrets.kv.v2.create_or_update_secret("svc", secret={"a": "2"}, cas=1, mount_point="kv2"), lambda r: eq(r["data"]["version"], 2))
+refused("kv.v2.create_or_update_secret (cas -1)", lambda: c.secrets.kv.v2.create_or_update_secret("svc", secret={"a": "x"}, cas=-1, mount_point="kv2"), "InvalidRequest", "check-and-set parameter did not match the current version")
 call("kv.v2.patch", lambda: c.secrets.kv.v2.patch("svc", secret={"b": "3"}, mount_point="kv2"))
 call("kv.v2.read_secret_version", lambda: c.secrets.kv.v2.read_secret_version("svc", mount_point="kv2"), lambda r: eq(r["data"]["data"], {"a": "2", "b": "3"}))
 call("kv.v2.read_secret_version (v1)", lambda: c.secrets.kv.v2.read_secret_version("svc", version=1, mount_point="kv2"), lambda r: eq(r["data"]["data"], {"a": "1"}))
@@ -135,8 +141,15 @@ call("kv.v2.delete_metadata_and_all_versions", lambda: c.secrets.kv.v2.delete_me
 t = c.secrets.transit
 call("transit.create_key", lambda: t.create_key("k1"))
 call("transit.create_key (exportable, ed25519)", lambda: t.create_key("sig", key_type="ed25519", exportable=True, allow_plaintext_backup=True))
+call("transit.create_key (empty strings as false)", lambda: t.create_key("empty-flags", exportable="", allow_plaintext_backup=""))
+call("transit.read_key (empty strings as false)", lambda: t.read_key("empty-flags"), lambda r: (eq(r["data"]["exportable"], False), eq(r["data"]["allow_plaintext_backup"], False)))
+refused("transit.backup_key (no allow_plaintext_backup)", lambda: t.backup_key("empty-flags"), "InternalServerError", "plaintext backup is disallowed on the policy")
+call("transit.create_key (rsa-2048)", lambda: t.create_key("rsa", key_type="rsa-2048"))
+pss = call("client.write transit/sign (pss, salt_length -1)", lambda: c.write("transit/sign/rsa", input=b64("msg"), signature_algorithm="pss", salt_length="-1"))
+if pss:
+    call("client.write transit/verify (pss, salt_length -1)", lambda: c.write("transit/verify/rsa", input=b64("msg"), signature=pss["data"]["signature"], signature_algorithm="pss", salt_length="-1"), lambda r: eq(r["data"]["valid"], True))
 call("transit.read_key", lambda: t.read_key("k1"), lambda r: eq(r["data"]["type"], "aes256-gcm96"))
-call("transit.list_keys", lambda: t.list_keys(), lambda r: eq(sorted(r["data"]["keys"]), ["k1", "sig"]))
+call("transit.list_keys", lambda: t.list_keys(), lambda r: eq(sorted(r["data"]["keys"]), ["empty-flags", "k1", "rsa", "sig"]))
 call("transit.update_key_configuration", lambda: t.update_key_configuration("k1", deletion_allowed=True))
 call("transit.rotate_key", lambda: t.rotate_key("k1"))
 enc = call("transit.encrypt_data", lambda: t.encrypt_data("k1", plaintext=b64("secret text")), lambda r: eq(r["data"]["ciphertext"].startswith("service:v2:"), True))
@@ -155,6 +168,7 @@ call("transit.export_key", lambda: t.export_key("sig", key_type="signing-key"), 
 bk = call("transit.backup_key", lambda: t.backup_key("sig"), lambda r: eq(len(r["data"]["backup"]) > 0, True))
 if bk:
     call("transit.restore_key", lambda: t.restore_key(bk["data"]["backup"], name="sig-restored"))
+    refused("transit.restore_key (onto an existing key)", lambda: t.restore_key(bk["data"]["backup"], name="sig-restored"), "InternalServerError", 'key "sig-restored" already exists')
 call("transit.update_key_configuration (min versions)", lambda: t.update_key_configuration("k1", min_decryption_version=2))
 call("transit.trim_key", lambda: t.trim_key("k1", min_version=2))
 call("transit.delete_key", lambda: t.delete_key("k1"))
@@ -163,7 +177,7 @@ call("transit.delete_key", lambda: t.delete_key("k1"))
 a = c.auth.approle
 call("sys.enable_auth_method approle", lambda: c.sys.enable_auth_method("approle"))
 call("sys.list_auth_methods", lambda: c.sys.list_auth_methods(), lambda r: eq("approle/" in r["data"], True))
-call("sys.read_auth_method_tuning", lambda: c.sys.read_auth_method_tuning("approle"), lambda r: eq("max_lease_ttl" in r["data"], True))
+call("sys.read_auth_method_tuning", lambda: c.sys.read_auth_method_tuning("approle"), lambda r: eq(r["data"]["max_lease_ttl"], 2764800))
 call("sys.tune_auth_method", lambda: c.sys.tune_auth_method("approle", default_lease_ttl="30m"))
 call("approle.create_or_update_approle", lambda: a.create_or_update_approle("web", token_policies=["hvac-reader"], token_ttl="10m", token_max_ttl="30m"))
 call("approle.read_role", lambda: a.read_role("web"), lambda r: eq(r["data"]["token_ttl"], 600))
@@ -230,7 +244,8 @@ if child:
     refused("kv.v2.create_or_update_secret (child token without the capability)", lambda: user.secrets.kv.v2.create_or_update_secret("x", secret={"a": "b"}, mount_point="kv1"), "Forbidden")
     call("token.renew_self (child)", lambda: user.auth.token.renew_self(), lambda r: eq(r["auth"]["client_token"], ct))
     call("token.revoke_self (child)", lambda: user.auth.token.revoke_self())
-    refused("token.lookup (revoked)", lambda: tk.lookup(ct), "InvalidRequest")
+    refused("token.lookup (revoked)", lambda: tk.lookup(ct), "Forbidden")
+    refused("token.lookup_accessor (revoked)", lambda: tk.lookup_accessor(acc), "Forbidden")
 call("token.create_or_update_role", lambda: tk.create_or_update_role("ops", allowed_policies=["hvac-reader"], orphan=True))
 call("token.read_role", lambda: tk.read_role("ops"), lambda r: eq(r["data"]["orphan"], True))
 call("token.list_roles", lambda: tk.list_roles(), lambda r: eq(r["data"]["keys"], ["ops"]))
@@ -265,9 +280,13 @@ w2 = call("token.create (wrap_ttl)", lambda: tk.create(policies=["default"], ttl
 if w2:
     holder = hvac.Client(url=URL, token=w2["wrap_info"]["token"])
     call("client.unwrap (wrapping token as the client token)", lambda: holder.sys.unwrap(), lambda r: eq(r["auth"]["accessor"], w2["wrap_info"]["wrapped_accessor"]))
+    refused("client.unwrap (spent wrapping token as the client token)", lambda: holder.sys.unwrap(), "InvalidRequest", "wrapping token is not valid or does not exist")
 ww = call("adapter.post sys/wrapping/wrap", lambda: c.adapter.post("/v1/sys/wrapping/wrap", json={"any": "thing"}, wrap_ttl="30s"), lambda r: eq(r["wrap_info"]["ttl"], 30))
 if ww:
     call("client.unwrap (deprecated alias)", lambda: c.unwrap(ww["wrap_info"]["token"]), lambda r: eq(r["data"], {"any": "thing"}))
+we = call("adapter.post sys/wrapping/wrap (empty object)", lambda: c.adapter.post("/v1/sys/wrapping/wrap", json={}, wrap_ttl="30s"), lambda r: eq(r["wrap_info"]["ttl"], 30))
+if we:
+    call("sys.unwrap (empty object)", lambda: c.sys.unwrap(we["wrap_info"]["token"]), lambda r: eq(r["data"], {}))
 
 # ---- generate-root (OTP scheme) ----
 call("sys.read_root_generation_progress", lambda: c.sys.read_root_generation_progress(), lambda r: eq(r["started"], False))

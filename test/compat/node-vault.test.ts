@@ -75,8 +75,13 @@ it('every node-vault call the suite makes succeeds with the right answer', async
   await call('read (after remount)', () => v.read('nv-kv-moved/app'), (r) => eq(r.data, { password: 'pw' }));
   await call('delete (kv v1)', () => v.delete('nv-kv-moved/app'));
   await call('unmount', () => v.unmount({ mount_point: 'nv-kv-moved' }));
+  await call('mount generic (kv version 1)', () => v.mount({ mount_point: 'nv-gen', type: 'generic' }));
+  await call('write (generic)', () => v.write('nv-gen/old', { v: 'g' }));
+  await call('read (generic)', () => v.read('nv-gen/old'), (r) => eq(r.data, { v: 'g' }));
+  await call('read sys/mounts/:path/tune (effective TTLs)', () => v.read('sys/mounts/nv-kv2/tune'), (r) => eq([r.data.default_lease_ttl, r.data.max_lease_ttl], [2764800, 2764800]));
   await call('write (kv v2 data)', () => v.write('nv-kv2/data/svc', { data: { a: '1' } }), (r) => eq(r.data.version, 1));
   await call('update (kv v2 PATCH)', () => v.update('nv-kv2/data/svc', { data: { b: '2' } }), (r) => eq(r.data.version, 2));
+  await refused('write (kv v2 data, options.cas -1)', () => v.write('nv-kv2/data/svc', { data: { c: '3' }, options: { cas: -1 } }), 400);
   await call('read (kv v2 data)', () => v.read('nv-kv2/data/svc'), (r) => eq(r.data.data, { a: '1', b: '2' }));
   await call('list (kv v2 metadata)', () => v.list('nv-kv2/metadata'), (r) => eq(r.data.keys, ['svc']));
   await call('destroySecretVersions', () => v.destroySecretVersions({ mount_point: 'nv-kv2', path: 'svc', versions: [1] }));
@@ -93,12 +98,19 @@ it('every node-vault call the suite makes succeeds with the right answer', async
   // ---- audit ----
   const auditFile = join(scratchDir('sr-nv-'), 'audit.log');
   await call('enableAudit', () => v.enableAudit({ name: 'nvfile', type: 'file', options: { file_path: auditFile } }));
+  await refused('write sys/audit-hash (no such device)', () => v.write('sys/audit-hash/no-device', { input: 'x' }), 400);
   await call('audits', () => v.audits(), (r) => eq(Object.keys(r.data ?? r).includes('nvfile/'), true));
 
   // ---- transit ----
   await call('transitCreateKey', () => v.transitCreateKey({ name: 'nvk' }));
+  await call('write (transit key, empty strings as false)', () => v.write('transit/keys/nv-empty', { exportable: '', allow_plaintext_backup: '' }));
+  await call('transitReadKey (empty strings as false)', () => v.transitReadKey({ name: 'nv-empty' }), (r) => eq([r.data.exportable, r.data.allow_plaintext_backup], [false, false]));
+  await refused('read transit/backup (no allow_plaintext_backup)', () => v.read('transit/backup/nv-empty'), 500);
+  await call('transitCreateKey (rsa-2048)', () => v.transitCreateKey({ name: 'nv-rsa', type: 'rsa-2048' }));
+  const pss = await call('write transit/sign (pss, salt_length -1)', () => v.write('transit/sign/nv-rsa', { input: 'bXNn', signature_algorithm: 'pss', salt_length: -1 }));
+  if (pss) await call('write transit/verify (pss, salt_length -1)', () => v.write('transit/verify/nv-rsa', { input: 'bXNn', signature: pss.data.signature, signature_algorithm: 'pss', salt_length: -1 }), (r) => eq(r.data.valid, true));
   await call('transitReadKey', () => v.transitReadKey({ name: 'nvk' }), (r) => eq(r.data.type, 'aes256-gcm96'));
-  await call('transitListKeys', () => v.transitListKeys(), (r) => eq(r.data.keys, ['nvk']));
+  await call('transitListKeys', () => v.transitListKeys(), (r) => eq(r.data.keys, ['nv-empty', 'nv-rsa', 'nvk']));
   const plaintext = Buffer.from('node-vault secret').toString('base64');
   const enc = await call('encryptData', () => v.encryptData({ name: 'nvk', plaintext }), (r) => eq(r.data.ciphertext.startsWith('service:v1:'), true));
   if (enc) {
@@ -113,6 +125,7 @@ it('every node-vault call the suite makes succeeds with the right answer', async
   // ---- approle ----
   await call('enableAuth', () => v.enableAuth({ mount_point: 'approle', type: 'approle' }));
   await call('auths', () => v.auths(), (r) => eq(Object.keys(r.data).includes('approle/'), true));
+  await call('read sys/auth/:path/tune (effective TTLs)', () => v.read('sys/auth/approle/tune'), (r) => eq([r.data.default_lease_ttl, r.data.max_lease_ttl], [2764800, 2764800]));
   await call('addApproleRole', () => v.addApproleRole({ role_name: 'nvapp', policies: 'nv-reader', token_ttl: 600 }));
   await call('approleRoles', () => v.approleRoles(), (r) => eq(r.data.keys, ['nvapp']));
   await call('getApproleRole', () => v.getApproleRole({ role_name: 'nvapp' }), (r) => eq(r.data.token_ttl, 600));
@@ -160,6 +173,8 @@ it('every node-vault call the suite makes succeeds with the right answer', async
     await call('tokenRenewSelf (child)', () => user.tokenRenewSelf(), (r) => eq(r.auth.accessor, accessor));
     await call('tokenRevokeSelf (child)', () => user.tokenRevokeSelf());
     await refused('tokenLookupSelf (revoked)', () => user.tokenLookupSelf(), 403);
+    await refused('tokenLookup (revoked)', () => v.tokenLookup({ token: ct }), 403);
+    await refused('tokenLookupAccessor (revoked)', () => v.tokenLookupAccessor({ accessor }), 403);
   }
   await call('addTokenRole', () => v.addTokenRole({ role_name: 'nvrole', allowed_policies: 'nv-reader', orphan: true }));
   await call('getTokenRole', () => v.getTokenRole({ role_name: 'nvrole' }), (r) => eq(r.data.orphan, true));
@@ -193,7 +208,11 @@ it('every node-vault call the suite makes succeeds with the right answer', async
   if (wrappedToken) {
     const holder = nodeVault({ endpoint: s.url, token: wrappedToken.wrap_info.token });
     await call('unwrap (wrapping token as the client token)', () => holder.unwrap(), (r) => eq(r.auth.accessor, wrappedToken.wrap_info.wrapped_accessor));
+    await refused('unwrap (spent wrapping token as the client token)', () => holder.unwrap(), 400);
   }
+
+  const emptyWrap = await call('write sys/wrapping/wrap (empty object)', () => v.write('sys/wrapping/wrap', {}, { headers: { 'X-Vault-Wrap-TTL': '60' } }), (r) => eq(typeof r.wrap_info.token, 'string'));
+  if (emptyWrap) await call('unwrap (empty object)', () => v.unwrap({ token: emptyWrap.wrap_info.token }), (r) => eq(r.data, {}));
 
   // ---- generate-root ----
   await call('generateRootCancel (none started)', () => v.generateRootCancel());

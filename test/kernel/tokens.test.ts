@@ -37,7 +37,7 @@ it('revokes an exhausted token at its last use, with its leases', async () => {
   expect((await s.api('GET', 'auth/token/lookup-self', undefined, { token: t.client_token })).status).toBe(200);
   expect((await s.api('GET', 'auth/token/lookup-self', undefined, { token: t.client_token })).status).toBe(403);
   const gone = await s.api('POST', 'auth/token/lookup-accessor', { accessor: t.accessor });
-  expect(gone.status).toBe(400);
+  expect(gone.status).toBe(403);
   await waitFor('the exhausted token lease revoked in the engine', async () => (await records(s)).revoked[username]?.count === 1);
   expect((await s.api('POST', 'sys/leases/lookup', { lease_id: leaseId })).status).toBe(400);
 });

@@ -43,8 +43,10 @@ describe('response wrapping', () => {
     expect(u.body.data.data).toEqual({ password: secretValue });
     expect(u.body.wrap_info).toBeNull();
 
+    // Vault's answer for a spent wrapping token, whether in the header or the body.
     const again = await s.api('POST', 'sys/wrapping/unwrap', undefined, { token: info.token });
-    expect(again.status).toBe(403);
+    expect(again.status).toBe(400);
+    expect(again.body.errors).toEqual(['wrapping token is not valid or does not exist']);
     const byBody = await s.api('POST', 'sys/wrapping/unwrap', { token: info.token });
     expect(byBody.status).toBe(400);
     expect(byBody.body.errors.join(' ')).toMatch(/wrapping token is not valid/);

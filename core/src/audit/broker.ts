@@ -147,7 +147,8 @@ export function createAuditBroker(deps: { store: Pick<Physical, 'get' | 'put'>; 
     hash(rawPath, input) {
       const path = rawPath.endsWith('/') ? rawPath : `${rawPath}/`;
       const d = devices.get(path);
-      if (!d) throw badRequest(`path: no audit device enabled at "${path}"`);
+      // Vault's text, which clients match: "unknown audit backend".
+      if (!d) throw badRequest(`path: unknown audit backend: no audit device enabled at "${path}"`);
       return hmacValue(d.salt, input);
     },
     logRequest: (e) => write('request', e),

@@ -13,6 +13,7 @@
  */
 import { StrongroomError, helpFor, permissionDenied, writeOperation, type Backend, type LogicalRequest, type LogicalResponse, type Operation } from '@strongroom/sdk-plugin/host';
 import { envelope } from '../http/response.js';
+import { invalidWrappingToken } from '../wrapping/response-wrapping.js';
 import type { ApiOperation, ApiReply, ApiRequest } from '../http/types.js';
 import type { CoreLogger } from '../log/logger.js';
 import type { Metrics } from '../metrics/metrics.js';
@@ -84,7 +85,11 @@ export function createPipeline(deps: PipelineDeps) {
     let token: CallerToken | null = null;
     if (api.token) {
       token = await tokens.lookup(api.token);
-      if (!token && !unauthenticated) throw permissionDenied('permission denied');
+      if (!token && !unauthenticated) {
+        // Unwrapping with a spent wrapping token as the request token answers as the body form does (Vault's 400).
+        if (match?.entry.type === 'system' && relativePath === 'wrapping/unwrap' && !api.data.token) throw invalidWrappingToken();
+        throw permissionDenied('permission denied');
+      }
       if (token && token.boundCidrs.length > 0 && !tokens.cidrAllowed(token, req.remoteAddress)) {
         throw permissionDenied('permission denied');
       }

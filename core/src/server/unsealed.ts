@@ -180,6 +180,7 @@ export async function unseal(ctx: UnsealContext, opts: { restoreLeasesInBackgrou
             metrics,
             prometheusRetentionTime: config.telemetry.prometheusRetentionTime,
             logger,
+            ttlsOf,
             capabilities: access.capabilities,
             catalog: {
               list: (type) => catalog.list(type),

@@ -3,11 +3,12 @@
  * test hands in fakes of exactly these.
  */
 import type { MountManager } from '../mounts/mount-manager.js';
+import type { MountEntry } from '../mounts/mount-table.js';
 import type { NamespaceRegistry, Namespace } from '../namespace/namespaces.js';
 import type { AuditBroker } from '../audit/broker.js';
 import type { Metrics } from '../metrics/metrics.js';
 import type { CoreLogger } from '../log/logger.js';
-import type { OpenApiDocument, PathDef } from '@strongroom/sdk-plugin/host';
+import type { MountTtls, OpenApiDocument, PathDef } from '@strongroom/sdk-plugin/host';
 import type { PasswordPolicyStore } from '../password-policy/store.js';
 import type { PluginCatalog } from '../plugins/catalog.js';
 import type { TokenEntry } from '../token/index.js';
@@ -63,6 +64,8 @@ export interface SysDeps {
   prometheusRetentionTime: number;
   /** The server's root logger: sys/loggers changes its levels. */
   logger: CoreLogger;
+  /** A mount's effective lease TTLs: its own, else the system's (what tune reads show). */
+  ttlsOf(entry: MountEntry): MountTtls;
   seal(): Promise<void>;
   /** Makes an HA active node give up the lock (after this request is answered); no effect without HA. */
   stepDown(): Promise<void>;

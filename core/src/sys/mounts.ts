@@ -114,11 +114,13 @@ function tablePaths(deps: SysDeps, table: MountTableKind, prefix: 'mounts' | 'au
           const e = deps.mounts.get(table, ns, path);
           if (!e) throw notFound(`no mount at "${path}/"`);
           if (!tune) return { data: mountView(e, deps.mounts.runningVersion(e.uuid)) };
+          // The effective values, as Vault answers them: the system's where the mount sets none.
+          const ttls = deps.ttlsOf(e);
           return {
             data: {
               description: e.description,
-              default_lease_ttl: e.config.default_lease_ttl || req.data.default_lease_ttl || 0,
-              max_lease_ttl: e.config.max_lease_ttl,
+              default_lease_ttl: ttls.defaultTtl,
+              max_lease_ttl: ttls.maxTtl,
               force_no_cache: e.config.force_no_cache,
               options: e.options,
               plugin_version: e.plugin_version,
@@ -147,11 +149,14 @@ function tablePaths(deps: SysDeps, table: MountTableKind, prefix: 'mounts' | 'au
           }
           if (!d.type) throw badRequest('type: a mount type is required');
           const options = { ...((d.options as Record<string, string> | undefined) ?? {}) };
-          // `kv-v2` is the documented alias for kv with options.version=2.
+          // `kv-v2` is the documented alias for kv with options.version=2; `generic`, Vault's old name of kv, is kv version 1.
           let type = d.type;
           if (type === 'kv-v2') {
             type = 'kv';
             options.version = '2';
+          } else if (type === 'generic' && table === 'mounts') {
+            type = 'kv';
+            options.version ??= '1';
           }
           await deps.mounts.enable(table, ns, path, {
             type,

@@ -30,9 +30,8 @@ export function wrappingPaths(deps: { wrapping: ResponseWrapping }): PathDef[] {
       synopsis: 'Wrap the request body in a single-use wrapping token.',
       operations: {
         update: {
-          summary: 'Wrap arbitrary data; the TTL is the wrap TTL header (5 minutes when absent).',
+          summary: 'Wrap arbitrary data (an empty object too, as in Vault); the TTL is the wrap TTL header (5 minutes when absent).',
           handler: async (req) => {
-            if (Object.keys(req.raw.data).length === 0) throw badRequest('empty wrapping data');
             const ttl = (req.raw as InProcessRequest).wrapTtl ?? DEFAULT_WRAP_TTL;
             const response = { request_id: req.raw.id, lease_id: '', renewable: false, lease_duration: 0, data: { ...req.raw.data }, wrap_info: null, warnings: null, auth: null };
             const nsId = ((req.raw as InProcessRequest).callerEntry)?.namespaceId ?? 'root';

@@ -98,7 +98,10 @@ export function createTokenAuthBackend(deps: TokenAuthDeps): BackendFactory {
           summary: 'Properties of the token in the body.',
           handler: async (req) => {
             if (!req.data.token) throw badRequest('token: missing token');
-            return { data: tokens.lookupResponse(await lookupOrFail(req.data.token), req.data.token) };
+            // 403 as in Vault, whose clients check for it (hvac raises Forbidden).
+            const e = await tokens.lookup(req.data.token);
+            if (!e) throw permissionDenied('bad token');
+            return { data: tokens.lookupResponse(e, req.data.token) };
           },
         },
         read: {
@@ -127,7 +130,7 @@ export function createTokenAuthBackend(deps: TokenAuthDeps): BackendFactory {
           summary: 'Properties of the token (without its id).',
           handler: async (req) => {
             const e = await byAccessor(req, req.data.accessor);
-            if (!e) throw badRequest('invalid accessor');
+            if (!e) throw permissionDenied('invalid accessor');
             return { data: tokens.lookupResponse(e) };
           },
         },

@@ -74,7 +74,8 @@ export interface ResponseWrappingDeps {
   now?: () => Date;
 }
 
-const invalid = () => badRequest('wrapping token is not valid or does not exist');
+/** Vault's answer to a wrapping token that is spent, expired or not one (clients match the text). */
+export const invalidWrappingToken = () => badRequest('wrapping token is not valid or does not exist');
 
 export function createResponseWrapping(deps: ResponseWrappingDeps): ResponseWrapping {
   const { store, tokens } = deps;
@@ -86,13 +87,13 @@ export function createResponseWrapping(deps: ResponseWrappingDeps): ResponseWrap
   async function live(token: string): Promise<TokenEntry> {
     if (typeof token !== 'string' || token === '') throw badRequest('token: missing required parameter');
     const e = await tokens.lookup(token);
-    if (!e || !isWrappingToken(e)) throw invalid();
+    if (!e || !isWrappingToken(e)) throw invalidWrappingToken();
     return e;
   }
 
   async function read(key: string): Promise<WrappedEntry> {
     const raw = await store.get(WRAPPED_PREFIX + key);
-    if (raw === null) throw invalid();
+    if (raw === null) throw invalidWrappingToken();
     return JSON.parse(Buffer.from(raw).toString('utf8')) as WrappedEntry;
   }
 
@@ -100,12 +101,12 @@ export function createResponseWrapping(deps: ResponseWrappingDeps): ResponseWrap
   async function consume(token: string, used: TokenEntry | undefined): Promise<{ wrapped: WrappedEntry; entry: TokenEntry }> {
     let entry: TokenEntry;
     if (used) {
-      if (!isWrappingToken(used)) throw invalid();
+      if (!isWrappingToken(used)) throw invalidWrappingToken();
       entry = used;
     } else {
       const e = await live(token);
       const taken = await tokens.useToken(e);
-      if (!taken) throw invalid();
+      if (!taken) throw invalidWrappingToken();
       entry = taken.entry;
     }
     try {

@@ -186,8 +186,9 @@ export function checkCas(options: Record<string, unknown> | undefined, m: KeyMet
     if (required) throw badRequest('check-and-set parameter required for this call');
     return;
   }
-  const cas = typeof raw === 'number' ? raw : typeof raw === 'string' && /^\d+$/.test(raw) ? Number(raw) : NaN;
-  if (!Number.isSafeInteger(cas) || cas < 0) throw badRequest('field "options.cas": invalid integer');
+  const cas = typeof raw === 'number' ? raw : typeof raw === 'string' && /^-?\d+$/.test(raw) ? Number(raw) : NaN;
+  if (!Number.isSafeInteger(cas)) throw badRequest('field "options.cas": invalid integer');
+  // A negative cas (clients send -1) matches no version: the same mismatch as any other, as in Vault.
   if (cas !== (m?.current_version ?? 0)) throw badRequest('check-and-set parameter did not match the current version');
 }
 

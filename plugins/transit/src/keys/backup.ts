@@ -7,7 +7,7 @@
  * and a restored record is validated before it is stored.
  */
 import { z } from 'zod';
-import { badRequest } from '@strongroom/sdk-plugin';
+import { badRequest, codedError } from '@strongroom/sdk-plugin';
 import { policyRecord, type PolicyRecord } from './policy.js';
 
 // A backup holds a stored record of a key that allows plaintext backup and has at least one version.
@@ -16,7 +16,8 @@ const policySchema = policyRecord.extend({ allow_plaintext_backup: z.literal(tru
 const BACKUP_FORMAT = 1;
 
 export function makeBackup(p: Readonly<PolicyRecord>, now: Date): string {
-  if (!p.allow_plaintext_backup) throw badRequest('exporting a backup is not allowed: allow_plaintext_backup is not set on the key');
+  // Vault answers 500 with this text, and clients match both.
+  if (!p.allow_plaintext_backup) throw codedError(500, 'plaintext backup is disallowed on the policy: allow_plaintext_backup is not set on the key');
   if (p.latest_version === 0) throw badRequest('key has no versions to back up');
   const record: PolicyRecord = { ...p, backup_info: { time: now.toISOString(), version: p.latest_version } };
   return Buffer.from(JSON.stringify({ format: BACKUP_FORMAT, policy: record }), 'utf8').toString('base64');

@@ -149,7 +149,8 @@ describe('backup and restore', () => {
     const a = await transitTest();
     const b = await transitTest();
     await a.write('keys/k', { type: 'xchacha20-poly1305' });
-    await expect(a.read('backup/k')).rejects.toMatchObject(bad);
+    // Vault's status and text, which clients match.
+    await expect(a.read('backup/k')).rejects.toMatchObject({ status: 500, message: expect.stringContaining('plaintext backup is disallowed on the policy') });
     await a.write('keys/k/config', { allow_plaintext_backup: true });
     const ct1 = (await a.write('encrypt/k', { plaintext: b64('one') }))?.data?.ciphertext;
     await a.write('keys/k/rotate', {});
@@ -157,7 +158,7 @@ describe('backup and restore', () => {
     await b.write('restore', { backup });
     expect((await b.write('decrypt/k', { ciphertext: ct1 }))?.data?.plaintext).toBe(b64('one'));
     expect((await b.read('keys/k'))?.data?.latest_version).toBe(2);
-    await expect(b.write('restore', { backup })).rejects.toMatchObject(bad);
+    await expect(b.write('restore', { backup })).rejects.toMatchObject({ status: 500, message: 'key "k" already exists' });
     await b.write('restore', { backup, force: true });
     await b.write('restore/renamed', { backup });
     expect((await b.write('decrypt/renamed', { ciphertext: ct1 }))?.data?.plaintext).toBe(b64('one'));

@@ -1,5 +1,5 @@
 /** `restore{/:name}`: restore a backup, refusing to overwrite an existing key unless `force`. */
-import { badRequest, definePath, f } from '@strongroom/sdk-plugin';
+import { badRequest, codedError, definePath, f } from '@strongroom/sdk-plugin';
 import { readBackup } from '../keys/backup.js';
 import type { TransitDeps } from './common.js';
 
@@ -19,7 +19,8 @@ export function restorePath(deps: TransitDeps) {
           const rec = readBackup(req.data.backup, req.data.name, new Date(deps.now()));
           if (!/^[^/]+$/.test(rec.name)) throw badRequest('invalid key name in backup');
           await store.locked(rec.name, async () => {
-            if (!req.data.force && (await store.get(rec.name))) throw badRequest(`key "${rec.name}" already exists`);
+            // Vault answers 500 with this text, and clients match both.
+            if (!req.data.force && (await store.get(rec.name))) throw codedError(500, `key "${rec.name}" already exists`);
             await store.save(rec);
           });
           return null;

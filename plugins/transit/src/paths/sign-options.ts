@@ -14,7 +14,7 @@ export const signFields = {
   prehashed: f.bool().default(false).describe('The input is already a digest (RSA pkcs1v15 only).'),
   signature_algorithm: f.enum(['pss', 'pkcs1v15']).default('pss').describe('RSA signature scheme.'),
   marshaling_algorithm: f.enum(['asn1', 'jws']).default('asn1').describe('ECDSA signature encoding.'),
-  salt_length: f.string().default('auto').describe('RSA PSS salt length: auto, hash, or a number of bytes.'),
+  salt_length: f.string().default('auto').describe('RSA PSS salt length: auto (-1), hash (-2), or a number of bytes.'),
   reference: f.string().optional().describe('Echoed in the matching batch result.'),
   batch_input: f.any().optional().describe('List of items with input, context, reference...'),
 };
@@ -36,9 +36,12 @@ export function hashOf(d: SignFieldValues): HashAlgorithm {
 
 export function signOptions(d: SignFieldValues): Omit<SignInput, 'input' | 'keyVersion' | 'context'> {
   let saltLength: SignInput['saltLength'];
-  if (d.salt_length === 'auto' || d.salt_length === 'hash') saltLength = d.salt_length;
-  else if (/^\d+$/.test(d.salt_length)) saltLength = Number(d.salt_length);
-  else throw badRequest('field "salt_length": must be auto, hash or a non-negative integer');
+  // Vault also takes Go's constants: -1 (rsa.PSSSaltLengthAuto) and -2 (rsa.PSSSaltLengthEqualsHash).
+  const salt = d.salt_length.trim();
+  if (salt === 'auto' || salt === '-1') saltLength = 'auto';
+  else if (salt === 'hash' || salt === '-2') saltLength = 'hash';
+  else if (/^\d+$/.test(salt)) saltLength = Number(salt);
+  else throw badRequest('field "salt_length": must be auto (-1), hash (-2) or a non-negative integer');
   return {
     hashAlgorithm: hashOf(d),
     prehashed: d.prehashed,
