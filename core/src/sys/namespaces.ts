@@ -5,10 +5,18 @@
  * then its leases, tokens, mounts and storage are removed in the background.
  */
 import { z } from 'zod';
-import { badRequest, definePath, f, notFound, paginate, type PathDef } from '@strongroom/sdk-plugin/host';
+import { badRequest, definePath, f, notFound, paginate, type FieldValues, type OperationSpec, type PathDef } from '@strongroom/sdk-plugin/host';
 import type { Namespace } from '../namespace/namespaces.js';
 import type { SysDeps } from './deps.js';
 import { namespaceOf } from './namespace-of.js';
+
+const namespaceFields = {
+  path: f.string().describe('Name of the namespace, one path segment, inside the request\'s namespace.'),
+  custom_metadata: z
+    .record(z.string(), z.string().nullable())
+    .optional()
+    .describe('Map of string keys to string values describing the namespace (on patch, null removes a key).'),
+};
 
 const view = (ns: Namespace) => ({ id: ns.id, path: ns.path, custom_metadata: { ...ns.customMetadata } });
 
@@ -16,6 +24,10 @@ export function namespacePaths(deps: Pick<SysDeps, 'namespaces' | 'namespaceAdmi
   const admin = deps.namespaceAdmin;
   // A namespace being deleted still reads until its removal is complete ("a second read shows it gone").
   const child = (parent: Namespace, name: string) => admin.find(`${parent.path}${name.replace(/\/+$/, '')}/`);
+  const createOp: OperationSpec<FieldValues<typeof namespaceFields>> = {
+    summary: 'Create the namespace (an existing one is returned unchanged).',
+    handler: async (req) => ({ data: view(await admin.create(namespaceOf(deps, req.mount), req.data.path.replace(/\/+$/, ''), stringsOnly(req.data.custom_metadata))) }),
+  };
   return [
     definePath({
       pattern: 'namespaces',
@@ -37,13 +49,7 @@ export function namespacePaths(deps: Pick<SysDeps, 'namespaces' | 'namespaceAdmi
     }),
     definePath({
       pattern: 'namespaces/:path',
-      fields: {
-        path: f.string().describe('Name of the namespace, one path segment, inside the request\'s namespace.'),
-        custom_metadata: z
-          .record(z.string(), z.string().nullable())
-          .optional()
-          .describe('Map of string keys to string values describing the namespace (on patch, null removes a key).'),
-      },
+      fields: namespaceFields,
       synopsis: 'Create, read, patch or delete a namespace.',
       existenceCheck: async (req) => child(namespaceOf(deps, req.mount), req.data.path) !== undefined,
       operations: {
@@ -55,14 +61,9 @@ export function namespacePaths(deps: Pick<SysDeps, 'namespaces' | 'namespaceAdmi
             return { data: view(ns) };
           },
         },
-        create: {
-          summary: 'Create the namespace (an existing one is returned unchanged).',
-          handler: async (req) => ({ data: view(await admin.create(namespaceOf(deps, req.mount), req.data.path.replace(/\/+$/, ''), stringsOnly(req.data.custom_metadata))) }),
-        },
-        update: {
-          summary: 'Create the namespace (an existing one is returned unchanged).',
-          handler: async (req) => ({ data: view(await admin.create(namespaceOf(deps, req.mount), req.data.path.replace(/\/+$/, ''), stringsOnly(req.data.custom_metadata))) }),
-        },
+        // Vault answers a write the same whether the namespace exists or not.
+        create: createOp,
+        update: createOp,
         patch: {
           summary: 'Merge custom metadata into the namespace (null removes a key).',
           handler: async (req) => {
