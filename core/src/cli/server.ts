@@ -23,7 +23,7 @@ export async function runServer(args: ParsedArgs): Promise<void> {
     devDataDir = f.get('dev-data-dir') ?? mkdtempSync(join(tmpdir(), 'strongroom-dev-'));
     config = {
       listeners: [{ address: f.get('dev-listen-address') ?? '127.0.0.1:8200', tls: null, maxRequestSize: 32 * 1024 * 1024, requireRequestHeader: false }],
-      storage: { type: 'level', path: join(devDataDir, 'data') },
+      storage: { type: 'level', config: { path: join(devDataDir, 'data') } },
       pluginDirectory: f.get('dev-plugin-dir') ?? null,
       logLevel: (f.get('log-level') as LogLevel | undefined) ?? 'info',
       defaultLeaseTtl: 32 * 24 * 3600,
@@ -95,7 +95,7 @@ export async function runServer(args: ParsedArgs): Promise<void> {
       '==> Strongroom server started in development mode. Do not use it in production.',
       '',
       `    Api Address: ${addr.url}`,
-      `    Storage: level (${config.storage.type === 'level' ? config.storage.path : ''})`,
+      `    Storage: level (${config.storage.type === 'level' ? config.storage.config.path : ''})`,
       '',
       'You may need to set the following environment variables:',
       '',

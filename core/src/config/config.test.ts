@@ -62,7 +62,7 @@ describe('parseConfig', () => {
         },
         { type: 'tcp', address: '[::1]:8201', host: '::1', port: 8201, tlsDisable: true, maxRequestSize: DEFAULT_MAX_REQUEST_SIZE, requireRequestHeader: false },
       ],
-      storage: { type: 'postgresql', connectionUrl: 'postgres://sr@db/sr', haEnabled: true, table: 'vault_kv_store', haTable: 'ha.locks', maxParallel: 8 },
+      storage: { type: 'postgresql', config: { connection_url: 'postgres://sr@db/sr', ha_enabled: true, table: 'vault_kv_store', ha_table: 'ha.locks', max_parallel: 8 } },
       apiAddr: 'https://sr.example.com:8200',
       clusterName: 'prod',
       pluginDirectory: '/opt/strongroom/plugins',
@@ -86,7 +86,7 @@ describe('parseConfig', () => {
       default_lease_ttl: 60,
     });
     const cfg = parseConfig(json, 'sr.json');
-    expect(cfg.storage).toEqual({ type: 'level', path: '/data' });
+    expect(cfg.storage).toEqual({ type: 'level', config: { path: '/data' } });
     expect(cfg.listeners.map((l) => [l.host, l.port, l.tlsDisable])).toEqual([
       ['127.0.0.1', 8200, true],
       ['0.0.0.0', 9000, true],
@@ -99,7 +99,7 @@ describe('parseConfig', () => {
   it('applies the defaults', () => {
     const cfg = parseConfig('storage "inmem" {}\nlistener "tcp" { tls_disable = true }');
     expect(cfg).toMatchObject({
-      storage: { type: 'inmem' },
+      storage: { type: 'inmem', config: {} },
       logLevel: 'info',
       defaultLeaseTtl: DEFAULT_LEASE_TTL_SECONDS,
       maxLeaseTtl: DEFAULT_LEASE_TTL_SECONDS,
@@ -118,7 +118,7 @@ describe('parseConfig', () => {
   });
 
   it('accepts "backend" as the old name of "storage"', () => {
-    expect(parseConfig('backend "level" { path = "/d" }\nlistener "tcp" { tls_disable = true }').storage).toEqual({ type: 'level', path: '/d' });
+    expect(parseConfig('backend "level" { path = "/d" }\nlistener "tcp" { tls_disable = true }').storage).toEqual({ type: 'level', config: { path: '/d' } });
   });
 
   const L = 'listener "tcp" { tls_disable = true }';
@@ -186,7 +186,7 @@ describe('loadConfig', () => {
     const a = await loadConfig(join(dir, 'a.hcl'));
     const b = await loadConfig(join(dir, 'b.json'));
     expect(a).toEqual(b);
-    expect(a.storage).toEqual({ type: 'level', path: '/d' });
+    expect(a.storage).toEqual({ type: 'level', config: { path: '/d' } });
   });
 
   it('refuses a certificate, key, plugin directory or log directory that does not exist, naming the key and its line', async () => {

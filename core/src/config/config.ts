@@ -19,11 +19,13 @@
  * "true"` or `1` work. Errors name the file, the key and its line.
  */
 import { readFile } from 'node:fs/promises';
-import { badRequest, parseDuration, parseDurationMs } from '@strongroom/sdk-plugin/host';
+import { badRequest } from '@strongroom/sdk-plugin/host';
 import { z } from 'zod';
 import { statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { blockLineOf, blocksOf, lineOf, parseHcl, type HclObject, type HclValue } from '../hcl/parse.js';
+import { duration, durationMs, lenientBool, lenientInt, nonEmpty } from '../hcl/values.js';
+import { STORAGE_BACKENDS, storageSchema, type StorageConfig } from '../storage/registry.js';
 
 export const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
@@ -48,11 +50,6 @@ export interface TcpListenerConfig {
   requireRequestHeader: boolean;
 }
 export type ListenerConfig = TcpListenerConfig;
-
-export type StorageConfig =
-  | { type: 'level'; path: string }
-  | { type: 'inmem' }
-  | { type: 'postgresql'; connectionUrl: string; haEnabled: boolean; table?: string; haTable?: string; maxParallel?: number };
 
 export const LOG_FORMATS = ['standard', 'json'] as const;
 export type LogFormat = (typeof LOG_FORMATS)[number];
@@ -90,44 +87,6 @@ export interface Config {
   leaseRevocation: { retryBaseMs?: number; maxAttempts?: number };
 }
 
-const TRUE = new Set(['1', 't', 'true', 'yes', 'on']);
-const FALSE = new Set(['0', 'f', 'false', 'no', 'off', '']);
-const lenientBool = z.preprocess((v) => {
-  if (typeof v === 'string') {
-    const s = v.trim().toLowerCase();
-    if (TRUE.has(s)) return true;
-    if (FALSE.has(s)) return false;
-  }
-  if (v === 1) return true;
-  if (v === 0) return false;
-  return v;
-}, z.boolean({ message: 'must be a boolean' }));
-
-const lenientInt = z.preprocess(
-  (v) => (typeof v === 'string' && /^\s*\d+\s*$/.test(v) ? Number(v) : v),
-  z.number({ message: 'must be an integer' }).int('must be an integer'),
-);
-
-const duration = z.union([z.string(), z.number()]).transform((v, ctx) => {
-  try {
-    return parseDuration(v);
-  } catch {
-    ctx.addIssue({ code: 'custom', message: 'must be a duration such as "768h", "30m" or a number of seconds' });
-    return z.NEVER;
-  }
-});
-
-const durationMs = z.union([z.string(), z.number()]).transform((v, ctx) => {
-  try {
-    return parseDurationMs(v);
-  } catch {
-    ctx.addIssue({ code: 'custom', message: 'must be a duration such as "10s" or "250ms"' });
-    return z.NEVER;
-  }
-});
-
-const nonEmpty = z.string({ message: 'must be a string' }).trim().min(1, 'must not be empty');
-
 const tcpListenerSchema = z.object({
   address: nonEmpty.optional(),
   tls_cert_file: nonEmpty.optional(),
@@ -147,18 +106,6 @@ const telemetrySchema = z.object({
   prometheus_retention_time: duration.optional(),
   disable_hostname: lenientBool.optional(),
 });
-
-const storageSchemas = {
-  level: z.object({ path: nonEmpty }),
-  inmem: z.object({}),
-  postgresql: z.object({
-    connection_url: nonEmpty,
-    ha_enabled: lenientBool.optional(),
-    table: z.string({ message: 'must be a string' }).regex(/^([A-Za-z_][A-Za-z0-9_]{0,62}\.)?[A-Za-z_][A-Za-z0-9_]{0,62}$/, 'must be a SQL identifier (letters, digits, _), optionally schema-qualified').optional(),
-    ha_table: z.string({ message: 'must be a string' }).regex(/^([A-Za-z_][A-Za-z0-9_]{0,62}\.)?[A-Za-z_][A-Za-z0-9_]{0,62}$/, 'must be a SQL identifier (letters, digits, _), optionally schema-qualified').optional(),
-    max_parallel: lenientInt.refine((n) => n >= 1 && n <= 1000, 'must be between 1 and 1000').optional(),
-  }),
-} as const;
 
 const topSchema = z.object({
   api_addr: nonEmpty.optional(),
@@ -298,22 +245,11 @@ export function parseConfig(text: string, source = 'config', opts: { checkFiles?
   const storageBlock = storageBlocks[0] as (typeof storageBlocks)[number];
   const storageType = storageBlock.labels[0] as string;
   const storageWhere = `storage.${storageType}`;
-  let storage: StorageConfig;
-  if (storageType === 'level') {
-    const v = validate(storageSchemas.level, known(storageBlock.body, storageSchemas.level.shape, source, storageWhere), source, storageWhere);
-    storage = { type: 'level', path: v.path };
-  } else if (storageType === 'inmem') {
-    known(storageBlock.body, storageSchemas.inmem.shape, source, storageWhere);
-    storage = { type: 'inmem' };
-  } else if (storageType === 'postgresql') {
-    const v = validate(storageSchemas.postgresql, known(storageBlock.body, storageSchemas.postgresql.shape, source, storageWhere), source, storageWhere);
-    storage = { type: 'postgresql', connectionUrl: v.connection_url, haEnabled: v.ha_enabled ?? false };
-    if (v.table !== undefined) storage.table = v.table;
-    if (v.ha_table !== undefined) storage.haTable = v.ha_table;
-    if (v.max_parallel !== undefined) storage.maxParallel = v.max_parallel;
-  } else {
-    return fail(`${storageWhere}: unsupported storage type "${storageType}" (expected level, inmem or postgresql)`, blockLineOf(storageBlock.body) ?? lineOf(doc, doc.storage !== undefined ? 'storage' : 'backend'));
+  const storageBlockSchema = storageSchema(storageType);
+  if (!storageBlockSchema) {
+    return fail(`${storageWhere}: unsupported storage type "${storageType}" (expected ${STORAGE_BACKENDS.join(', ')})`, blockLineOf(storageBlock.body) ?? lineOf(doc, doc.storage !== undefined ? 'storage' : 'backend'));
   }
+  const storage = { type: storageType, config: validate(storageBlockSchema, known(storageBlock.body, storageBlockSchema.shape, source, storageWhere), source, storageWhere) } as StorageConfig;
 
   const topInput: HclObject = {};
   for (const key of Object.keys(doc)) if (!BLOCK_KEYS.has(key)) Object.defineProperty(topInput, key, { value: doc[key], enumerable: true });

@@ -1,10 +1,10 @@
 /**
  * The HA state machine over a lock that the tests break on purpose (a lost
  * row, an unreachable database, a failing load). The real PostgreSQL lock is
- * tested in postgres-lock.test.ts and end to end in test/ha.
+ * tested in storage/postgres-lock.test.ts and end to end in test/ha.
  */
 import { createHaManager } from './ha-manager.js';
-import type { HaLock, LockHolder } from './postgres-lock.js';
+import type { HaLock, LockHolder } from '../storage/backend.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const quiet = { info: () => undefined, warn: () => undefined, error: () => undefined };
@@ -24,7 +24,7 @@ function fakeDb() {
     steal(identity: string) {
       row = { identity, value: `http://${identity}`, until: Date.now() + 60_000 };
     },
-    lock(identity: string): HaLock {
+    lock(identity: string): Omit<HaLock, 'fenceWrites'> {
       const check = () => {
         if (db.down) throw new Error('ECONNREFUSED');
       };

@@ -12,7 +12,7 @@
  * Safety does not rest on this loop noticing in time: storage fences every
  * write on holding the lock (storage/postgresql.ts).
  */
-import type { HaLock, LockHolder } from './postgres-lock.js';
+import type { HaLock, LockHolder } from '../storage/backend.js';
 
 export type HaState = 'standby' | 'activating' | 'active' | 'stopped';
 
@@ -46,7 +46,8 @@ export interface HaManager {
 }
 
 export interface HaManagerDeps {
-  lock: HaLock;
+  // Fencing is the storage's side, switched on by the core at unseal.
+  lock: Omit<HaLock, 'fenceWrites'>;
   /** The advertised address of this node (its lock value). */
   selfAddress: string;
   onActive(): Promise<void>;

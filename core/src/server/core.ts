@@ -17,7 +17,6 @@ import { createBarrier } from '../barrier/barrier.js';
 import { forwardedClient } from '../ha/forward.js';
 import { DEFAULT_HA_TIMINGS, createHaManager, type HaManager, type HaTimings } from '../ha/ha-manager.js';
 import { leaderStatus } from '../ha/leader.js';
-import { createPostgresLock } from '../ha/postgres-lock.js';
 import { createStandbyForwarding } from '../ha/standby.js';
 import { createListener, type Listener } from '../http/listener.js';
 import type { ApiReply, ApiRequest } from '../http/types.js';
@@ -36,10 +35,7 @@ import type { PluginCatalog } from '../plugins/catalog.js';
 import type { PluginSupervisor } from '../plugins/supervisor.js';
 import { createAclCache } from '../policy/acl-cache.js';
 import { createSealManager } from '../seal/seal-manager.js';
-import { createInmemPhysical } from '../storage/inmem.js';
-import { createLevelPhysical } from '../storage/level.js';
-import type { Physical } from '../storage/physical.js';
-import { createPostgresPhysical, type PostgresPhysical } from '../storage/postgresql.js';
+import { openStorage } from '../storage/registry.js';
 import { createCors } from '../http/cors.js';
 import { createNodeLocal } from '../sys/seal-paths.js';
 import { createTokenStore } from '../token/index.js';
@@ -67,14 +63,8 @@ export async function createCore(opts: { config: ServerConfig; logger: CoreLogge
   const { config, logger } = opts;
   const metrics = createMetrics({ disableHostname: config.telemetry.disableHostname });
   const storage = config.storage;
-  let pg: PostgresPhysical | null = null;
-  const rawPhysical: Physical =
-    storage.type === 'inmem'
-      ? createInmemPhysical()
-      : storage.type === 'postgresql'
-        ? (pg = createPostgresPhysical({ connectionUrl: storage.connectionUrl, table: storage.table, haTable: storage.haTable, maxParallel: storage.maxParallel, logger }))
-        : await createLevelPhysical({ path: storage.path });
-  const physical = timedPhysical(rawPhysical, metrics);
+  const opened = await openStorage(storage, { logger });
+  const physical = timedPhysical(opened.physical, metrics);
   const barrier = timedBarrier(createBarrier(physical), metrics);
   const seal = createSealManager({ physical, barrier, clusterName: config.clusterName, storageType: storage.type, version: CORE_VERSION, log: logger.named('seal') });
   const namespaces = createNamespaceRegistry();
@@ -93,10 +83,11 @@ export async function createCore(opts: { config: ServerConfig; logger: CoreLogge
   /** Set when shutdown() starts: plugin processes exiting from then on are stopping, not crashing. */
   let stopping = false;
   const haIdentity = randomUUID();
+  const haLock = opened.haLock?.({ identity: haIdentity, value: config.apiAddr, ttlMs: opts.haTimings?.ttlMs ?? DEFAULT_HA_TIMINGS.ttlMs });
   const ha: HaManager | null =
-    pg && storage.type === 'postgresql' && storage.haEnabled
+    haLock
       ? createHaManager({
-          lock: createPostgresLock({ physical: pg, identity: haIdentity, value: config.apiAddr, ttlMs: opts.haTimings?.ttlMs ?? DEFAULT_HA_TIMINGS.ttlMs }),
+          lock: haLock,
           selfAddress: config.apiAddr,
           // Another node may have rotated the keyring and written anything: re-read both before serving.
           onActive: async () => {
@@ -163,11 +154,10 @@ export async function createCore(opts: { config: ServerConfig; logger: CoreLogge
     pendingRootToken = (await tokens.createRoot(pendingRootToken ?? undefined)).id;
     tokens.stop();
   });
-  if (ha && pg) {
-    const fenced = pg;
+  if (ha && haLock) {
     seal.onUnseal(async () => {
       // From the first unseal on, this node writes only while it holds the lock (init, before it, writes unfenced).
-      fenced.fence(haIdentity);
+      haLock.fenceWrites();
       await ha.start();
     });
     seal.onSeal(async () => {

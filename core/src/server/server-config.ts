@@ -3,6 +3,7 @@
  * (HCL or JSON, parsed and validated by core/src/config).
  */
 import type { LogLevel } from '../log/logger.js';
+import { storageHaEnabled, type StorageConfig } from '../storage/registry.js';
 
 export interface ListenerConfig {
   address: string;
@@ -13,10 +14,7 @@ export interface ListenerConfig {
 
 export interface ServerConfig {
   listeners: ListenerConfig[];
-  storage:
-    | { type: 'level'; path: string }
-    | { type: 'inmem' }
-    | { type: 'postgresql'; connectionUrl: string; haEnabled: boolean; table?: string; haTable?: string; maxParallel?: number };
+  storage: StorageConfig;
   pluginDirectory: string | null;
   logLevel: LogLevel;
   /** Seconds. */
@@ -47,9 +45,9 @@ export async function loadServerConfig(file: string): Promise<ServerConfig> {
 
 function fromFileConfig(c: import('../config/config.js').Config): ServerConfig {
   const apiAddr = c.apiAddr ?? '';
-  if (c.storage.type === 'postgresql' && c.storage.haEnabled && apiAddr === '') {
+  if (storageHaEnabled(c.storage) && apiAddr === '') {
     // Standbys forward to, and redirect clients to, the active node's api_addr: without it they cannot.
-    throw new Error('api_addr: is required with storage "postgresql" { ha_enabled = true } (the address other nodes and clients reach this node at)');
+    throw new Error(`api_addr: is required with storage "${c.storage.type}" { ha_enabled = true } (the address other nodes and clients reach this node at)`);
   }
   return {
     listeners: c.listeners.map((l) => ({

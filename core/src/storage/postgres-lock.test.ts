@@ -6,7 +6,7 @@ import { randomBytes } from 'node:crypto';
 import { createServer } from 'node:net';
 import { StrongroomError } from '@strongroom/sdk-plugin/host';
 import { postgresUrl } from '../../../test/helpers/databases.js';
-import { FencedWriteError, createPostgresPhysical, type PostgresPhysical } from '../storage/postgresql.js';
+import { FencedWriteError, createPostgresPhysical, type PostgresPhysical } from './postgresql.js';
 import { createPostgresLock } from './postgres-lock.js';
 
 const opened: PostgresPhysical[] = [];

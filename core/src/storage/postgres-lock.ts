@@ -6,28 +6,12 @@
  *   is already ours);
  * - renew pushes `valid_until` forward only while the row is ours;
  * - release deletes it only while it is ours.
- * Writes are fenced on the same row (storage/postgresql.ts), so a node that
- * lost it cannot write even if it has not noticed yet.
+ * Writes are fenced on the same row (postgresql.ts), so a node that lost it
+ * cannot write even if it has not noticed yet.
  */
-import type { PostgresPhysical } from '../storage/postgresql.js';
-import { HA_LOCK_KEY } from '../storage/postgresql.js';
-
-export interface LockHolder {
-  identity: string;
-  /** The holder's advertised API address. */
-  value: string;
-}
-
-export interface HaLock {
-  readonly identity: string;
-  /** True when this node holds the lock afterwards. */
-  tryAcquire(): Promise<boolean>;
-  /** True while the row is still ours (its expiry pushed forward). */
-  renew(): Promise<boolean>;
-  release(): Promise<void>;
-  /** The current, unexpired holder, or null. */
-  holder(): Promise<LockHolder | null>;
-}
+import type { HaLock, LockHolder } from './backend.js';
+import type { PostgresPhysical } from './postgresql.js';
+import { HA_LOCK_KEY } from './postgresql.js';
 
 export function createPostgresLock(opts: { physical: PostgresPhysical; identity: string; value: string; ttlMs: number }): HaLock {
   const { physical, identity, value } = opts;
@@ -37,6 +21,7 @@ export function createPostgresLock(opts: { physical: PostgresPhysical; identity:
   const count = (r: unknown) => (r as { rowCount?: number }).rowCount ?? 0;
   return {
     identity,
+    fenceWrites: () => physical.fence(identity),
     async tryAcquire() {
       await physical.ready;
       const r = await db.raw(
