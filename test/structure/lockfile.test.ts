@@ -3,11 +3,11 @@
  * checkout leaves `git status` clean. Two ways it drifted: npm drops the other
  * platforms' optional bindings (oxc-parser's, unrs-resolver's) when it rewrites
  * a lock over an existing node_modules (npm/cli#4828), and a fresh install puts
- * them back; and a workspace's manifest edited without `npm install` leaves its
- * lock entry stale. After changing a dependency, regenerate the lock from a
+ * them back; and a workspace added, or its manifest edited, without `npm
+ * install` leaves its lock entry missing or stale. After changing a dependency, regenerate the lock from a
  * tree without any node_modules directory, then `npm install`.
  */
-import { readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 
 const ROOT = resolve(__dirname, '..', '..');
@@ -47,6 +47,20 @@ describe('package-lock.json', () => {
       for (const dep of Object.keys(entry.optionalDependencies ?? {})) {
         if (!resolvedEntry(key, dep)) missing.push(`${key || '(root)'} -> ${dep}`);
       }
+    }
+    expect(missing).toEqual([]);
+  });
+
+  it('has an entry and a link for every workspace', () => {
+    const globs = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { workspaces: string[] }).workspaces;
+    const dirs = globs.flatMap((g) =>
+      g.endsWith('/*') ? readdirSync(join(ROOT, g.slice(0, -2))).map((d) => `${g.slice(0, -2)}/${d}`).filter((d) => existsSync(join(ROOT, d, 'package.json'))) : [g],
+    );
+    const missing: string[] = [];
+    for (const dir of dirs) {
+      const name = (JSON.parse(readFileSync(join(ROOT, dir, 'package.json'), 'utf8')) as LockEntry).name;
+      if (!lock.packages[dir]) missing.push(dir);
+      if (lock.packages[`node_modules/${name}`]?.link !== true) missing.push(`node_modules/${name}`);
     }
     expect(missing).toEqual([]);
   });
