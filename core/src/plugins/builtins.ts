@@ -1,27 +1,40 @@
-/** The built-in plugins: catalog entries run as child processes like any other plugin. */
-import { realpathSync } from 'node:fs';
+/**
+ * The built-in plugins: catalog entries run as child processes like any other
+ * plugin. They are the workspace packages under plugins/ whose package.json
+ * declares one (`"strongroom": { "type", "name", "entry" }`), so a new engine
+ * is its package and nothing here.
+ */
+import { existsSync, readdirSync, readFileSync, realpathSync } from 'node:fs';
 import { resolve } from 'node:path';
+import { z } from 'zod';
 import type { BuiltinPlugin } from './catalog.js';
 
 const ROOT = resolve(__dirname, '../../..');
 const PLUGINS_DIR = resolve(ROOT, 'plugins');
 const BUILTIN_VERSION = 'v0.1.0+builtin';
 
-export function builtinPlugins(): BuiltinPlugin[] {
-  // Each built-in may read its own package (dist/ and package.json), nothing of the others.
-  const pkg = (name: string) => ({ main: resolve(PLUGINS_DIR, name, 'dist/main.js'), codeDir: resolve(PLUGINS_DIR, name) });
-  return [
-    { type: 'secret', name: 'kv', version: BUILTIN_VERSION, ...pkg('kv') },
-    { type: 'secret', name: 'transit', version: BUILTIN_VERSION, ...pkg('transit') },
-    { type: 'auth', name: 'approle', version: BUILTIN_VERSION, ...pkg('approle') },
-    { type: 'auth', name: 'userpass', version: BUILTIN_VERSION, ...pkg('userpass') },
-    { type: 'secret', name: 'database', version: BUILTIN_VERSION, ...pkg('database') },
-    { type: 'secret', name: 'rabbitmq', version: BUILTIN_VERSION, ...pkg('rabbitmq') },
-    { type: 'secret', name: 'ssh', version: BUILTIN_VERSION, ...pkg('ssh') },
-    { type: 'secret', name: 'ldap', version: BUILTIN_VERSION, ...pkg('ldap') },
-    { type: 'database', name: 'postgresql-database-plugin', version: BUILTIN_VERSION, ...pkg('database-postgresql') },
-    { type: 'database', name: 'mysql-database-plugin', version: BUILTIN_VERSION, ...pkg('database-mysql') },
-  ];
+/** The `strongroom` field of a plugin package's manifest. */
+const manifestSchema = z.strictObject({
+  type: z.enum(['secret', 'auth', 'database']),
+  name: z.string().regex(/^[a-z0-9][a-z0-9-]*$/, 'must be lower-case letters, digits and dashes'),
+  /** The process's entry, relative to the package (its bin). */
+  entry: z.string().regex(/^[\w./-]+\.js$/).refine((e) => !e.split('/').includes('..'), 'must stay inside the package'),
+});
+
+export function builtinPlugins(pluginsDir = PLUGINS_DIR): BuiltinPlugin[] {
+  const out: BuiltinPlugin[] = [];
+  for (const dir of readdirSync(pluginsDir).sort()) {
+    const file = resolve(pluginsDir, dir, 'package.json');
+    if (!existsSync(file)) continue;
+    const field = (JSON.parse(readFileSync(file, 'utf8')) as { strongroom?: unknown }).strongroom;
+    if (field === undefined) continue;
+    const parsed = manifestSchema.safeParse(field);
+    if (!parsed.success) throw new Error(`${file}: strongroom.${parsed.error.issues[0]?.path.join('.') ?? ''}: ${parsed.error.issues[0]?.message ?? 'invalid'}`);
+    const { type, name, entry } = parsed.data;
+    // Each built-in may read its own package (dist/ and package.json), nothing of the others.
+    out.push({ type, name, version: BUILTIN_VERSION, main: resolve(pluginsDir, dir, entry), codeDir: resolve(pluginsDir, dir) });
+  }
+  return out;
 }
 
 /**
