@@ -8,10 +8,15 @@
  * What must stay true: the active node sees the CLIENT's address (bound
  * CIDRs of tokens are checked against it), carried in a header that only a
  * node of the cluster can produce: it is signed with a key derived from the
- * cluster's token HMAC key, which lives behind the barrier. An unsigned or
- * badly signed header is ignored, never trusted.
+ * cluster's token HMAC key, which lives behind the barrier. The signature
+ * covers the whole request (method, target, every header the core acts on,
+ * the token among them, and a hash of the body), the time, a nonce and the
+ * node it was sent to; the receiving node refuses a request whose header does
+ * not verify, is older than the skew allowed, was meant for another node, or
+ * whose nonce it has already seen (a replay), so a recorded forwarded request
+ * can neither be replayed nor carry another body, token or namespace.
  */
-import { createHmac, timingSafeEqual } from 'node:crypto';
+import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import * as http from 'node:http';
 import * as https from 'node:https';
 import type { IncomingHttpHeaders } from 'node:http';
@@ -21,29 +26,105 @@ import type { ApiReply, ApiRequest } from '../http/types.js';
 export const FORWARDED_FOR_HEADER = 'x-strongroom-forwarded-for';
 const NO_FORWARD_HEADERS = ['x-service-no-request-forwarding', 'x-vault-no-request-forwarding'];
 const FORWARD_TIMEOUT_MS = 90_000;
-/** A signed client address older than this is ignored (a replayed header). */
+/** A forwarded request signed further than this from the receiver's clock is refused. */
 const MAX_SKEW_MS = 60_000;
+/** Nonces remembered at most (about a minute of heavy forwarding); past it the oldest go and their age becomes the floor. */
+const MAX_REMEMBERED_NONCES = 200_000;
 const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'transfer-encoding', 'te', 'trailer', 'upgrade', 'proxy-authorization', 'proxy-connection', 'host', 'content-length', FORWARDED_FOR_HEADER]);
+/**
+ * The request headers that change what the core does with a request: the
+ * token, namespace, wrapping and request-marker headers, the
+ * body's type and the origin (CORS). The signature binds each (absent ones
+ * too), so none can be added, dropped or changed on a recorded request.
+ */
+const SIGNED_HEADERS = [
+  'authorization',
+  'x-service-token',
+  'x-vault-token',
+  'x-service-namespace',
+  'x-vault-namespace',
+  'x-service-wrap-ttl',
+  'x-vault-wrap-ttl',
+  'x-service-request',
+  'x-vault-request',
+  'content-type',
+  'origin',
+] as const;
 /** Reply headers passed back to the client besides the body's type (the CORS ones: the active node applies sys/config/cors). */
 const REPLY_HEADERS = ['location', 'retry-after', 'www-authenticate', 'access-control-allow-origin', 'vary'];
 
-/** The key that signs forwarded client addresses, derived from the token HMAC key every node can read. */
+/** The key that signs forwarded requests, derived from the token HMAC key every node can read. */
 export function forwardingKey(tokenHmacKey: Buffer): Buffer {
   return createHmac('sha256', tokenHmacKey).update('strongroom request forwarding v1').digest();
 }
 
-const signature = (key: Buffer, addr: string, ts: string, req: Pick<ApiRequest, 'method' | 'url'>) =>
-  createHmac('sha256', key).update(`${ts}\n${addr}\n${req.method}\n${req.url}`).digest('hex');
+type Signed = Pick<ApiRequest, 'method' | 'url' | 'headers' | 'rawBody'>;
 
-/** The client address a forwarding node vouches for, or null when the header is absent or not genuine. */
-export function forwardedClient(req: Pick<ApiRequest, 'method' | 'url' | 'headers'>, key: Buffer | null, now = Date.now()): string | null {
+/** HMAC over everything the request is: who, when, which nonce, to which node, and the request itself. */
+function signature(key: Buffer, f: { addr: string; ts: string; nonce: string; target: string }, req: Signed): string {
+  const mac = createHmac('sha256', key).update(`strongroom-forward-v2\n${f.ts}\n${f.nonce}\n${f.target}\n${f.addr}\n${req.method}\n${req.url}\n`);
+  for (const name of SIGNED_HEADERS) mac.update(`${name}:${JSON.stringify(req.headers[name] ?? null)}\n`);
+  return mac.update(createHash('sha256').update(req.rawBody).digest('hex')).digest('hex');
+}
+
+/** The forwarding header for a request sent to `target` (the active node's api_addr). */
+export function signForwarded(req: Signed & Pick<ApiRequest, 'remoteAddress'>, key: Buffer, target: string, now = Date.now()): string {
+  const f = { addr: req.remoteAddress, ts: String(now), nonce: randomBytes(16).toString('hex'), target };
+  return `${f.addr};${f.ts};${f.nonce};${signature(key, f, req)}`;
+}
+
+/**
+ * Remembers the nonces of the forwarded requests accepted within the skew
+ * window, so each is accepted once. Bounded: past its size the oldest is
+ * forgotten and no request signed at or before its time is accepted any more.
+ */
+export function createReplayGuard(opts: { windowMs?: number; max?: number } = {}) {
+  const windowMs = opts.windowMs ?? MAX_SKEW_MS;
+  const max = opts.max ?? MAX_REMEMBERED_NONCES;
+  /** nonce -> [signed time, forget after], in arrival order. */
+  const seen = new Map<string, [number, number]>();
+  let floor = -Infinity;
+  return {
+    /** True the first time a nonce signed at `ts` is claimed; false for a replay. */
+    claim(nonce: string, ts: number, now: number): boolean {
+      for (const [n, [, until]] of seen) {
+        if (until >= now) break;
+        seen.delete(n);
+      }
+      if (ts <= floor || seen.has(nonce)) return false;
+      seen.set(nonce, [ts, ts + 2 * windowMs]);
+      if (seen.size > max) {
+        const [oldest, [oldestTs]] = seen.entries().next().value as [string, [number, number]];
+        seen.delete(oldest);
+        floor = Math.max(floor, oldestTs);
+      }
+      return true;
+    },
+  };
+}
+export type ReplayGuard = ReturnType<typeof createReplayGuard>;
+
+/**
+ * A forwarded request as the active node judges it: none (no header), the
+ * client's address its standby vouches for, or refused (with the reason, for
+ * the log and the error).
+ */
+export function verifyForwarded(
+  req: Signed,
+  deps: { key: Buffer; self: string; replays: ReplayGuard },
+  now = Date.now(),
+): { client: string } | { refused: string } | null {
   const raw = req.headers[FORWARDED_FOR_HEADER];
-  if (key === null || typeof raw !== 'string') return null;
-  const [addr, ts, sig] = raw.split(';');
-  if (!addr || !ts || !sig || !/^\d+$/.test(ts) || Math.abs(now - Number(ts)) > MAX_SKEW_MS) return null;
-  const want = Buffer.from(signature(key, addr, ts, req), 'hex');
+  if (raw === undefined) return null;
+  if (typeof raw !== 'string') return { refused: 'malformed forwarding header' };
+  const [addr, ts, nonce, sig, ...rest] = raw.split(';');
+  if (!addr || !ts || !nonce || !sig || rest.length > 0 || !/^\d+$/.test(ts) || !/^[0-9a-f]{32}$/.test(nonce)) return { refused: 'malformed forwarding header' };
+  const want = Buffer.from(signature(deps.key, { addr, ts, nonce, target: deps.self }, req), 'hex');
   const got = Buffer.from(sig, 'hex');
-  return got.length === want.length && timingSafeEqual(got, want) ? addr : null;
+  if (got.length !== want.length || !timingSafeEqual(got, want)) return { refused: 'forwarding signature does not match the request' };
+  if (Math.abs(now - Number(ts)) > MAX_SKEW_MS) return { refused: 'forwarded request too old' };
+  if (!deps.replays.claim(nonce, Number(ts), now)) return { refused: 'forwarded request replayed' };
+  return { client: addr };
 }
 
 export function wantsRedirect(headers: IncomingHttpHeaders): boolean {
@@ -72,8 +153,7 @@ export function createForwarder(): Forwarder {
       const headers: http.OutgoingHttpHeaders = {};
       for (const [name, value] of Object.entries(req.headers)) if (!HOP_BY_HOP.has(name) && value !== undefined) headers[name] = value;
       if (req.rawBody.length > 0) headers['content-length'] = req.rawBody.length;
-      const ts = String(Date.now());
-      headers[FORWARDED_FOR_HEADER] = `${req.remoteAddress};${ts};${signature(key, req.remoteAddress, ts, req)}`;
+      headers[FORWARDED_FOR_HEADER] = signForwarded(req, key, leaderAddress);
       const secure = target.protocol === 'https:';
       return new Promise<ApiReply>((resolve, reject) => {
         const out = (secure ? https : http).request(target, { method: req.method, headers, agent: secure ? agents.https : agents.http, timeout: FORWARD_TIMEOUT_MS }, (res) => {

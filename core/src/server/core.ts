@@ -14,7 +14,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { StrongroomError } from '@strongroom/sdk-plugin/host';
 import { createBarrier } from '../barrier/barrier.js';
-import { forwardedClient } from '../ha/forward.js';
+import { createReplayGuard, verifyForwarded } from '../ha/forward.js';
 import { DEFAULT_HA_TIMINGS, createHaManager, type HaManager, type HaTimings } from '../ha/ha-manager.js';
 import { leaderStatus } from '../ha/leader.js';
 import { createStandbyForwarding } from '../ha/standby.js';
@@ -169,13 +169,21 @@ export async function createCore(opts: { config: ServerConfig; logger: CoreLogge
     seal.onSeal(preSeal);
   }
 
+  /** Nonces of the forwarded requests this node accepted, remembered for the skew window. */
+  const forwardedReplays = createReplayGuard();
   async function dispatch(req: ApiRequest): Promise<ApiReply> {
     if (nodeLocal.handles(req)) return nodeLocal.serve(req);
     if (standby && !barrier.sealed && ha?.state !== 'active') return standby.forward(req);
     const s = state;
     if (!s) throw new StrongroomError('unavailable', 'Vault is sealed');
-    // A request forwarded by a standby carries its client's address, signed by that node.
-    return s.pipeline.handle(req, { remoteAddress: (ha && forwardedClient(req, s.forwardKey)) || req.remoteAddress });
+    // A request forwarded by a standby carries its client's address, signed by that node with the
+    // whole request; one that does not verify, or was seen before, is refused (ha/forward.ts).
+    const forwarded = ha ? verifyForwarded(req, { key: s.forwardKey, self: config.apiAddr ?? '', replays: forwardedReplays }) : null;
+    if (forwarded && 'refused' in forwarded) {
+      logger.named('ha').warn('refused a forwarded request', { reason: forwarded.refused, remote_address: req.remoteAddress });
+      throw new StrongroomError('permission_denied', `forwarded request refused: ${forwarded.refused}`);
+    }
+    return s.pipeline.handle(req, { remoteAddress: forwarded?.client ?? req.remoteAddress });
   }
   const handle = observeRequests(dispatch, { metrics, log: logger.named('request'), level: config.logRequestsLevel ?? 'debug', namespaces, router, sealPath: nodeLocal.sealPath });
 
