@@ -5,7 +5,8 @@
  * the body) and carries a nonce. A forwarded request recorded on the wire
  * between the nodes can be replayed neither with another body (the client
  * address it vouches for would let a CIDR-bound token be used from anywhere)
- * nor as it is (it would run twice).
+ * nor as it is (it would run twice). And (finding 11) a standby's listener
+ * that refuses unauthenticated generate-root refuses it before forwarding.
  */
 import { randomBytes } from 'node:crypto';
 import * as http from 'node:http';
@@ -21,7 +22,7 @@ const suffix = randomBytes(4).toString('hex');
 const tables = { data: `sr_fwd_${suffix}`, lock: `sr_fwd_lock_${suffix}` };
 const VICTIM_ADDRESS = '127.0.0.5';
 
-const config = (apiAddr: string) => `
+const config = (apiAddr: string, extra = '') => `
 storage "postgresql" {
   connection_url = "${postgresUrl()}"
   table          = "${tables.data}"
@@ -33,10 +34,11 @@ listener "tcp" {
   tls_disable = true
 }
 api_addr = "${apiAddr}"
+${extra}
 `;
 
 let active: RunningServer;
-let standby: RunningServer;
+let standby: RunningServer & { port2: number };
 let relay: Server;
 const relayed = new Set<Socket>();
 /** Every byte a standby sent to the active node through the relay. */
@@ -66,7 +68,8 @@ beforeAll(async () => {
   active.rootToken = init.body.root_token;
   expect((await active.api('PUT', 'sys/unseal', { key: init.body.keys_base64[0] }, { token: null })).body.sealed).toBe(false);
   await waitFor('the first node to be active', async () => (await health(active)) === 200);
-  standby = await startConfigServer(config('http://127.0.0.1:$PORT'));
+  // The standby has a second listener refusing the unauthenticated root recovery paths (finding 11).
+  standby = await startConfigServer(config('http://127.0.0.1:$PORT', 'listener "tcp" {\n  address = "127.0.0.1:$PORT2"\n  tls_disable = true\n  disable_unauthed_generate_root_endpoints = true\n}'));
   standby.rootToken = active.rootToken;
   await waitFor('the second node to reach PostgreSQL', async () => (await standby.api('GET', 'sys/seal-status', undefined, { token: null })).status === 200);
   expect((await standby.api('PUT', 'sys/unseal', { key: init.body.keys_base64[0] }, { token: null })).body.sealed).toBe(false);
@@ -146,4 +149,15 @@ it('a forwarded request recorded between the nodes cannot be replayed with anoth
   const stored = await active.api('GET', 'secret/metadata/forwarded');
   expect(stored.body.data.current_version).toBe(1);
   expect((await active.api('GET', 'secret/data/forwarded')).body.data.data).toEqual({ v: 'victim' });
+});
+
+it('a standby listener that refuses unauthenticated generate-root refuses it before forwarding (issue 26, finding 11)', async () => {
+  const attempt = (port: number, method: string) => fetch(`http://127.0.0.1:${port}/v1/sys/generate-root/attempt`, { method, ...(method === 'PUT' ? { body: '{}' } : {}) });
+  expect((await attempt(standby.port2, 'PUT')).status).toBe(405);
+  expect((await active.api('GET', 'sys/generate-root/attempt', undefined, { token: null })).body.started).toBe(false);
+  // The standby's other listener forwards it, and the active node's listener serves it.
+  expect((await attempt(standby.port, 'PUT')).status).toBe(200);
+  expect((await active.api('GET', 'sys/generate-root/attempt', undefined, { token: null })).body.started).toBe(true);
+  expect((await attempt(standby.port2, 'DELETE')).status).toBe(405);
+  expect((await attempt(standby.port, 'DELETE')).status).toBe(204);
 });

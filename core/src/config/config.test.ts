@@ -29,6 +29,8 @@ listener "tcp" {
   tls_key_file  = "/etc/sr/tls.key"
   max_request_size = 1048576
   require_request_header = true
+  disable_unauthed_generate_root_endpoints = true
+  disable_unauthed_rekey_endpoints = "true"
 }
 
 listener "tcp" {
@@ -59,8 +61,20 @@ describe('parseConfig', () => {
           tlsKeyFile: '/etc/sr/tls.key',
           maxRequestSize: 1048576,
           requireRequestHeader: true,
+          disableUnauthedGenerateRootEndpoints: true,
+          disableUnauthedRekeyEndpoints: true,
         },
-        { type: 'tcp', address: '[::1]:8201', host: '::1', port: 8201, tlsDisable: true, maxRequestSize: DEFAULT_MAX_REQUEST_SIZE, requireRequestHeader: false },
+        {
+          type: 'tcp',
+          address: '[::1]:8201',
+          host: '::1',
+          port: 8201,
+          tlsDisable: true,
+          maxRequestSize: DEFAULT_MAX_REQUEST_SIZE,
+          requireRequestHeader: false,
+          disableUnauthedGenerateRootEndpoints: false,
+          disableUnauthedRekeyEndpoints: false,
+        },
       ],
       storage: { type: 'postgresql', config: { connection_url: 'postgres://sr@db/sr', ha_enabled: true, table: 'vault_kv_store', ha_table: 'ha.locks', max_parallel: 8 } },
       apiAddr: 'https://sr.example.com:8200',

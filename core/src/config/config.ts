@@ -48,6 +48,9 @@ export interface TcpListenerConfig {
   maxRequestSize: number;
   /** Requests must carry `X-Service-Request: true` (or `X-Vault-Request`). */
   requireRequestHeader: boolean;
+  /** OpenBao's listener switches: the unauthenticated sys/generate-root/* and sys/rekey/* are not served here. */
+  disableUnauthedGenerateRootEndpoints: boolean;
+  disableUnauthedRekeyEndpoints: boolean;
 }
 export type ListenerConfig = TcpListenerConfig;
 
@@ -94,6 +97,8 @@ const tcpListenerSchema = z.object({
   tls_disable: lenientBool.optional(),
   max_request_size: lenientInt.refine((n) => n >= 0, 'must be 0 (the default, 32 MiB) or a positive number of bytes').optional(),
   require_request_header: lenientBool.optional(),
+  disable_unauthed_generate_root_endpoints: lenientBool.optional(),
+  disable_unauthed_rekey_endpoints: lenientBool.optional(),
 });
 
 /** Not in Vault: how a failing revocation is retried before its lease becomes irrevocable. */
@@ -226,6 +231,9 @@ export function parseConfig(text: string, source = 'config', opts: { checkFiles?
       tlsDisable,
       maxRequestSize: v.max_request_size || DEFAULT_MAX_REQUEST_SIZE,
       requireRequestHeader: v.require_request_header ?? false,
+      // Vault's behaviour by default: the key shares are the credential.
+      disableUnauthedGenerateRootEndpoints: v.disable_unauthed_generate_root_endpoints ?? false,
+      disableUnauthedRekeyEndpoints: v.disable_unauthed_rekey_endpoints ?? false,
     };
     if (!tlsDisable) {
       listener.tlsCertFile = v.tls_cert_file;

@@ -38,6 +38,7 @@ import { createSealManager } from '../seal/seal-manager.js';
 import { openStorage } from '../storage/registry.js';
 import { createCors } from '../http/cors.js';
 import { createNodeLocal } from '../sys/seal-paths.js';
+import { unauthedRootRecoveryGate } from '../sys/root-recovery.js';
 import { createTokenStore } from '../token/index.js';
 import { storedHmacKey, tokenKeys } from '../token/keys.js';
 import type { ServerConfig } from './server-config.js';
@@ -185,12 +186,18 @@ export async function createCore(opts: { config: ServerConfig; logger: CoreLogge
     }
     return s.pipeline.handle(req, { remoteAddress: forwarded?.client ?? req.remoteAddress });
   }
-  const handle = observeRequests(dispatch, { metrics, log: logger.named('request'), level: config.logRequestsLevel ?? 'debug', namespaces, router, sealPath: nodeLocal.sealPath });
+  const observe = (h: (req: ApiRequest) => Promise<ApiReply>) => observeRequests(h, { metrics, log: logger.named('request'), level: config.logRequestsLevel ?? 'debug', namespaces, router, sealPath: nodeLocal.sealPath });
+  const handle = observe(dispatch);
+  /** A listener's handler: with its refusals of the unauthenticated root recovery paths, if it has any. */
+  const handlerFor = (l: ServerConfig['listeners'][number]) => {
+    const gate = unauthedRootRecoveryGate(l);
+    return gate ? observe(async (req) => (gate(req), dispatch(req))) : handle;
+  };
 
   return {
     handle,
     async listen() {
-      listeners = config.listeners.map((l) => createListener({ address: l.address, tls: l.tls, maxRequestSize: l.maxRequestSize, requireRequestHeader: l.requireRequestHeader }, handle, { logger, cors }));
+      listeners = config.listeners.map((l) => createListener({ address: l.address, tls: l.tls, maxRequestSize: l.maxRequestSize, requireRequestHeader: l.requireRequestHeader }, handlerFor(l), { logger, cors }));
       const bound = await Promise.all(listeners.map((l) => l.start()));
       return bound.map((b, i) => ({ url: `${config.listeners[i]!.tls ? 'https' : 'http'}://${b.host.includes(':') ? `[${b.host}]` : b.host}:${b.port}` }));
     },

@@ -10,6 +10,9 @@ export interface ListenerConfig {
   tls: { certFile: string; keyFile: string } | null;
   maxRequestSize: number;
   requireRequestHeader: boolean;
+  /** The unauthenticated sys/generate-root/* and sys/rekey/* are refused on this listener (absent: served). */
+  disableUnauthedGenerateRootEndpoints?: boolean;
+  disableUnauthedRekeyEndpoints?: boolean;
 }
 
 export interface ServerConfig {
@@ -55,6 +58,8 @@ function fromFileConfig(c: import('../config/config.js').Config): ServerConfig {
       tls: l.tlsDisable ? null : { certFile: l.tlsCertFile!, keyFile: l.tlsKeyFile! },
       maxRequestSize: l.maxRequestSize,
       requireRequestHeader: l.requireRequestHeader,
+      disableUnauthedGenerateRootEndpoints: l.disableUnauthedGenerateRootEndpoints,
+      disableUnauthedRekeyEndpoints: l.disableUnauthedRekeyEndpoints,
     })),
     storage: c.storage,
     pluginDirectory: c.pluginDirectory ?? null,

@@ -10,6 +10,7 @@ import type { SysDeps } from './deps.js';
 import { adminPaths } from './admin.js';
 import { auditPaths } from './audit.js';
 import { capabilityPaths } from './capabilities.js';
+import { AUTHENTICATED_ROOT_RECOVERY_PATHS } from './root-recovery.js';
 import { internalPaths } from './internal.js';
 import { mountPaths } from './mounts.js';
 import { namespacePaths } from './namespaces.js';
@@ -49,6 +50,9 @@ const SYS_ROOT_PATHS = [
   'seal',
   'step-down',
   'storage/raft/snapshot-auto/config/*',
+  // Not in Vault's list: OpenBao's authenticated generate-root and rekey, which mint a root
+  // token or replace the unseal keys, need sudo here (OpenBao asks only for the ACL capability).
+  ...AUTHENTICATED_ROOT_RECOVERY_PATHS,
 ];
 
 /**
@@ -56,7 +60,7 @@ const SYS_ROOT_PATHS = [
  * metrics): served by the root namespace's sys/ only, as in Vault; a child
  * namespace's sys/ does not have them, so a tenant can never seal the server.
  */
-const ROOT_NAMESPACE_ONLY = /^(audit|audit-hash|seal|seal-status|unseal|init|health|step-down|rotate|key-status|plugins|raw|generate-root|rekey|metrics|loggers|host-info|leader|config|storage|replication)(\/|\{|$)/;
+const ROOT_NAMESPACE_ONLY = /^(audit|audit-hash|seal|seal-status|unseal|init|health|step-down|rotate|key-status|plugins|raw|generate-root|generate-root-token|rekey|metrics|loggers|host-info|leader|config|storage|replication)(\/|\{|$)/;
 
 export function createSystemBackend(deps: SysDeps, opts: { rootNamespace: boolean } = { rootNamespace: true }): BackendFactory {
   const all: PathDef[] = [

@@ -1,44 +1,73 @@
 /**
- * sys/generate-root/{attempt,update} and sys/rekey/{init,update}, as Vault
- * documents them: unauthenticated (the operators' key shares are the
- * credential), answered as plain JSON objects outside the envelope.
+ * The root recovery ceremonies over HTTP, in two forms:
+ * - Vault's sys/generate-root/{attempt,update} and sys/rekey/{init,update}:
+ *   unauthenticated (the operators' key shares are the credential), answered
+ *   as plain JSON objects outside the envelope. Anyone who reaches them can
+ *   start or cancel an attempt, so a listener can refuse them
+ *   (`disable_unauthed_generate_root_endpoints`,
+ *   `disable_unauthed_rekey_endpoints`, OpenBao's listener switches).
+ * - OpenBao's authenticated forms, sys/generate-root-token/{attempt,update}
+ *   and sys/rotate/root/{init,update}: the same ceremonies behind a token
+ *   with `sudo` on the path, answered in the envelope (`data`), as OpenBao's
+ *   API client reads them. Served on every listener.
  */
-import { definePath, f, type LogicalResponse, type PathDef } from '@strongroom/sdk-plugin/host';
+import { StrongroomError, definePath, f, type LogicalResponse, type PathDef } from '@strongroom/sdk-plugin/host';
+import type { ApiRequest } from '../http/types.js';
 import type { createGenerateRoot, createRekey } from '../seal/root-recovery.js';
 
-const json = (body: unknown): LogicalResponse => ({ raw: { status: 200, contentType: 'application/json', body: JSON.stringify(body) } });
+type Ceremonies = { generateRoot: ReturnType<typeof createGenerateRoot>; rekey: ReturnType<typeof createRekey> };
+type Answer = (body: object) => LogicalResponse;
 
-export function rootRecoveryPaths(deps: { generateRoot: ReturnType<typeof createGenerateRoot>; rekey: ReturnType<typeof createRekey> }): PathDef[] {
+const flat: Answer = (body) => ({ raw: { status: 200, contentType: 'application/json', body: JSON.stringify(body) } });
+const enveloped: Answer = (body) => ({ data: { ...body } });
+
+/** The sys/ paths (relative to the mount) of the authenticated forms: they need sudo (sys/backend.ts). */
+export const AUTHENTICATED_ROOT_RECOVERY_PATHS = ['generate-root-token/*', 'rotate/root/*'];
+
+export function rootRecoveryPaths(deps: Ceremonies): PathDef[] {
+  return [
+    ...ceremonyPaths(deps, { generateRoot: 'generate-root/attempt', generateRootUpdate: 'generate-root/update', rekey: 'rekey/init', rekeyUpdate: 'rekey/update' }, { unauthenticated: true, answer: flat }),
+    ...ceremonyPaths(deps, { generateRoot: 'generate-root-token/attempt', generateRootUpdate: 'generate-root-token/update', rekey: 'rotate/root/init', rekeyUpdate: 'rotate/root/update' }, { unauthenticated: false, answer: enveloped }),
+  ];
+}
+
+function ceremonyPaths(
+  deps: Ceremonies,
+  at: { generateRoot: string; generateRootUpdate: string; rekey: string; rekeyUpdate: string },
+  how: { unauthenticated: boolean; answer: Answer },
+): PathDef[] {
   const { generateRoot, rekey } = deps;
+  const { answer, unauthenticated } = how;
+  const who = unauthenticated ? ' (unauthenticated: the key shares are the credential)' : ' (a token with sudo on the path)';
   const shareFields = {
     key: f.sensitive(f.string().optional().describe('One unseal key share (hex or base64).')),
     nonce: f.string().optional().describe('The nonce of the attempt.'),
   };
   return [
     definePath({
-      pattern: 'generate-root/attempt',
-      unauthenticated: true,
+      pattern: at.generateRoot,
+      unauthenticated,
       fields: {
         otp: f.sensitive(f.string().optional().describe('A 28-character one-time password; generated and returned when omitted.')),
         pgp_key: f.string().optional().describe('Not supported.'),
       },
-      synopsis: 'Start, read or cancel a root token generation.',
+      synopsis: `Start, read or cancel a root token generation${who}.`,
       operations: {
-        read: { summary: 'Progress of the root generation.', handler: async () => json(await generateRoot.status()) },
-        update: { summary: 'Start a root generation (returns the OTP once).', handler: async (req) => json(await generateRoot.start(req.data)) },
+        read: { summary: 'Progress of the root generation.', handler: async () => answer(await generateRoot.status()) },
+        update: { summary: 'Start a root generation (returns the OTP once).', handler: async (req) => answer(await generateRoot.start(req.data)) },
         delete: { summary: 'Cancel the root generation.', handler: async () => (await generateRoot.cancel(), null) },
       },
     }),
     definePath({
-      pattern: 'generate-root/update',
-      unauthenticated: true,
+      pattern: at.generateRootUpdate,
+      unauthenticated,
       fields: shareFields,
-      synopsis: 'Give one unseal key share to the root generation.',
-      operations: { update: { summary: 'Add a share; at the threshold the encoded root token is returned.', handler: async (req) => json(await generateRoot.update(req.data)) } },
+      synopsis: `Give one unseal key share to the root generation${who}.`,
+      operations: { update: { summary: 'Add a share; at the threshold the encoded root token is returned.', handler: async (req) => answer(await generateRoot.update(req.data)) } },
     }),
     definePath({
-      pattern: 'rekey/init',
-      unauthenticated: true,
+      pattern: at.rekey,
+      unauthenticated,
       fields: {
         secret_shares: f.any().optional().describe('Number of new shares.'),
         secret_threshold: f.any().optional().describe('Shares needed to unseal with the new key.'),
@@ -46,19 +75,37 @@ export function rootRecoveryPaths(deps: { generateRoot: ReturnType<typeof create
         backup: f.any().optional().describe('Not supported.'),
         require_verification: f.any().optional().describe('Not supported.'),
       },
-      synopsis: 'Start, read or cancel a rekey.',
+      synopsis: `Start, read or cancel a rekey${who}.`,
       operations: {
-        read: { summary: 'Progress of the rekey.', handler: async () => json(await rekey.status()) },
-        update: { summary: 'Start a rekey with the new shares and threshold.', handler: async (req) => json(await rekey.start(req.data as Record<string, unknown>)) },
+        read: { summary: 'Progress of the rekey.', handler: async () => answer(await rekey.status()) },
+        update: { summary: 'Start a rekey with the new shares and threshold.', handler: async (req) => answer(await rekey.start(req.data as Record<string, unknown>)) },
         delete: { summary: 'Cancel the rekey.', handler: async () => (await rekey.cancel(), null) },
       },
     }),
     definePath({
-      pattern: 'rekey/update',
-      unauthenticated: true,
+      pattern: at.rekeyUpdate,
+      unauthenticated,
       fields: shareFields,
-      synopsis: 'Give one current unseal key share to the rekey.',
-      operations: { update: { summary: 'Add a share; at the threshold the new shares are returned.', handler: async (req) => json(await rekey.update(req.data)) } },
+      synopsis: `Give one current unseal key share to the rekey${who}.`,
+      operations: { update: { summary: 'Add a share; at the threshold the new shares are returned.', handler: async (req) => answer(await rekey.update(req.data)) } },
     }),
   ];
+}
+
+/**
+ * A listener's refusal of the unauthenticated forms, applied to each request
+ * it takes before anything else (before forwarding too, so a standby's switch
+ * holds whatever the active node's listener allows). The root namespace's
+ * sys/ is the only one with these paths, so the joined path decides; case and
+ * anything after the ceremony's name are ignored, so no spelling gets past.
+ * Null when the listener serves both.
+ */
+export function unauthedRootRecoveryGate(listener: { disableUnauthedGenerateRootEndpoints?: boolean; disableUnauthedRekeyEndpoints?: boolean }): ((req: Pick<ApiRequest, 'path'>) => void) | null {
+  const closed: Array<[RegExp, string]> = [];
+  if (listener.disableUnauthedGenerateRootEndpoints) closed.push([/^sys\/generate-root(\/|$)/i, 'generate-root is disabled on this listener (disable_unauthed_generate_root_endpoints): use sys/generate-root-token/ with a sudo token']);
+  if (listener.disableUnauthedRekeyEndpoints) closed.push([/^sys\/rekey(\/|$)/i, 'rekey is disabled on this listener (disable_unauthed_rekey_endpoints): use sys/rotate/root/ with a sudo token']);
+  if (closed.length === 0) return null;
+  return (req) => {
+    for (const [re, why] of closed) if (re.test(req.path)) throw new StrongroomError('unsupported_operation', `unauthenticated ${why}`);
+  };
 }
