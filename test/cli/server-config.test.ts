@@ -5,7 +5,7 @@
  * syntax error, bad flag). A good config with every supported key starts.
  */
 import { execFile } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { waitFor } from '../helpers/processes';
 import { BIN, scratchDir, startConfigServer } from '../helpers/server';
@@ -54,6 +54,28 @@ describe('a bad server config stops the server at start (exit 1), naming the key
     const f = await startWith(`${GOOD_STORAGE}\n${GOOD_LISTENER}`, ['-log-format=xml']);
     expect(f.code).toBe(1);
     expect(f.stderr).toContain('-log-format');
+  });
+
+  it('storage "file" from a Vault config starts on the embedded LevelDB store at that path, and says so', async () => {
+    const s = await startConfigServer(`storage "file" { path = "$DIR/vault-data" }
+listener "tcp" {
+  address     = "127.0.0.1:$PORT"
+  tls_disable = true
+}
+`);
+    const dataDir = join(s.configFile, '..', 'vault-data');
+    expect(s.output()).toContain(`storage file (from a Vault config) is served by Strongroom's embedded LevelDB store at ${dataDir}`);
+    expect(s.output()).toContain("not Vault's file layout");
+    const init = await s.api('POST', 'sys/init', { secret_shares: 1, secret_threshold: 1 }, { token: null });
+    expect(init.status).toBe(200);
+    s.rootToken = init.body.root_token;
+    expect((await s.api('POST', 'sys/unseal', { key: init.body.keys_base64[0] }, { token: null })).body.sealed).toBe(false);
+    expect((await s.api('POST', 'sys/mounts/kv', { type: 'kv' })).status).toBe(204);
+    expect((await s.api('PUT', 'kv/x', { v: '1' })).status).toBe(204);
+    expect((await s.api('GET', 'kv/x')).body.data).toEqual({ v: '1' });
+    // LevelDB's own files are what is at the path.
+    expect(readdirSync(dataDir)).toEqual(expect.arrayContaining(['CURRENT', 'LOCK']));
+    await s.stop();
   });
 
   it('a config with every supported key starts; log_format and log_file apply', async () => {

@@ -7,7 +7,7 @@
 import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import { startLeaseServer, type LeaseServer } from '../helpers/lease-plugin';
-import { scratchDir } from '../helpers/server';
+import { scratchDir, startConfigServer } from '../helpers/server';
 
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const nodeVault = require('node-vault') as (opts: { endpoint: string; token?: string }) => Record<string, any>;
@@ -236,4 +236,20 @@ it('every node-vault call the suite makes succeeds with the right answer', async
   if (process.env.COMPAT_REPORT) console.log(results.map((r) => `${r.ok ? 'ok  ' : 'FAIL'} ${r.call}${r.error ? `  (${r.error})` : ''}`).join('\n'));
   expect(results.length).toBeGreaterThan(85);
   expect(results.filter((r) => !r.ok)).toEqual([]);
+});
+
+it('node-vault initializes, unseals and writes to a server started from a Vault config with storage "file"', async () => {
+  const server = await startConfigServer('storage "file" { path = "$DIR/vault-data" }\nlistener "tcp" {\n  address = "127.0.0.1:$PORT"\n  tls_disable = true\n}\n');
+  try {
+    const v = nodeVault({ endpoint: server.url });
+    expect((await v.initialized()).initialized).toBe(false);
+    const init = await v.init({ secret_shares: 1, secret_threshold: 1 });
+    v.token = init.root_token;
+    expect((await v.unseal({ key: init.keys[0] })).sealed).toBe(false);
+    await v.mount({ mount_point: 'kv', type: 'kv' });
+    await v.write('kv/app', { password: 'pw' });
+    expect((await v.read('kv/app')).data).toEqual({ password: 'pw' });
+  } finally {
+    await server.stop();
+  }
 });

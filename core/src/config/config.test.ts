@@ -131,6 +131,10 @@ describe('parseConfig', () => {
     expect(parseConfig('storage "inmem" {}\nlistener "tcp" { tls_disable = true }\nlease_revocation { retry_base = 2 }').leaseRevocation).toEqual({ retryBaseMs: 2000 });
   });
 
+  it('accepts Vault\'s storage "file" as the embedded LevelDB store at its path', () => {
+    expect(parseConfig('storage "file" { path = "/var/lib/vault" }\nlistener "tcp" { tls_disable = true }').storage).toEqual({ type: 'file', config: { path: '/var/lib/vault' } });
+  });
+
   it('accepts "backend" as the old name of "storage"', () => {
     expect(parseConfig('backend "level" { path = "/d" }\nlistener "tcp" { tls_disable = true }').storage).toEqual({ type: 'level', config: { path: '/d' } });
   });

@@ -10,16 +10,16 @@ const LISTENER = 'listener "tcp" { tls_disable = true }';
 const logger = { warn: () => undefined, info: () => undefined };
 
 describe('storage registry', () => {
-  it('names level, inmem and postgresql, and the config loader accepts each by its schema', () => {
-    expect([...STORAGE_BACKENDS].sort()).toEqual(['inmem', 'level', 'postgresql']);
-    const minimal: Record<string, string> = { level: 'path = "/d"', inmem: '', postgresql: 'connection_url = "postgres://x"' };
+  it('names level, file (Vault\'s name for a local store), inmem and postgresql, and the config loader accepts each by its schema', () => {
+    expect([...STORAGE_BACKENDS].sort()).toEqual(['file', 'inmem', 'level', 'postgresql']);
+    const minimal: Record<string, string> = { level: 'path = "/d"', file: 'path = "/d"', inmem: '', postgresql: 'connection_url = "postgres://x"' };
     for (const name of STORAGE_BACKENDS) {
       expect(storageSchema(name)).toBeDefined();
       expect(parseConfig(`storage "${name}" { ${minimal[name]} }\n${LISTENER}`).storage.type).toBe(name);
     }
     expect(storageSchema('consul')).toBeUndefined();
     expect(storageSchema('toString')).toBeUndefined();
-    expect(() => parseConfig(`storage "consul" {}\n${LISTENER}`)).toThrow(/unsupported storage type "consul" \(expected level, inmem, postgresql\)/);
+    expect(() => parseConfig(`storage "consul" {}\n${LISTENER}`)).toThrow(/unsupported storage type "consul" \(expected level, file, inmem, postgresql\)/);
   });
 
   it('only a configuration that asks for it runs HA', () => {

@@ -22,6 +22,18 @@ const REGISTRY = {
     schema: z.object({ path: nonEmpty }),
     open: async (c) => ({ physical: await createLevelPhysical({ path: c.path }) }),
   }),
+  /**
+   * Vault's `storage "file"`, so a config copied from Vault starts: the same
+   * embedded LevelDB store at that path, in our format, not Vault's file layout
+   * (neither server reads the other's directory), and the log says so.
+   */
+  file: defineStorage({
+    schema: z.object({ path: nonEmpty }),
+    open: async (c, deps) => {
+      deps.logger.warn(`storage file (from a Vault config) is served by Strongroom's embedded LevelDB store at ${c.path}: its own format, not Vault's file layout; a Vault data directory is not read and a Vault server cannot read this one`);
+      return { physical: await createLevelPhysical({ path: c.path }) };
+    },
+  }),
   /** Memory only, gone at exit: tests. */
   inmem: defineStorage({
     schema: z.object({}),
