@@ -156,14 +156,20 @@ enc = call("transit.encrypt_data", lambda: t.encrypt_data("k1", plaintext=b64("s
 if enc:
     call("transit.decrypt_data", lambda: t.decrypt_data("k1", ciphertext=enc["data"]["ciphertext"]), lambda r: eq(base64.b64decode(r["data"]["plaintext"]).decode(), "secret text"))
     call("transit.rewrap_data", lambda: t.rewrap_data("k1", ciphertext=enc["data"]["ciphertext"]), lambda r: eq(r["data"]["ciphertext"].startswith("service:v2:"), True))
+    from_vault = enc["data"]["ciphertext"].replace("service:", "vault:", 1)
+    call("transit.decrypt_data (vault: prefix)", lambda: t.decrypt_data("k1", ciphertext=from_vault), lambda r: eq(base64.b64decode(r["data"]["plaintext"]).decode(), "secret text"))
+    call("transit.rewrap_data (vault: prefix in, service: out)", lambda: t.rewrap_data("k1", ciphertext=from_vault), lambda r: eq(r["data"]["ciphertext"].startswith("service:v2:"), True))
 call("transit.encrypt_data (batch)", lambda: t.encrypt_data("k1", plaintext=None, batch_input=[{"plaintext": b64("a")}, {"plaintext": b64("b")}]), lambda r: eq(len(r["data"]["batch_results"]), 2))
 call("transit.generate_data_key", lambda: t.generate_data_key("k1", key_type="plaintext"), lambda r: eq(len(base64.b64decode(r["data"]["plaintext"])), 32))
 call("transit.generate_random_bytes", lambda: t.generate_random_bytes(n_bytes=16), lambda r: eq(len(base64.b64decode(r["data"]["random_bytes"])), 16))
 call("transit.hash_data", lambda: t.hash_data(b64("abc"), algorithm="sha2-256"), lambda r: eq(r["data"]["sum"], "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"))
-call("transit.generate_hmac", lambda: t.generate_hmac("k1", b64("abc")), lambda r: eq(r["data"]["hmac"].startswith("service:v2:"), True))
+mac = call("transit.generate_hmac", lambda: t.generate_hmac("k1", b64("abc")), lambda r: eq(r["data"]["hmac"].startswith("service:v2:"), True))
+if mac:
+    call("transit.verify_signed_data (HMAC, vault: prefix)", lambda: t.verify_signed_data("k1", b64("abc"), hmac=mac["data"]["hmac"].replace("service:", "vault:", 1)), lambda r: eq(r["data"]["valid"], True))
 sig = call("transit.sign_data", lambda: t.sign_data("sig", hash_input=b64("msg")), lambda r: eq(r["data"]["signature"].startswith("service:v1:"), True))
 if sig:
     call("transit.verify_signed_data", lambda: t.verify_signed_data("sig", hash_input=b64("msg"), signature=sig["data"]["signature"]), lambda r: eq(r["data"]["valid"], True))
+    call("transit.verify_signed_data (vault: prefix)", lambda: t.verify_signed_data("sig", hash_input=b64("msg"), signature=sig["data"]["signature"].replace("service:", "vault:", 1)), lambda r: eq(r["data"]["valid"], True))
 call("transit.export_key", lambda: t.export_key("sig", key_type="signing-key"), lambda r: eq("1" in r["data"]["keys"], True))
 bk = call("transit.backup_key", lambda: t.backup_key("sig"), lambda r: eq(len(r["data"]["backup"]) > 0, True))
 if bk:

@@ -115,8 +115,11 @@ it('every node-vault call the suite makes succeeds with the right answer', async
   const enc = await call('encryptData', () => v.encryptData({ name: 'nvk', plaintext }), (r) => eq(r.data.ciphertext.startsWith('service:v1:'), true));
   if (enc) {
     await call('decryptData', () => v.decryptData({ name: 'nvk', ciphertext: enc.data.ciphertext }), (r) => eq(r.data.plaintext, plaintext));
+    const fromVault = enc.data.ciphertext.replace(/^service:/, 'vault:');
+    await call('decryptData (vault: prefix)', () => v.decryptData({ name: 'nvk', ciphertext: fromVault }), (r) => eq(r.data.plaintext, plaintext));
     await call('write (transit key rotate)', () => v.write('transit/keys/nvk/rotate', {}));
     await call('rewrapData', () => v.rewrapData({ name: 'nvk', ciphertext: enc.data.ciphertext }), (r) => eq(r.data.ciphertext.startsWith('service:v2:'), true));
+    await call('rewrapData (vault: prefix in, service: out)', () => v.rewrapData({ name: 'nvk', ciphertext: fromVault }), (r) => eq(r.data.ciphertext.startsWith('service:v2:'), true));
   }
   await call('write (transit hash)', () => v.write('transit/hash', { input: plaintext }), (r) => eq(r.data.sum, createHash('sha256').update('node-vault secret').digest('hex')));
   await call('write (transit key config)', () => v.write('transit/keys/nvk/config', { deletion_allowed: true }));

@@ -1,11 +1,15 @@
 /**
  * The `service:v<N>:<base64>` envelope shared by ciphertexts, signatures and
  * HMACs. Parsing failures are the caller's bad input, so they are 400s.
+ * Vault's `vault:v<N>:` is read too (the payload is the same), so data made by
+ * Vault's transit decrypts and verifies once its key is imported; what this
+ * engine writes always carries `service:v<N>:` (the specification's prefix).
  */
 import { badRequest } from '@strongroom/sdk-plugin';
 import { isRawUrlBase64, isStdBase64 } from '@strongroom/sdk-plugin/host';
 
 const PREFIX = 'service:v';
+const VAULT_PREFIX = 'vault:v';
 
 export function encodeVersioned(version: number, payload: string): string {
   return `${PREFIX}${version}:${payload}`;
@@ -16,12 +20,11 @@ export interface Versioned {
   payload: string;
 }
 
-/** Splits `service:v<N>:<payload>`; `what` names the value in errors ("ciphertext", "signature", "hmac"). */
+/** Splits `service:v<N>:<payload>` (or Vault's `vault:v<N>:<payload>`); `what` names the value in errors ("ciphertext", "signature", "hmac"). */
 export function decodeVersioned(value: string, what = 'ciphertext'): Versioned {
-  if (typeof value !== 'string' || !value.startsWith(PREFIX)) {
-    throw badRequest(`invalid ${what}: no prefix`);
-  }
-  const rest = value.slice(PREFIX.length);
+  const prefix = typeof value !== 'string' ? null : value.startsWith(PREFIX) ? PREFIX : value.startsWith(VAULT_PREFIX) ? VAULT_PREFIX : null;
+  if (prefix === null) throw badRequest(`invalid ${what}: no prefix`);
+  const rest = value.slice(prefix.length);
   const colon = rest.indexOf(':');
   if (colon <= 0) throw badRequest(`invalid ${what}: wrong number of fields`);
   const vs = rest.slice(0, colon);

@@ -47,6 +47,9 @@ describe('encrypt/decrypt round trips', () => {
     raw[raw.length - 1]! ^= 1;
     expect(status(() => decrypt(p, { ciphertext: 'service:v1:' + raw.toString('base64') }))).toBe(400);
     expect(status(() => decrypt(p, { ciphertext: 'service:v1:%%%' }))).toBe(400);
+    expect(status(() => decrypt(p, { ciphertext: 'other:v1:' + raw.toString('base64') }))).toBe(400);
+    // Vault's prefix is read (keys migrated from Vault), and tampering is refused through it too.
+    expect(decrypt(p, { ciphertext: 'vault:v1:' + ct.slice('service:v1:'.length) }).plaintext).toEqual(pt);
     expect(status(() => decrypt(p, { ciphertext: 'vault:v1:' + raw.toString('base64') }))).toBe(400);
     expect(status(() => decrypt(p, { ciphertext: 'service:v9:' + raw.toString('base64') }))).toBe(400);
     addVersion(p.record, await generateVersion('aes256-gcm96', 32, Date.now()));
