@@ -1,28 +1,50 @@
 /**
- * `@strongroom/sdk-plugin`: what an engine author imports. Declarations
- * (paths, fields, secrets), the engine kit (records, batches, locks,
- * schedules, scrubbing), errors, `serve` and the test harness. The core's
- * side lives in `@strongroom/sdk-plugin/host`, the database-plugin contract
- * in `@strongroom/sdk-plugin/database`.
+ * `@strongroom/sdk-plugin`: the whole of what an engine author imports.
+ * Declarations (paths, fields, secrets, login renewal), the types a handler
+ * and a setup see, the engine kit (records, batches, locks, schedules,
+ * rotation, templates, passwords, scrubbing), errors, `serve`, and `z` (the
+ * zod the field helpers are built on, so an engine's schemas and the SDK's
+ * share one copy). The in-process harness is `@strongroom/sdk-plugin/testing`,
+ * the database-plugin contract `@strongroom/sdk-plugin/database`; the core's
+ * side of the wire (`/host`) is not for engines (test/structure checks it).
  */
+export { z } from 'zod';
 export { serve } from './serve.js';
-export { defineBackend, definePath, defineSecret } from './define-backend.js';
-export type { HandlerRequest, PathDef } from './define-backend.js';
-export { f } from './fields.js';
+
+// Declarations and what handlers see.
+export { defineBackend, definePath, defineSecret, renewedAuth } from './define-backend.js';
+export type { BackendSpec, FieldValues, HandlerRequest, PathDef, SecretHandler, SecretTypeDef } from './define-backend.js';
+export type { BackendFactory, MountEnv } from './backend.js';
+export type { ClientInfo, LogicalResponse, RequestAuth, SecretRef } from './logical.js';
+export type { Logger, SystemView } from './system-view.js';
+export { getJSON, putJSON } from './storage.js';
+export type { Storage, StorageOp } from './storage.js';
+
+// Fields and the pure parsers behind them.
+export { f, FieldParseError, formatGoDuration, parseBase64, parseBool, parseCommaIntList, parseCommaList, parseDuration, parseInteger, parseMap } from './fields.js';
+export { isRawUrlBase64, isStdBase64 } from './base64.js';
+
+// Errors.
 export { StrongroomError, badRequest, notFound, permissionDenied, codedError } from './errors.js';
-export type { LogicalResponse } from './logical.js';
-export type { BackendFactory } from './backend.js';
-export type { Storage } from './storage.js';
+
+// The engine kit.
 export { createRecordStore, rawBytesCodec } from './kit/record-store.js';
-export type { RecordStore, Records } from './kit/record-store.js';
+export type { ListOptions, RecordCodec, RecordKindOptions, RecordStore, Records, SingleRecord } from './kit/record-store.js';
 export { createKeyedMutex } from './kit/keyed-mutex.js';
+export type { KeyedMutex } from './kit/keyed-mutex.js';
 export { createDueScheduler } from './kit/due-scheduler.js';
 export { createManualClock } from './kit/clock.js';
 export { createRotationScheduler, createStaticRoleRotation } from './kit/rotation.js';
 export type { RotationTarget, StaticRoleRotation } from './kit/rotation.js';
 export { scrubSecrets, redactCredentials } from './kit/scrub.js';
-export { compileTemplate, renderTemplate } from './kit/template.js';
+export { compileTemplate, renderTemplate, validateTemplate, utf16le } from './kit/template.js';
+export type { CompiledTemplate } from './kit/template.js';
+export { defaultPasswordPolicy, generatePassword, passwordPolicy, satisfiesPolicy } from './password-policy/index.js';
+export type { PasswordPolicy } from './password-policy/index.js';
 export * as tokens from './kit/token-fields.js';
 export * as cidr from './kit/cidr.js';
 export * as leaseTtl from './kit/lease-ttl.js';
-export { createTestBackend, errorOf } from './harness.js';
+
+// Keyless tools (transit's hash and random, the core's sys/tools).
+export { HASH_ALGORITHMS, HASH_ENDPOINT_ALGORITHMS, hashToolPath, isHashAlgorithm, nodeHash, randomToolPath } from './tool-paths.js';
+export type { HashAlgorithm } from './tool-paths.js';

@@ -1,5 +1,5 @@
-import { createTestBackend, StrongroomError, type LogicalResponse, type Storage } from '@strongroom/sdk-plugin';
-import { createFaultyStore, createMemoryStorage, putJSON } from '@strongroom/sdk-plugin/host';
+import { type LogicalResponse, putJSON, type Storage, StrongroomError } from '@strongroom/sdk-plugin';
+import { createFaultyStore, createMemoryStorage, createTestBackend } from '@strongroom/sdk-plugin/testing';
 import { createApproleBackend } from './backend.js';
 
 const errOf = (p: Promise<unknown>) => p.then(() => { throw new Error('expected an error'); }, (e: StrongroomError) => e);

@@ -4,8 +4,8 @@
  * fake keeps users and passwords like a database would and can be made to
  * fail or to "restart" (forget its initialized connections).
  */
-import { StrongroomError, createTestBackend } from '@strongroom/sdk-plugin';
-import { createMemoryStorage, satisfiesPolicy, defaultPasswordPolicy } from '@strongroom/sdk-plugin/host';
+import { defaultPasswordPolicy, satisfiesPolicy, StrongroomError } from '@strongroom/sdk-plugin';
+import { createMemoryStorage, createTestBackend } from '@strongroom/sdk-plugin/testing';
 import * as database from '@strongroom/sdk-plugin/database';
 import { createDatabaseBackend } from './backend.js';
 import type { DatabaseClientFactory } from './connections.js';

@@ -12,8 +12,7 @@
  * Configuration errors never carry the connection's password: the plugin
  * scrubs its errors, and nothing here logs a config.
  */
-import { StrongroomError, badRequest } from '@strongroom/sdk-plugin';
-import { type Logger, type SystemView } from '@strongroom/sdk-plugin/host';
+import { badRequest, type Logger, StrongroomError, type SystemView } from '@strongroom/sdk-plugin';
 import * as database from '@strongroom/sdk-plugin/database';
 import type { ConnectionConfig, DatabaseStore } from './store.js';
 

@@ -6,8 +6,7 @@
  * logged, never put in an error.
  */
 import { generateKeyPairSync } from 'node:crypto';
-import { badRequest } from '@strongroom/sdk-plugin';
-import { defaultPasswordPolicy, generatePassword, type SystemView } from '@strongroom/sdk-plugin/host';
+import { badRequest, defaultPasswordPolicy, generatePassword, type SystemView } from '@strongroom/sdk-plugin';
 import type { ConnectionConfig, CredentialType } from './store.js';
 
 export async function newPassword(system: Pick<SystemView, 'generatePasswordFromPolicy'>, cfg: ConnectionConfig, credentialConfig: Record<string, string> = {}): Promise<string> {

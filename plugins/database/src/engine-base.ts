@@ -1,4 +1,4 @@
-import type { Logger, SystemView } from '@strongroom/sdk-plugin/host';
+import type { Logger, SystemView } from '@strongroom/sdk-plugin';
 import type { Connections } from './connections.js';
 import type { DatabaseStore } from './store.js';
 

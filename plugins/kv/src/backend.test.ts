@@ -1,5 +1,5 @@
-import { createTestBackend, type Storage } from '@strongroom/sdk-plugin';
-import { createFaultyStore, createMemoryStorage, toOpenApi, helpFor } from '@strongroom/sdk-plugin/host';
+import type { Storage } from '@strongroom/sdk-plugin';
+import { createFaultyStore, createMemoryStorage, createTestBackend, helpFor, toOpenApi } from '@strongroom/sdk-plugin/testing';
 import { createKvBackend, kvBackend } from './index.js';
 
 describe('kv backend', () => {

@@ -3,7 +3,8 @@
  * configuration rules, role validation and the OpenAPI surface. Everything
  * that talks to a directory is tested on a real slapd (test/ldap/).
  */
-import { StrongroomError, createTestBackend } from '@strongroom/sdk-plugin';
+import { StrongroomError } from '@strongroom/sdk-plugin';
+import { createTestBackend } from '@strongroom/sdk-plugin/testing';
 import { createLdapBackend } from './backend.js';
 
 const rejects = async (p: Promise<unknown>): Promise<StrongroomError> => {

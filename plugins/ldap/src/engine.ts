@@ -9,8 +9,7 @@
  * least one upper, one lower and one digit. They are never logged and never
  * put into an error message.
  */
-import { badRequest } from '@strongroom/sdk-plugin';
-import { generatePassword, passwordPolicy, type PasswordPolicy } from '@strongroom/sdk-plugin/host';
+import { badRequest, generatePassword, passwordPolicy, type PasswordPolicy } from '@strongroom/sdk-plugin';
 import { createDirectory } from './directory.js';
 import { ROOT, createRotations, type EngineBase, type Rotations } from './rotation.js';
 import type { LdapConfig } from './store.js';

@@ -10,8 +10,7 @@
  * rollback go on past errors.
  */
 import { Attribute, Change, type Client } from 'ldapts';
-import { badRequest, compileTemplate } from '@strongroom/sdk-plugin';
-import { utf16le, type CompiledTemplate } from '@strongroom/sdk-plugin/host';
+import { badRequest, type CompiledTemplate, compileTemplate, utf16le } from '@strongroom/sdk-plugin';
 
 export type LdifRecord =
   | { dn: string; changetype: 'add'; attributes: Array<{ type: string; values: Array<string | Buffer> }> }

@@ -18,8 +18,7 @@
  * The timer runs in this process: rotation_period may be 5 s and the core's
  * periodic call comes once a minute.
  */
-import { createRotationScheduler, createStaticRoleRotation, type RotationTarget, type StaticRoleRotation } from '@strongroom/sdk-plugin';
-import type { KeyedMutex, Logger, SystemView } from '@strongroom/sdk-plugin/host';
+import { createRotationScheduler, createStaticRoleRotation, type KeyedMutex, type Logger, type RotationTarget, type StaticRoleRotation, type SystemView } from '@strongroom/sdk-plugin';
 import { bindName, canBind, directoryError, type Directory } from './directory.js';
 import type { LdapConfig, LdapStore, PasswordWal, StaticRole } from './store.js';
 

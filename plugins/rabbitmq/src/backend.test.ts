@@ -4,8 +4,8 @@
  * the OpenAPI document. Everything that talks to RabbitMQ is tested against a
  * real broker in test/rabbitmq/.
  */
-import { createTestBackend } from '@strongroom/sdk-plugin';
-import { createMemoryStorage, toOpenApi, type SecretRef } from '@strongroom/sdk-plugin/host';
+import type { SecretRef } from '@strongroom/sdk-plugin';
+import { createMemoryStorage, createTestBackend, toOpenApi } from '@strongroom/sdk-plugin/testing';
 import { createRabbitmqBackend } from './index.js';
 import type { ManagementClient, ManagementConnection } from './management-client.js';
 

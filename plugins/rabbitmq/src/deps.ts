@@ -1,5 +1,4 @@
-import { badRequest, compileTemplate } from '@strongroom/sdk-plugin';
-import { type CompiledTemplate, type Logger, type SystemView } from '@strongroom/sdk-plugin/host';
+import { badRequest, type CompiledTemplate, compileTemplate, type Logger, type SystemView } from '@strongroom/sdk-plugin';
 import { createManagementClient, type ManagementClient, type ManagementConnection } from './management-client.js';
 import type { ConnectionConfig, RabbitmqStore } from './store.js';
 

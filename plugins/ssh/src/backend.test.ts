@@ -1,7 +1,7 @@
 import { createHmac } from 'node:crypto';
 import sshpk from 'sshpk';
-import { createTestBackend, StrongroomError, type LogicalResponse } from '@strongroom/sdk-plugin';
-import { createMemoryStorage, toOpenApi, type TestBackend } from '@strongroom/sdk-plugin/host';
+import { type LogicalResponse, StrongroomError } from '@strongroom/sdk-plugin';
+import { createMemoryStorage, createTestBackend, type TestBackend, toOpenApi } from '@strongroom/sdk-plugin/testing';
 import { createSshBackend } from './backend.js';
 import { caKeySpec, generateKey, issueKeySpec } from './crypto/keys.js';
 

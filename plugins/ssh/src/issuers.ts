@@ -6,8 +6,7 @@
  * and what needs one then fails with a 400 saying so.
  */
 import { randomUUID } from 'node:crypto';
-import { badRequest, f } from '@strongroom/sdk-plugin';
-import { type FieldValues } from '@strongroom/sdk-plugin/host';
+import { badRequest, f, type FieldValues } from '@strongroom/sdk-plugin';
 import { caKeySpec, generateKey, importCaPair } from './crypto/keys.js';
 import type { IssuerRecord, SshStore } from './store.js';
 

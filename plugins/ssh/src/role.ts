@@ -3,8 +3,7 @@
  * hosts in its CIDRs; a CA role signs keys within its constraints. A write
  * replaces the whole role, as in Vault. Every refusal is a 400 naming the field.
  */
-import { badRequest, f } from '@strongroom/sdk-plugin';
-import { FieldParseError, parseCommaList, parseInteger, validateCidrs, type FieldValues } from '@strongroom/sdk-plugin/host';
+import { badRequest, cidr, f, FieldParseError, type FieldValues, parseCommaList, parseInteger } from '@strongroom/sdk-plugin';
 import type { SshRole } from './store.js';
 
 const ALGORITHM_SIGNERS = ['', 'default', 'ssh-rsa', 'rsa-sha2-256', 'rsa-sha2-512'] as const;
@@ -100,8 +99,8 @@ export function buildRole(d: RoleInput, zeroAddress: boolean): SshRole {
   };
   if (keyType === 'otp') {
     if (common.default_user === '') throw badRequest('field "default_user": missing required field for OTP roles');
-    const cidrs = validateCidrs(parseCommaList(d.cidr_list), 'cidr_list');
-    const excluded = validateCidrs(parseCommaList(d.exclude_cidr_list), 'exclude_cidr_list');
+    const cidrs = cidr.validateCidrs(parseCommaList(d.cidr_list), 'cidr_list');
+    const excluded = cidr.validateCidrs(parseCommaList(d.exclude_cidr_list), 'exclude_cidr_list');
     if (cidrs.length === 0 && !zeroAddress) throw badRequest('field "cidr_list": missing required field (the role is not in config/zeroaddress)');
     return { ...common, key_type: 'otp', cidr_list: cidrs.join(','), exclude_cidr_list: excluded.join(',') };
   }

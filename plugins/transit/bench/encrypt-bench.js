@@ -8,7 +8,7 @@
  */
 'use strict';
 const path = require('node:path');
-const { createMemoryStorage } = require(path.join(__dirname, '../../../sdk-plugin/dist/index.js'));
+const { createMemoryStorage } = require('@strongroom/sdk-plugin/testing');
 const { createTransitFactory } = require(path.join(__dirname, '../dist/index.js'));
 
 const client = { remoteAddress: '127.0.0.1', displayName: 'root', tokenAccessor: '', entityId: '', policies: ['root'], metadata: {} };

@@ -3,8 +3,7 @@
  * this process (see store.ts) and dropped on invalidation; every path is
  * declared in `paths/`, one per file.
  */
-import { defineBackend, type BackendFactory } from '@strongroom/sdk-plugin';
-import { hashToolPath, randomToolPath } from '@strongroom/sdk-plugin/host';
+import { type BackendFactory, defineBackend, hashToolPath, randomToolPath } from '@strongroom/sdk-plugin';
 import { createTransitStore } from './store.js';
 import { canRotate } from './keys/key-types.js';
 import type { PolicyRecord } from './keys/policy.js';

@@ -22,13 +22,13 @@ type Bytes = Uint8Array;
 const CREDENTIAL_TYPES: readonly DatabaseCredentialType[] = ['password', 'rsa_private_key', 'client_certificate'];
 const PROTO_ENUM_NAMES = ['PASSWORD', 'RSA_PRIVATE_KEY', 'CLIENT_CERTIFICATE'];
 
-export function encodeCredentialType(t: DatabaseCredentialType): number {
+function encodeCredentialType(t: DatabaseCredentialType): number {
   const i = CREDENTIAL_TYPES.indexOf(t);
   if (i < 0) throw badRequest(`unknown credential_type ${String(t)}`);
   return i;
 }
 
-export function decodeCredentialType(w: number | string | undefined): DatabaseCredentialType {
+function decodeCredentialType(w: number | string | undefined): DatabaseCredentialType {
   const i = typeof w === 'string' ? PROTO_ENUM_NAMES.indexOf(w) : (w ?? 0);
   const t = CREDENTIAL_TYPES[i];
   if (!t) throw badRequest(`unknown credential_type ${String(w)}`);

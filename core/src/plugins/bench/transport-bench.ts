@@ -11,7 +11,8 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { createMemoryStorage, type Backend, type LogicalRequest, type MountInfo, type Storage, type SystemView } from '@strongroom/sdk-plugin/host';
-import { createEchoFactory } from '@strongroom/sdk-plugin/dist/transport/fixtures/echo-backend.js';
+// A fixture, not an entry of the SDK: loaded from its build, as FIXTURE below is.
+import { createEchoFactory } from '../../../../sdk-plugin/dist/transport/fixtures/echo-backend.js';
 import { createPluginCatalog } from '../catalog.js';
 import { createPluginSupervisor } from '../supervisor.js';
 import { pluginRuntimeDirs } from '../builtins.js';

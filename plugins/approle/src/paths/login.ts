@@ -5,8 +5,7 @@
  * times; every failure says the same thing, so a caller cannot probe which of
  * RoleID or SecretID was wrong.
  */
-import { badRequest, cidr, definePath, f, tokens, type PathDef } from '@strongroom/sdk-plugin';
-import { type SecretHandler, type KeyedMutex } from '@strongroom/sdk-plugin/host';
+import { badRequest, cidr, definePath, f, type KeyedMutex, type PathDef, type SecretHandler, tokens } from '@strongroom/sdk-plugin';
 import type { ApproleStore, SecretIdEntry } from '../store.js';
 import { isExpired } from './secret-id.js';
 

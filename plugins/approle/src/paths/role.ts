@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { badRequest, cidr, definePath, f, tokens, type PathDef } from '@strongroom/sdk-plugin';
-import { type KeyedMutex } from '@strongroom/sdk-plugin/host';
+import { badRequest, cidr, definePath, f, type KeyedMutex, type PathDef, tokens } from '@strongroom/sdk-plugin';
 import type { ApproleStore, RoleEntry } from '../store.js';
 
 const NAME_RE = /^[A-Za-z0-9 _.-]+$/;

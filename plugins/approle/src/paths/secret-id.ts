@@ -4,8 +4,7 @@
  * num_uses and ttl not above the role's, CIDRs subsets of the role's.
  */
 import { randomUUID } from 'node:crypto';
-import { badRequest, cidr, definePath, f, type HandlerRequest, type PathDef } from '@strongroom/sdk-plugin';
-import { type KeyedMutex } from '@strongroom/sdk-plugin/host';
+import { badRequest, cidr, definePath, f, type HandlerRequest, type KeyedMutex, type PathDef } from '@strongroom/sdk-plugin';
 import type { ApproleStore, RoleEntry, SecretIdEntry } from '../store.js';
 import { ZERO_TIME } from '../store.js';
 

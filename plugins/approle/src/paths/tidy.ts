@@ -1,5 +1,4 @@
-import { definePath, type PathDef } from '@strongroom/sdk-plugin';
-import { type KeyedMutex, type Logger } from '@strongroom/sdk-plugin/host';
+import { definePath, type KeyedMutex, type Logger, type PathDef } from '@strongroom/sdk-plugin';
 import type { ApproleStore } from '../store.js';
 import { isExpired } from './secret-id.js';
 

@@ -1,5 +1,4 @@
-import { definePath, f, type PathDef } from '@strongroom/sdk-plugin';
-import { formatGoDuration } from '@strongroom/sdk-plugin/host';
+import { definePath, f, formatGoDuration, type PathDef } from '@strongroom/sdk-plugin';
 import type { KvStore } from '../store.js';
 
 export function configPath(store: KvStore): PathDef {

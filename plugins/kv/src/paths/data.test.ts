@@ -1,4 +1,5 @@
-import { createTestBackend, StrongroomError } from '@strongroom/sdk-plugin';
+import { StrongroomError } from '@strongroom/sdk-plugin';
+import { createTestBackend } from '@strongroom/sdk-plugin/testing';
 import { createKvBackend } from '../backend.js';
 import { mergePatch } from './data.js';
 

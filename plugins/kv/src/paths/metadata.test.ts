@@ -1,4 +1,5 @@
-import { createTestBackend, StrongroomError } from '@strongroom/sdk-plugin';
+import { StrongroomError } from '@strongroom/sdk-plugin';
+import { createTestBackend } from '@strongroom/sdk-plugin/testing';
 import { createKvBackend } from '../backend.js';
 
 let t = Date.parse('2024-01-01T00:00:00Z');

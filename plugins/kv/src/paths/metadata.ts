@@ -1,6 +1,5 @@
 import { z } from 'zod';
-import { badRequest, definePath, f, type PathDef } from '@strongroom/sdk-plugin';
-import { formatGoDuration } from '@strongroom/sdk-plugin/host';
+import { badRequest, definePath, f, formatGoDuration, type PathDef } from '@strongroom/sdk-plugin';
 import { dirPrefix, keyPath, newMetadata, rfc3339Nano, type KeyMetadata, type KvStore } from '../store.js';
 
 // Vault's documented limits on custom_metadata.

@@ -1,4 +1,4 @@
-import { createTestBackend } from '@strongroom/sdk-plugin';
+import { createTestBackend } from '@strongroom/sdk-plugin/testing';
 import { createKvBackend } from '../backend.js';
 
 const kv = () => createTestBackend(createKvBackend(), { mount: { type: 'kv', path: 'secret/', options: { version: '2' } } });

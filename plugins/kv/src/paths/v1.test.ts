@@ -1,4 +1,5 @@
-import { createTestBackend, StrongroomError } from '@strongroom/sdk-plugin';
+import { StrongroomError } from '@strongroom/sdk-plugin';
+import { createTestBackend } from '@strongroom/sdk-plugin/testing';
 import { createKvBackend } from '../backend.js';
 
 const kv = () => createTestBackend(createKvBackend(), { mount: { type: 'kv', path: 'kv/', options: {} } });

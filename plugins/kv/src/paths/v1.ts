@@ -1,5 +1,4 @@
-import { badRequest, definePath, type PathDef } from '@strongroom/sdk-plugin';
-import { getJSON, putJSON } from '@strongroom/sdk-plugin/host';
+import { badRequest, definePath, getJSON, type PathDef, putJSON } from '@strongroom/sdk-plugin';
 import { dirPrefix } from '../store.js';
 
 /** kv version 1: the whole body is the secret, stored as is at `<path>` (no versions). */

@@ -13,8 +13,7 @@
  * id and token accessor, never by the token itself.
  */
 import { randomUUID } from 'node:crypto';
-import { badRequest, defineSecret, definePath, f, permissionDenied, type HandlerRequest, type PathDef } from '@strongroom/sdk-plugin';
-import { parseCommaList, type ClientInfo, type SecretTypeDef } from '@strongroom/sdk-plugin/host';
+import { badRequest, type ClientInfo, definePath, defineSecret, f, type HandlerRequest, parseCommaList, type PathDef, permissionDenied, type SecretTypeDef } from '@strongroom/sdk-plugin';
 import { directoryError } from '../directory.js';
 import type { Engine } from '../engine.js';
 import type { LibraryAccount, LibrarySet } from '../store.js';

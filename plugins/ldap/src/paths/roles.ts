@@ -6,8 +6,7 @@
  * already gone counts as deleted) and fails, to be retried by the core,
  * when any other error remains. The password is never kept in the lease.
  */
-import { badRequest, compileTemplate, defineSecret, definePath, f, leaseTtl, type HandlerRequest, type PathDef } from '@strongroom/sdk-plugin';
-import { type SecretTypeDef } from '@strongroom/sdk-plugin/host';
+import { badRequest, compileTemplate, definePath, defineSecret, f, type HandlerRequest, leaseTtl, type PathDef, type SecretTypeDef } from '@strongroom/sdk-plugin';
 import { directoryError, isNoSuchObject } from '../directory.js';
 import type { Engine } from '../engine.js';
 import { SAMPLE_LDIF_FIELDS, applyRecord, compileLdif, decodeMaybeBase64, parseLdif, type LdifFields } from '../ldif.js';

@@ -6,8 +6,7 @@
  * failed verification is a 400 whose message comes from the management
  * client, which scrubs the password from everything it reports.
  */
-import { badRequest, definePath, f, StrongroomError, type PathDef } from '@strongroom/sdk-plugin';
-import { validateTemplate } from '@strongroom/sdk-plugin/host';
+import { badRequest, definePath, f, type PathDef, StrongroomError, validateTemplate } from '@strongroom/sdk-plugin';
 import type { EngineDeps } from '../deps.js';
 import { normalizeBaseUri } from '../management-client.js';
 import type { ConnectionConfig } from '../store.js';

@@ -7,8 +7,7 @@
  * The generated password goes to RabbitMQ and to the caller only: it is not
  * in the lease's internal data, not logged, and scrubbed from upstream errors.
  */
-import { badRequest, defineSecret, definePath, f, leaseTtl, type HandlerRequest, type PathDef } from '@strongroom/sdk-plugin';
-import { generatePassword, passwordPolicy, type SecretTypeDef } from '@strongroom/sdk-plugin/host';
+import { badRequest, definePath, defineSecret, f, generatePassword, type HandlerRequest, leaseTtl, passwordPolicy, type PathDef, type SecretTypeDef } from '@strongroom/sdk-plugin';
 import type { EngineDeps } from '../deps.js';
 import type { ConnectionConfig } from '../store.js';
 

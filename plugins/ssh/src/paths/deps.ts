@@ -1,4 +1,4 @@
-import type { SystemView } from '@strongroom/sdk-plugin/host';
+import type { SystemView } from '@strongroom/sdk-plugin';
 import type { SshStore } from '../store.js';
 
 /** What every path of the engine gets. */

@@ -10,8 +10,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { isIP } from 'node:net';
-import { badRequest, defineSecret, definePath, f, type PathDef } from '@strongroom/sdk-plugin';
-import { ipAllowed, type SecretTypeDef } from '@strongroom/sdk-plugin/host';
+import { badRequest, cidr, definePath, defineSecret, f, type PathDef, type SecretTypeDef } from '@strongroom/sdk-plugin';
 import type { SshRole } from '../store.js';
 import type { SshDeps } from './deps.js';
 
@@ -20,9 +19,9 @@ const OTP_SECRET_TYPE = 'secret_otp_type';
 /** Whether role `name` accepts `ip`: its CIDRs minus its exclusions, or any address for a zero-address role. */
 function roleAccepts(name: string, role: Readonly<SshRole>, ip: string, zero: string[]): boolean {
   const excluded = role.exclude_cidr_list ? role.exclude_cidr_list.split(',') : [];
-  if (excluded.length && ipAllowed(ip, excluded)) return false;
+  if (excluded.length && cidr.ipAllowed(ip, excluded)) return false;
   if (zero.includes(name)) return true;
-  return role.cidr_list !== '' && ipAllowed(ip, role.cidr_list.split(','));
+  return role.cidr_list !== '' && cidr.ipAllowed(ip, role.cidr_list.split(','));
 }
 
 export function otpSecret({ store }: SshDeps): SecretTypeDef {

@@ -5,8 +5,7 @@
  * Vault's transit decrypts and verifies once its key is imported; what this
  * engine writes always carries `service:v<N>:` (the specification's prefix).
  */
-import { badRequest } from '@strongroom/sdk-plugin';
-import { isRawUrlBase64, isStdBase64 } from '@strongroom/sdk-plugin/host';
+import { badRequest, isRawUrlBase64, isStdBase64 } from '@strongroom/sdk-plugin';
 
 const PREFIX = 'service:v';
 const VAULT_PREFIX = 'vault:v';

@@ -1,6 +1,5 @@
 import { createDecipheriv } from 'node:crypto';
-import { createTestBackend } from '@strongroom/sdk-plugin';
-import { createMemoryStorage } from '@strongroom/sdk-plugin/host';
+import { createMemoryStorage, createTestBackend } from '@strongroom/sdk-plugin/testing';
 import { createTransitFactory } from '../backend.js';
 import { KEY_TYPES } from '../keys/key-types.js';
 import { b64, transitTest } from './test-backend.js';

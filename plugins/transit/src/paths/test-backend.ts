@@ -1,6 +1,5 @@
 /** Test helper: one transit mount in the in-process harness, with an injectable clock. */
-import { createTestBackend } from '@strongroom/sdk-plugin';
-import { type TestBackend } from '@strongroom/sdk-plugin/host';
+import { createTestBackend, type TestBackend } from '@strongroom/sdk-plugin/testing';
 import { createTransitFactory } from '../backend.js';
 
 export interface TransitTest extends TestBackend {
