@@ -292,7 +292,8 @@ describe('describe, special paths and help', () => {
     const res = await b.help('keys/a');
     const data = res?.data as { help: string; openapi: { paths: Record<string, unknown> } };
     expect(data.help).toContain('Manage keys');
-    expect(data.help).toContain('ttl (number|string)');
+    expect(data.help).toContain('ttl (duration (sec))\n        TTL');
+    expect(data.help).toContain('exportable (bool)\n\n## DESCRIPTION');
     expect(Object.keys(data.openapi.paths)).toEqual(['/']);
   });
 

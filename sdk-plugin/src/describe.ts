@@ -7,6 +7,13 @@ import type { PathOperation } from './logical.js';
 
 export type JsonSchema = Record<string, unknown>;
 
+/**
+ * JSON Schema extension naming what a lenient field means (`bool`, `int`,
+ * `duration (sec)`...), which its wire type list (`boolean|number|string`)
+ * does not say: `?help=1` shows it, and an OpenAPI reader may.
+ */
+export const HELP_TYPE = 'x-strongroom-type';
+
 export interface FieldDescription {
   name: string;
   /** JSON Schema of the field as it appears on the wire. */

@@ -133,8 +133,8 @@ describe('f helpers', () => {
   });
 
   it('describes the wire (input) form as JSON Schema', () => {
-    expect(fieldJsonSchema(f.duration().describe('TTL').default(60))).toEqual({ type: ['number', 'string'], description: 'TTL', default: 60 });
+    expect(fieldJsonSchema(f.duration().describe('TTL').default(60))).toEqual({ type: ['number', 'string'], description: 'TTL', default: 60, 'x-strongroom-type': 'duration (sec)' });
     expect(fieldJsonSchema(f.enum(['a', 'b']).default('a'))).toEqual({ type: 'string', enum: ['a', 'b'], default: 'a' });
-    expect(fieldJsonSchema(f.bool())).toEqual({ type: ['boolean', 'number', 'string'] });
+    expect(fieldJsonSchema(f.bool())).toEqual({ type: ['boolean', 'number', 'string'], 'x-strongroom-type': 'bool' });
   });
 });

@@ -10,6 +10,7 @@
  */
 import { z } from 'zod';
 import { isStdBase64 } from './base64.js';
+import { HELP_TYPE } from './describe.js';
 
 /** Thrown by the pure parsers; the message is user-safe and never contains the value. */
 export class FieldParseError extends Error {
@@ -171,6 +172,9 @@ const scalar = () => z.union([z.string(), z.number(), z.boolean()]);
 /** Metadata key: the type help and OpenAPI show, when the wire is more lenient than what the field means. */
 const WIRE_TYPE = 'strongroomType';
 
+/** Names what a lenient field means, which its wire type list does not say (see HELP_TYPE). */
+const meaning = <S extends z.ZodType>(schema: S, name: string): S => schema.meta({ [HELP_TYPE]: name }) as S;
+
 /** Metadata keys the SDK understands on a field schema (set through `f.sensitive` / `f.query`). */
 export interface FieldMeta {
   sensitive?: boolean;
@@ -207,35 +211,41 @@ export const f = {
   string: () => lenient(scalar(), (v) => String(v)).meta({ [WIRE_TYPE]: 'string' }),
   /** An integer: 3 or "3"; "" is 0. */
   int: (opts: { min?: number; max?: number } = {}) =>
-    lenient(z.union([z.number(), z.string()]), (v) => {
-      const n = parseInteger(v);
-      if (opts.min !== undefined && n < opts.min) throw new FieldParseError(`must be at least ${opts.min}`);
-      if (opts.max !== undefined && n > opts.max) throw new FieldParseError(`must be at most ${opts.max}`);
-      return n;
-    }),
+    meaning(
+      lenient(z.union([z.number(), z.string()]), (v) => {
+        const n = parseInteger(v);
+        if (opts.min !== undefined && n < opts.min) throw new FieldParseError(`must be at least ${opts.min}`);
+        if (opts.max !== undefined && n > opts.max) throw new FieldParseError(`must be at most ${opts.max}`);
+        return n;
+      }),
+      'int',
+    ),
   /** A boolean: true, "true", "1", "t", 0, "false"...; "" is false. */
-  bool: () => lenient(z.union([z.boolean(), z.number(), z.string()]), parseBool),
+  bool: () => meaning(lenient(z.union([z.boolean(), z.number(), z.string()]), parseBool), 'bool'),
   /** A duration, parsed to seconds: 3600, "3600", "1h", "90m", "1h30m", "2d"; "" is 0. */
-  duration: () => lenient(z.union([z.number(), z.string()]), parseDuration),
+  duration: () => meaning(lenient(z.union([z.number(), z.string()]), parseDuration), 'duration (sec)'),
   /** A list of strings: ["a","b"] or "a,b". */
-  commaList: () => lenient(z.union([z.array(scalar()), z.string()]), parseCommaList),
+  commaList: () => meaning(lenient(z.union([z.array(scalar()), z.string()]), parseCommaList), 'comma-separated list'),
   /** A list of integers: [1,2], "1,2" or 1. */
-  commaIntList: () => lenient(z.union([z.array(z.union([z.number(), z.string()])), z.string(), z.number()]), parseCommaIntList),
+  commaIntList: () => meaning(lenient(z.union([z.array(z.union([z.number(), z.string()])), z.string(), z.number()]), parseCommaIntList), 'comma-separated ints'),
   /** Base64 on the wire, bytes (Buffer) in the handler. */
-  base64: () => lenient(z.string(), parseBase64),
+  base64: () => meaning(lenient(z.string(), parseBase64), 'base64'),
   /** An object, or a string holding a JSON object. Pass a schema to validate the values. */
   map: <V extends z.ZodType = z.ZodUnknown>(values?: V) =>
-    lenient(z.union([z.record(z.string(), z.unknown()), z.string()]), (v) => {
-      const obj = parseMap(v);
-      if (!values) return obj as Record<string, z.output<V>>;
-      const out: Record<string, z.output<V>> = {};
-      for (const [k, item] of Object.entries(obj)) {
-        const r = values.safeParse(item);
-        if (!r.success) throw new FieldParseError(`invalid value for key "${k}"`);
-        out[k] = r.data as z.output<V>;
-      }
-      return out;
-    }),
+    meaning(
+      lenient(z.union([z.record(z.string(), z.unknown()), z.string()]), (v) => {
+        const obj = parseMap(v);
+        if (!values) return obj as Record<string, z.output<V>>;
+        const out: Record<string, z.output<V>> = {};
+        for (const [k, item] of Object.entries(obj)) {
+          const r = values.safeParse(item);
+          if (!r.success) throw new FieldParseError(`invalid value for key "${k}"`);
+          out[k] = r.data as z.output<V>;
+        }
+        return out;
+      }),
+      'map',
+    ),
   /** One of the given strings, exactly. */
   enum: <const T extends readonly [string, ...string[]]>(values: T) => z.enum(values),
   /** Any JSON value, passed through untouched (kv's `data`). */

@@ -1,4 +1,7 @@
+import { defineBackend, definePath } from './define-backend.js';
 import type { BackendDescription } from './describe.js';
+import { f } from './fields.js';
+import { createTestBackend } from './harness.js';
 import { helpFor, toOpenApi } from './openapi.js';
 
 const desc: BackendDescription = {
@@ -84,6 +87,49 @@ describe('helpFor', () => {
     expect(h.help).toContain('Matching Route: keys/:name');
     expect(h.help).toContain('Manage keys');
     expect(h.help).toContain('type (string)');
+  });
+
+  it('names what a lenient field means, not its wire type list, and prints no placeholder for a field without a description', async () => {
+    const fields = {
+      name: f.string(),
+      shout: f.bool().default(false),
+      count: f.int().describe('How many'),
+      ttl: f.duration().describe('Lifetime').optional(),
+      tags: f.commaList().optional(),
+      ids: f.commaIntList().optional(),
+      blob: f.sensitive(f.base64()).optional(),
+      extra: f.map().optional(),
+      mode: f.enum(['a', 'b']).default('a'),
+    };
+    const factory = defineBackend({ type: 'secret', help: 'h', paths: [definePath({ pattern: 'things/:name', fields, synopsis: 'Things.', operations: { read: { summary: 'Read', handler: async () => null } } })] });
+    const t = await createTestBackend(factory);
+    const help = (await t.help('things/x'))!.data!.help as string;
+    expect(help.slice(help.indexOf('## PARAMETERS'))).toBe(
+      [
+        '## PARAMETERS',
+        '',
+        '    name (string, required, path)',
+        '',
+        '    shout (bool)',
+        '',
+        '    count (int, required)\n        How many',
+        '',
+        '    ttl (duration (sec))\n        Lifetime',
+        '',
+        '    tags (comma-separated list)',
+        '',
+        '    ids (comma-separated ints)',
+        '',
+        '    blob (base64, sensitive)',
+        '',
+        '    extra (map)',
+        '',
+        '    mode (string)',
+      ].join('\n'),
+    );
+    // OpenAPI keeps the wire's type list beside the meaning.
+    const schema = t.backend.describe().paths[0]!.fields.find((fd) => fd.name === 'shout')!.schema;
+    expect(schema).toEqual({ type: ['boolean', 'number', 'string'], default: false, 'x-strongroom-type': 'bool' });
   });
 
   it('at the mount root, lists every path and gives the backend help', () => {

@@ -4,7 +4,7 @@
  * plugin without holding its zod schemas. Field schemas are JSON Schema
  * 2020-12, which is what OpenAPI 3.1 uses.
  */
-import type { BackendDescription, FieldDescription, PathDescription } from './describe.js';
+import { HELP_TYPE, type BackendDescription, type FieldDescription, type PathDescription } from './describe.js';
 import { compilePattern, type CompiledPattern } from './pattern.js';
 
 export type OpenApiDocument = {
@@ -173,10 +173,17 @@ function relativize(template: string, query: string, rest: string | null): { rel
   return { rel: `/${t.slice(q.length).join('/')}`, fixed };
 }
 
+/** The type a field's help names: what a lenient field means (its HELP_TYPE), else its JSON Schema type. */
+function helpType(schema: FieldDescription['schema']): string {
+  const meant = schema[HELP_TYPE];
+  if (typeof meant === 'string') return meant;
+  if (typeof schema.type === 'string') return schema.type;
+  return Array.isArray(schema.type) ? schema.type.join('|') : 'any';
+}
+
 function fieldLine(f: FieldDescription): string {
-  const type = typeof f.schema.type === 'string' ? f.schema.type : Array.isArray(f.schema.type) ? f.schema.type.join('|') : 'any';
-  const flags = [type, f.required ? 'required' : '', f.sensitive ? 'sensitive' : '', f.inPath ? 'path' : ''].filter(Boolean).join(', ');
-  return `    ${f.name} (${flags})\n        ${f.description || '(no description)'}`;
+  const flags = [helpType(f.schema), f.required ? 'required' : '', f.sensitive ? 'sensitive' : '', f.inPath ? 'path' : ''].filter(Boolean).join(', ');
+  return `    ${f.name} (${flags})${f.description ? `\n        ${f.description}` : ''}`;
 }
 
 function matchingPath(description: BackendDescription, path: string): PathDescription | undefined {
