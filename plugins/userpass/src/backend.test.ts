@@ -1,4 +1,5 @@
-import { createTestBackend, StrongroomError } from '@strongroom/sdk-plugin';
+import { StrongroomError } from '@strongroom/sdk-plugin';
+import { createTestBackend } from '@strongroom/sdk-plugin/testing';
 import { createUserpassBackend } from './backend.js';
 import { createPasswordHasher, type PasswordHash, type PasswordHasher } from './password.js';
 

@@ -5,8 +5,7 @@
  * parameters when there is no user. The CIDR check comes only after the
  * password matched, so it reveals nothing to someone without the password.
  */
-import { badRequest, cidr, definePath, f, permissionDenied, tokens, type PathDef } from '@strongroom/sdk-plugin';
-import type { SecretHandler } from '@strongroom/sdk-plugin/host';
+import { badRequest, cidr, definePath, f, type PathDef, permissionDenied, type SecretHandler, tokens } from '@strongroom/sdk-plugin';
 import type { PasswordHasher } from '../password.js';
 import type { UserpassStore } from '../store.js';
 import { userKey } from './users.js';
