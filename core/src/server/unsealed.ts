@@ -38,11 +38,12 @@ import { leasePaths, revokeLeasePrefix } from '../sys/leases.js';
 import { createNamespaceAdmin, type NamespaceAdmin } from '../sys/namespace-admin.js';
 import { rootRecoveryPaths } from '../sys/root-recovery.js';
 import { wrappingPaths } from '../sys/wrapping.js';
+import { scoped, type SysPathDef } from '../sys/sys-path.js';
 import { createTokenAuthBackend } from '../token-auth/backend.js';
 import { createTokenStore, type TokenStore } from '../token/index.js';
 import { tokenKeys } from '../token/keys.js';
 import { createResponseWrapping, type ResponseWrapping } from '../wrapping/response-wrapping.js';
-import type { MountTtls, PathDef, SystemView } from '@strongroom/sdk-plugin/host';
+import type { MountTtls, SystemView } from '@strongroom/sdk-plugin/host';
 import type { ServerConfig } from './server-config.js';
 
 const PERIODIC_MS = 60_000;
@@ -80,7 +81,7 @@ export interface UnsealContext {
   ttlsOf(entry: MountEntry | undefined): MountTtls;
   namespaceLabel(id: string): string;
   /** The node-local sys/ paths (sys/seal-paths.ts), listed by the root namespace's sys/ too. */
-  nodeLocalPaths: PathDef[];
+  nodeLocalPaths: SysPathDef[];
   defaultMounts: DefaultMounts;
   runDir: string;
   version: string;
@@ -214,7 +215,8 @@ export async function unseal(ctx: UnsealContext, opts: { restoreLeasesInBackgrou
             namespaceAdmin,
             extraPaths: [
               ...ctx.nodeLocalPaths,
-              ...leasePaths({ expiration, namespaces, logger, tokens }),
+              // Every namespace has its own leases.
+              ...scoped(false, leasePaths({ expiration, namespaces, logger, tokens })),
               ...wrappingPaths({ wrapping }),
               ...corsPaths({ cors, store: corsStore }),
               // Attempts live as long as this unsealed state: sealing ends them.

@@ -1,34 +1,39 @@
 /** sys/seal, sys/step-down, sys/rotate, sys/key-status, sys/metrics, sys/loggers and sys/tools (sys/leader is node-local: seal-paths.ts). */
-import { badRequest, definePath, f, hashToolPath, randomToolPath, type PathDef } from '@strongroom/sdk-plugin/host';
+import { badRequest, f, hashToolPath, randomToolPath } from '@strongroom/sdk-plugin/host';
+import { defineSysPath, scoped, type SysPathDef } from './sys-path.js';
 import { LEVELS, type LogLevel } from '../log/logger.js';
 import type { SysDeps } from './deps.js';
 
-export function adminPaths(deps: SysDeps): PathDef[] {
+export function adminPaths(deps: SysDeps): SysPathDef[] {
   return [
     // The same endpoints as transit's hash and random (one definition, in the SDK).
-    hashToolPath('tools/hash{/:algorithm}'),
-    randomToolPath('tools/random{/:source}{/:urlbytes}'),
-    definePath({
+    ...scoped(false, [hashToolPath('tools/hash{/:algorithm}'), randomToolPath('tools/random{/:source}{/:urlbytes}')]),
+    defineSysPath({
+      rootOnly: true,
       pattern: 'seal',
       synopsis: 'Seal the server: every key is dropped from memory.',
       operations: { update: { summary: 'Seal.', handler: async () => (await deps.seal(), null) } },
     }),
-    definePath({
+    defineSysPath({
+      rootOnly: true,
       pattern: 'step-down',
       synopsis: 'Give up the active role: another node of an HA cluster takes over (single node: no effect).',
       operations: { update: { summary: 'Step down.', handler: async () => (await deps.stepDown(), null) } },
     }),
-    definePath({
+    defineSysPath({
+      rootOnly: true,
       pattern: 'rotate',
       synopsis: 'Add a new keyring term; new writes use it, old entries stay readable.',
       operations: { update: { summary: 'Rotate the encryption key.', handler: async () => (await deps.rotate(), null) } },
     }),
-    definePath({
+    defineSysPath({
+      rootOnly: true,
       pattern: 'key-status',
       synopsis: 'The active keyring term.',
       operations: { read: { summary: 'Key status.', handler: async () => ({ data: deps.keyStatus() }) } },
     }),
-    definePath({
+    defineSysPath({
+      rootOnly: true,
       pattern: 'metrics',
       fields: { format: f.query(f.string().optional().describe('"prometheus" for the text format; JSON otherwise.')) },
       synopsis: 'Telemetry of this node.',
@@ -60,13 +65,14 @@ function parseLevel(v: unknown): LogLevel {
 }
 
 /** Vault's sys/loggers: read the levels, change the base level or one named logger's at run time, revert. */
-function loggerPaths(deps: SysDeps): PathDef[] {
+function loggerPaths(deps: SysDeps): SysPathDef[] {
   const view = () => {
     const { base, named } = deps.logger.levels();
     return { data: { base, ...named } };
   };
   return [
-    definePath({
+    defineSysPath({
+      rootOnly: true,
       pattern: 'loggers',
       fields: { level: levelField },
       synopsis: 'Log levels of the server, changed at run time.',
@@ -84,7 +90,8 @@ function loggerPaths(deps: SysDeps): PathDef[] {
         delete: { summary: 'Revert every logger to the configured level.', handler: async () => (deps.logger.resetLevels(), null) },
       },
     }),
-    definePath({
+    defineSysPath({
+      rootOnly: true,
       pattern: 'loggers/:name',
       fields: { name: f.string().describe('A named logger (sys/loggers lists them).'), level: levelField },
       synopsis: 'Log level of one named logger.',

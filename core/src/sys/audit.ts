@@ -1,9 +1,11 @@
 /** sys/audit(/:path) and sys/audit-hash/:path (Vault's documented API). */
-import { definePath, f, type PathDef } from '@strongroom/sdk-plugin/host';
+import { f } from '@strongroom/sdk-plugin/host';
+import { defineSysPath, type SysPathDef } from './sys-path.js';
 import type { SysDeps } from './deps.js';
 
-export function auditPaths(deps: SysDeps): PathDef[] {
-  const list = definePath({
+export function auditPaths(deps: SysDeps): SysPathDef[] {
+  const list = defineSysPath({
+    rootOnly: true,
     pattern: 'audit',
     synopsis: 'List the enabled audit devices.',
     operations: {
@@ -17,7 +19,8 @@ export function auditPaths(deps: SysDeps): PathDef[] {
       },
     },
   });
-  const one = definePath({
+  const one = defineSysPath({
+    rootOnly: true,
     pattern: 'audit/*path',
     fields: {
       path: f.string().describe('Path of the audit device.'),
@@ -44,7 +47,8 @@ export function auditPaths(deps: SysDeps): PathDef[] {
       },
     },
   });
-  const hash = definePath({
+  const hash = defineSysPath({
+    rootOnly: true,
     pattern: 'audit-hash/*path',
     fields: { path: f.string(), input: f.sensitive(f.string().describe('The value to hash.')) },
     synopsis: 'Hash a value with an audit device\'s HMAC key, to find it in the log.',

@@ -3,9 +3,11 @@
  * declarative framework as the plugins, so `?help=1` and OpenAPI come free.
  * The node-local paths that answer while sealed and on a standby (init,
  * unseal, seal-status, health, leader: seal-paths.ts) come in `extraPaths`:
- * the core serves them before routing, with the same declarations.
+ * the core serves them before routing, with the same declarations. Each path
+ * declares whether it exists in the root namespace only (sys-path.ts).
  */
-import { defineBackend, type BackendFactory, type PathDef } from '@strongroom/sdk-plugin/host';
+import { defineBackend, type BackendFactory } from '@strongroom/sdk-plugin/host';
+import type { SysPathDef } from './sys-path.js';
 import type { SysDeps } from './deps.js';
 import { adminPaths } from './admin.js';
 import { auditPaths } from './audit.js';
@@ -55,15 +57,8 @@ const SYS_ROOT_PATHS = [
   ...AUTHENTICATED_ROOT_RECOVERY_PATHS,
 ];
 
-/**
- * Paths of the server as a whole (seal and its state, keys, plugins, audit devices, HA,
- * metrics): served by the root namespace's sys/ only, as in Vault; a child
- * namespace's sys/ does not have them, so a tenant can never seal the server.
- */
-const ROOT_NAMESPACE_ONLY = /^(audit|audit-hash|seal|seal-status|unseal|init|health|step-down|rotate|key-status|plugins|raw|generate-root|generate-root-token|rekey|metrics|loggers|host-info|leader|config|storage|replication)(\/|\{|$)/;
-
 export function createSystemBackend(deps: SysDeps, opts: { rootNamespace: boolean } = { rootNamespace: true }): BackendFactory {
-  const all: PathDef[] = [
+  const all: SysPathDef[] = [
       ...adminPaths(deps),
       ...mountPaths(deps),
       ...namespacePaths(deps),
@@ -75,10 +70,13 @@ export function createSystemBackend(deps: SysDeps, opts: { rootNamespace: boolea
       ...internalPaths(deps),
       ...(deps.extraPaths ?? []),
   ];
+  // The type asks every path where it exists; paths assembled at run time are held to it too.
+  const undeclared = all.filter((p) => typeof p.rootOnly !== 'boolean').map((p) => p.pattern.source);
+  if (undeclared.length) throw new Error(`sys/ paths without rootOnly: ${undeclared.join(', ')}`);
   return defineBackend({
     type: 'secret',
     help: 'The system backend: mounts, policies, audit devices, plugins, leases and the seal.',
-    paths: opts.rootNamespace ? all : all.filter((p) => !ROOT_NAMESPACE_ONLY.test(p.pattern.source)),
+    paths: opts.rootNamespace ? all : all.filter((p) => !p.rootOnly),
     specialPaths: { root: SYS_ROOT_PATHS },
   });
 }

@@ -1,5 +1,6 @@
 /** sys/capabilities-self, sys/capabilities and sys/capabilities-accessor (Vault's documented API). */
-import { badRequest, definePath, f, type PathDef } from '@strongroom/sdk-plugin/host';
+import { badRequest, f } from '@strongroom/sdk-plugin/host';
+import { defineSysPath, type SysPathDef } from './sys-path.js';
 import type { InProcessRequest } from '../request/ports.js';
 import type { SysDeps } from './deps.js';
 import { namespaceOf } from './namespace-of.js';
@@ -11,9 +12,10 @@ const fields = {
   accessor: f.string().optional().describe('Accessor of the token to check (sys/capabilities-accessor).'),
 };
 
-export function capabilityPaths(deps: SysDeps): PathDef[] {
+export function capabilityPaths(deps: SysDeps): SysPathDef[] {
   const make = (pattern: string, who: 'self' | 'token' | 'accessor') =>
-    definePath({
+    defineSysPath({
+      rootOnly: false,
       pattern,
       fields,
       synopsis: 'Capabilities of a token on paths.',

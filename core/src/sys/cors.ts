@@ -3,7 +3,8 @@
  * sudo). The configuration is kept in the barrier and loaded at unseal; the
  * listener applies it (http/cors.ts).
  */
-import { badRequest, definePath, f, type PathDef } from '@strongroom/sdk-plugin/host';
+import { badRequest, f } from '@strongroom/sdk-plugin/host';
+import { defineSysPath, type SysPathDef } from './sys-path.js';
 import { CORS_DISABLED, corsConfigOf, type Cors, type CorsConfig } from '../http/cors.js';
 import type { Physical } from '../storage/physical.js';
 
@@ -29,9 +30,10 @@ export function createCorsStore(store: Pick<Physical, 'get' | 'put' | 'delete'>,
   };
 }
 
-export function corsPaths(deps: { cors: Cors; store: CorsStore }): PathDef[] {
+export function corsPaths(deps: { cors: Cors; store: CorsStore }): SysPathDef[] {
   return [
-    definePath({
+    defineSysPath({
+      rootOnly: true,
       pattern: 'config/cors',
       fields: {
         allowed_origins: f.commaList().optional().describe('Origins allowed to make cross-origin requests: "*" or a list (comma-separated or an array).'),

@@ -12,6 +12,7 @@ import type { MountTtls, OpenApiDocument, PathDef } from '@strongroom/sdk-plugin
 import type { PasswordPolicyStore } from '../password-policy/store.js';
 import type { PluginCatalog } from '../plugins/catalog.js';
 import type { TokenEntry } from '../token/index.js';
+import type { SysPathDef } from './sys-path.js';
 
 export interface PolicyStorePort {
   list(ns: Namespace): Promise<string[]>;
@@ -77,5 +78,5 @@ export interface SysDeps {
   /** Creates and deletes namespaces (sys/namespaces). */
   namespaceAdmin: NamespaceAdminPort;
   /** Lease endpoints (sys/leases/*), mounted when the expiration manager is present. */
-  extraPaths?: PathDef[];
+  extraPaths?: SysPathDef[];
 }

@@ -2,7 +2,8 @@
  * sys/internal/ui/mounts(/:path), which clients use to detect kv versions, and
  * sys/internal/specs/openapi, the whole API's OpenAPI document.
  */
-import { definePath, f, notFound, permissionDenied, type PathDef } from '@strongroom/sdk-plugin/host';
+import { f, notFound, permissionDenied } from '@strongroom/sdk-plugin/host';
+import { defineSysPath, type SysPathDef } from './sys-path.js';
 import { routePath, type MountEntry } from '../mounts/mount-table.js';
 import type { Namespace } from '../namespace/namespaces.js';
 import type { InProcessRequest } from '../request/ports.js';
@@ -11,7 +12,7 @@ import type { SysDeps } from './deps.js';
 import { mountView } from './mounts.js';
 import { namespaceOf } from './namespace-of.js';
 
-export function internalPaths(deps: SysDeps): PathDef[] {
+export function internalPaths(deps: SysDeps): SysPathDef[] {
   /** The caller's token entry: these paths are unauthenticated for routing, but answer only a valid token. */
   const callerOf = (req: { raw: unknown }) => {
     const entry = (req.raw as InProcessRequest).callerEntry;
@@ -24,7 +25,8 @@ export function internalPaths(deps: SysDeps): PathDef[] {
     return mounts.filter((_, i) => seen[i]);
   };
   return [
-    definePath({
+    defineSysPath({
+      rootOnly: false,
       pattern: 'internal/ui/mounts',
       synopsis: 'Mounts visible to the caller.',
       unauthenticated: true,
@@ -43,7 +45,8 @@ export function internalPaths(deps: SysDeps): PathDef[] {
         },
       },
     }),
-    definePath({
+    defineSysPath({
+      rootOnly: false,
       pattern: 'internal/ui/mounts/*path',
       fields: { path: f.string().describe('A path inside a mount.') },
       synopsis: 'The mount that serves a path (clients use it to detect the kv version).',
@@ -67,7 +70,8 @@ export function internalPaths(deps: SysDeps): PathDef[] {
         },
       },
     }),
-    definePath({
+    defineSysPath({
+      rootOnly: false,
       pattern: 'internal/specs/openapi',
       synopsis: 'The OpenAPI 3 document of every mounted path.',
       operations: {

@@ -3,7 +3,8 @@
  * (Vault's documented API). Paths inside a table may contain slashes, so the
  * `/tune` suffix is recognised on the captured path.
  */
-import { badRequest, definePath, f, notFound, type PathDef } from '@strongroom/sdk-plugin/host';
+import { badRequest, f, notFound } from '@strongroom/sdk-plugin/host';
+import { defineSysPath, type SysPathDef } from './sys-path.js';
 import { randomUUID } from 'node:crypto';
 import { routePath, type MountConfig, type MountEntry, type MountTableKind } from '../mounts/mount-table.js';
 import type { SysDeps } from './deps.js';
@@ -85,8 +86,9 @@ function parseConfig(raw: Record<string, unknown> | undefined, top: Record<strin
   return out;
 }
 
-function tablePaths(deps: SysDeps, table: MountTableKind, prefix: 'mounts' | 'auth'): PathDef[] {
-  const list = definePath({
+function tablePaths(deps: SysDeps, table: MountTableKind, prefix: 'mounts' | 'auth'): SysPathDef[] {
+  const list = defineSysPath({
+    rootOnly: false,
     pattern: prefix,
     synopsis: table === 'auth' ? 'List the enabled auth methods.' : 'List the mounted secrets engines.',
     operations: {
@@ -101,7 +103,8 @@ function tablePaths(deps: SysDeps, table: MountTableKind, prefix: 'mounts' | 'au
       },
     },
   });
-  const one = definePath({
+  const one = defineSysPath({
+    rootOnly: false,
     pattern: `${prefix}/*path`,
     fields: tableFields(),
     synopsis: table === 'auth' ? 'Enable, read, tune or disable an auth method.' : 'Mount, read, tune or unmount a secrets engine.',
@@ -191,10 +194,11 @@ function tablePaths(deps: SysDeps, table: MountTableKind, prefix: 'mounts' | 'au
  * poll (`sys/remount/status/:migration_id`) is kept in memory, the last
  * hundred of them.
  */
-function remountPaths(deps: SysDeps): PathDef[] {
+function remountPaths(deps: SysDeps): SysPathDef[] {
   const migrations = new Map<string, { migration_id: string; migration_info: { source_mount: string; target_mount: string; status: string } }>();
   return [
-    definePath({
+    defineSysPath({
+      rootOnly: false,
       pattern: 'remount',
       fields: {
         from: f.string().describe('The mount to move ("auth/x" for an auth method).'),
@@ -215,7 +219,8 @@ function remountPaths(deps: SysDeps): PathDef[] {
         },
       },
     }),
-    definePath({
+    defineSysPath({
+      rootOnly: false,
       pattern: 'remount/status/:migration_id',
       fields: { migration_id: f.string().describe('The id sys/remount answered.') },
       synopsis: 'Status of a mount move.',
@@ -232,6 +237,6 @@ function remountPaths(deps: SysDeps): PathDef[] {
   ];
 }
 
-export function mountPaths(deps: SysDeps): PathDef[] {
+export function mountPaths(deps: SysDeps): SysPathDef[] {
   return [...tablePaths(deps, 'mounts', 'mounts'), ...tablePaths(deps, 'auth', 'auth'), ...remountPaths(deps)];
 }

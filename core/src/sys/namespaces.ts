@@ -5,7 +5,8 @@
  * then its leases, tokens, mounts and storage are removed in the background.
  */
 import { z } from 'zod';
-import { badRequest, definePath, f, notFound, paginate, type FieldValues, type OperationSpec, type PathDef } from '@strongroom/sdk-plugin/host';
+import { badRequest, f, notFound, paginate, type FieldValues, type OperationSpec } from '@strongroom/sdk-plugin/host';
+import { defineSysPath, type SysPathDef } from './sys-path.js';
 import type { Namespace } from '../namespace/namespaces.js';
 import type { SysDeps } from './deps.js';
 import { namespaceOf } from './namespace-of.js';
@@ -20,7 +21,7 @@ const namespaceFields = {
 
 const view = (ns: Namespace) => ({ id: ns.id, path: ns.path, custom_metadata: { ...ns.customMetadata } });
 
-export function namespacePaths(deps: Pick<SysDeps, 'namespaces' | 'namespaceAdmin'>): PathDef[] {
+export function namespacePaths(deps: Pick<SysDeps, 'namespaces' | 'namespaceAdmin'>): SysPathDef[] {
   const admin = deps.namespaceAdmin;
   // A namespace being deleted still reads until its removal is complete ("a second read shows it gone").
   const child = (parent: Namespace, name: string) => admin.find(`${parent.path}${name.replace(/\/+$/, '')}/`);
@@ -29,7 +30,8 @@ export function namespacePaths(deps: Pick<SysDeps, 'namespaces' | 'namespaceAdmi
     handler: async (req) => ({ data: view(await admin.create(namespaceOf(deps, req.mount), req.data.path.replace(/\/+$/, ''), stringsOnly(req.data.custom_metadata))) }),
   };
   return [
-    definePath({
+    defineSysPath({
+      rootOnly: false,
       pattern: 'namespaces',
       synopsis: 'List the namespaces directly below this one.',
       operations: {
@@ -47,7 +49,8 @@ export function namespacePaths(deps: Pick<SysDeps, 'namespaces' | 'namespaceAdmi
         },
       },
     }),
-    definePath({
+    defineSysPath({
+      rootOnly: false,
       pattern: 'namespaces/:path',
       fields: namespaceFields,
       synopsis: 'Create, read, patch or delete a namespace.',

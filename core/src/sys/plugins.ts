@@ -1,11 +1,13 @@
 /** sys/plugins/catalog(/:type(/:name)) and sys/plugins/reload/backend (Vault's documented API). */
-import { badRequest, definePath, f, notFound, paginate, type PathDef } from '@strongroom/sdk-plugin/host';
+import { badRequest, f, notFound, paginate } from '@strongroom/sdk-plugin/host';
+import { defineSysPath, type SysPathDef } from './sys-path.js';
 import type { SysDeps } from './deps.js';
 
 const TYPES = ['secret', 'auth', 'database'] as const;
 
-export function pluginPaths(deps: SysDeps): PathDef[] {
-  const all = definePath({
+export function pluginPaths(deps: SysDeps): SysPathDef[] {
+  const all = defineSysPath({
+    rootOnly: true,
     pattern: 'plugins/catalog',
     synopsis: 'List every registered plugin.',
     operations: {
@@ -21,7 +23,8 @@ export function pluginPaths(deps: SysDeps): PathDef[] {
       },
     },
   });
-  const byType = definePath({
+  const byType = defineSysPath({
+    rootOnly: true,
     pattern: 'plugins/catalog/:type',
     fields: { type: f.enum(TYPES).describe('Plugin type: secret, auth or database.') },
     synopsis: 'List the plugins of one type.',
@@ -35,7 +38,8 @@ export function pluginPaths(deps: SysDeps): PathDef[] {
       },
     },
   });
-  const one = definePath({
+  const one = defineSysPath({
+    rootOnly: true,
     pattern: 'plugins/catalog/:type/:name',
     fields: {
       type: f.enum(TYPES).describe('Plugin type.'),
@@ -75,7 +79,8 @@ export function pluginPaths(deps: SysDeps): PathDef[] {
       },
     },
   });
-  const reload = definePath({
+  const reload = defineSysPath({
+    rootOnly: true,
     pattern: 'plugins/reload/backend',
     fields: {
       plugin: f.string().optional().describe('Name of the plugin to reload.'),

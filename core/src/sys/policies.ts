@@ -1,5 +1,6 @@
 /** sys/policies/acl(/:name) and the legacy sys/policy(/:name) (Vault's documented API). */
-import { badRequest, definePath, f, notFound, paginate, permissionDenied, type HandlerRequest, type LogicalResponse, type PathDef } from '@strongroom/sdk-plugin/host';
+import { badRequest, f, notFound, paginate, permissionDenied, type HandlerRequest, type LogicalResponse } from '@strongroom/sdk-plugin/host';
+import { defineSysPath, type SysPathDef } from './sys-path.js';
 import type { InProcessRequest } from '../request/ports.js';
 import { decodeBase64Document } from '../hcl/base64-document.js';
 import type { SysDeps } from './deps.js';
@@ -15,7 +16,7 @@ function legacyEnvelope(requestId: string, data: Record<string, unknown>): Logic
   return { raw: { status: 200, contentType: 'application/json', body: JSON.stringify(body) } };
 }
 
-export function policyPaths(deps: SysDeps): PathDef[] {
+export function policyPaths(deps: SysDeps): SysPathDef[] {
   /**
    * The policy name a request acts on: lower-cased, as in Vault. The pipeline
    * authorised the path as spelled, so a name spelled otherwise (`ADMIN`) is
@@ -31,7 +32,8 @@ export function policyPaths(deps: SysDeps): PathDef[] {
     return name;
   };
   const list = (legacy: boolean) =>
-    definePath({
+    defineSysPath({
+      rootOnly: false,
       pattern: legacy ? 'policy' : 'policies/acl',
       synopsis: 'List the ACL policies.',
       operations: {
@@ -45,7 +47,8 @@ export function policyPaths(deps: SysDeps): PathDef[] {
       },
     });
   const one = (legacy: boolean) =>
-    definePath({
+    defineSysPath({
+      rootOnly: false,
       pattern: legacy ? 'policy/:name' : 'policies/acl/:name',
       fields: {
         name: f.string().describe('Name of the policy (lower-cased).'),

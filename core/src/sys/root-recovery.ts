@@ -11,9 +11,10 @@
  *   with `sudo` on the path, answered in the envelope (`data`), as OpenBao's
  *   API client reads them. Served on every listener.
  */
-import { StrongroomError, definePath, f, type LogicalResponse, type PathDef } from '@strongroom/sdk-plugin/host';
+import { StrongroomError, f, type LogicalResponse } from '@strongroom/sdk-plugin/host';
 import type { ApiRequest } from '../http/types.js';
 import type { createGenerateRoot, createRekey } from '../seal/root-recovery.js';
+import { defineSysPath, type SysPathDef } from './sys-path.js';
 
 type Ceremonies = { generateRoot: ReturnType<typeof createGenerateRoot>; rekey: ReturnType<typeof createRekey> };
 type Answer = (body: object) => LogicalResponse;
@@ -24,7 +25,7 @@ const enveloped: Answer = (body) => ({ data: { ...body } });
 /** The sys/ paths (relative to the mount) of the authenticated forms: they need sudo (sys/backend.ts). */
 export const AUTHENTICATED_ROOT_RECOVERY_PATHS = ['generate-root-token/*', 'rotate/root/*'];
 
-export function rootRecoveryPaths(deps: Ceremonies): PathDef[] {
+export function rootRecoveryPaths(deps: Ceremonies): SysPathDef[] {
   return [
     ...ceremonyPaths(deps, { generateRoot: 'generate-root/attempt', generateRootUpdate: 'generate-root/update', rekey: 'rekey/init', rekeyUpdate: 'rekey/update' }, { unauthenticated: true, answer: flat }),
     ...ceremonyPaths(deps, { generateRoot: 'generate-root-token/attempt', generateRootUpdate: 'generate-root-token/update', rekey: 'rotate/root/init', rekeyUpdate: 'rotate/root/update' }, { unauthenticated: false, answer: enveloped }),
@@ -35,7 +36,7 @@ function ceremonyPaths(
   deps: Ceremonies,
   at: { generateRoot: string; generateRootUpdate: string; rekey: string; rekeyUpdate: string },
   how: { unauthenticated: boolean; answer: Answer },
-): PathDef[] {
+): SysPathDef[] {
   const { generateRoot, rekey } = deps;
   const { answer, unauthenticated } = how;
   const who = unauthenticated ? ' (unauthenticated: the key shares are the credential)' : ' (a token with sudo on the path)';
@@ -44,7 +45,8 @@ function ceremonyPaths(
     nonce: f.string().optional().describe('The nonce of the attempt.'),
   };
   return [
-    definePath({
+    defineSysPath({
+      rootOnly: true,
       pattern: at.generateRoot,
       unauthenticated,
       fields: {
@@ -58,14 +60,16 @@ function ceremonyPaths(
         delete: { summary: 'Cancel the root generation.', handler: async () => (await generateRoot.cancel(), null) },
       },
     }),
-    definePath({
+    defineSysPath({
+      rootOnly: true,
       pattern: at.generateRootUpdate,
       unauthenticated,
       fields: shareFields,
       synopsis: `Give one unseal key share to the root generation${who}.`,
       operations: { update: { summary: 'Add a share; at the threshold the encoded root token is returned.', handler: async (req) => answer(await generateRoot.update(req.data)) } },
     }),
-    definePath({
+    defineSysPath({
+      rootOnly: true,
       pattern: at.rekey,
       unauthenticated,
       fields: {
@@ -82,7 +86,8 @@ function ceremonyPaths(
         delete: { summary: 'Cancel the rekey.', handler: async () => (await rekey.cancel(), null) },
       },
     }),
-    definePath({
+    defineSysPath({
+      rootOnly: true,
       pattern: at.rekeyUpdate,
       unauthenticated,
       fields: shareFields,

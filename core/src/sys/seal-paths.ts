@@ -7,7 +7,8 @@
  * through `createNodeLocal` before any routing, and the root namespace's sys/
  * mount lists the same declarations.
  */
-import { StrongroomError, badRequest, createMemoryStorage, defineBackend, definePath, f, type Backend, type PathDef } from '@strongroom/sdk-plugin/host';
+import { StrongroomError, badRequest, createMemoryStorage, defineBackend, f, type Backend } from '@strongroom/sdk-plugin/host';
+import { defineSysPath, type SysPathDef } from './sys-path.js';
 import type { LeaderStatus } from '../ha/leader.js';
 import type { ApiReply, ApiRequest } from '../http/types.js';
 import type { SealManager } from '../seal/seal-manager.js';
@@ -23,9 +24,10 @@ export interface NodeLocalDeps {
   version: string;
 }
 
-function sealPaths(deps: NodeLocalDeps): PathDef[] {
+function sealPaths(deps: NodeLocalDeps): SysPathDef[] {
   return [
-    definePath({
+    defineSysPath({
+      rootOnly: true,
       pattern: 'init',
       unauthenticated: true,
       fields: {
@@ -38,7 +40,8 @@ function sealPaths(deps: NodeLocalDeps): PathDef[] {
         update: { summary: 'Initialize: returns the key shares and the first root token.', handler: async (req) => ({ data: await deps.init(req.raw.data) }) },
       },
     }),
-    definePath({
+    defineSysPath({
+      rootOnly: true,
       pattern: 'unseal',
       unauthenticated: true,
       fields: {
@@ -59,13 +62,15 @@ function sealPaths(deps: NodeLocalDeps): PathDef[] {
         },
       },
     }),
-    definePath({
+    defineSysPath({
+      rootOnly: true,
       pattern: 'seal-status',
       unauthenticated: true,
       synopsis: 'Seal status (answers while sealed).',
       operations: { read: { summary: 'Seal status.', handler: async () => ({ data: { ...(await deps.seal.status()) } }) } },
     }),
-    definePath({
+    defineSysPath({
+      rootOnly: true,
       pattern: 'health',
       unauthenticated: true,
       fields: {
@@ -78,7 +83,8 @@ function sealPaths(deps: NodeLocalDeps): PathDef[] {
       synopsis: 'Health of this node (answers while sealed).',
       operations: { read: { summary: 'Health; the status code tells the state.', handler: async (req) => health(deps, req.raw.data) } },
     }),
-    definePath({
+    defineSysPath({
+      rootOnly: true,
       pattern: 'leader',
       unauthenticated: true,
       synopsis: 'The HA leader as this node sees it (answered by every node itself).',
@@ -124,7 +130,7 @@ async function health(deps: NodeLocalDeps, q: Record<string, unknown>) {
 
 /** The node-local paths as served before routing: `handles` picks the requests, `serve` answers them flat. */
 export interface NodeLocal {
-  paths: PathDef[];
+  paths: SysPathDef[];
   handles(req: ApiRequest): boolean;
   /** init, unseal, seal-status and health (sys/leader is node-local for reads only). */
   sealPath(path: string): boolean;

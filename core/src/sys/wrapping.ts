@@ -4,12 +4,13 @@
  * the request's own token. Unwrap answers the wrapped response exactly as it
  * was, so a client reads it as if it had made the original request.
  */
-import { badRequest, definePath, f, type HandlerRequest, type PathDef } from '@strongroom/sdk-plugin/host';
+import { badRequest, f, type HandlerRequest } from '@strongroom/sdk-plugin/host';
+import { defineSysPath, type SysPathDef } from './sys-path.js';
 import type { InProcessRequest } from '../request/ports.js';
 import type { TokenEntry } from '../token/index.js';
 import { DEFAULT_WRAP_TTL, type ResponseWrapping } from '../wrapping/response-wrapping.js';
 
-export function wrappingPaths(deps: { wrapping: ResponseWrapping }): PathDef[] {
+export function wrappingPaths(deps: { wrapping: ResponseWrapping }): SysPathDef[] {
   const { wrapping } = deps;
 
   /** The token to act on, and its entry when it is the caller's own (its use already taken by the request). */
@@ -24,7 +25,8 @@ export function wrappingPaths(deps: { wrapping: ResponseWrapping }): PathDef[] {
   const tokenField = { token: f.sensitive(f.string().optional().describe('The wrapping token; the request token when omitted.')) };
 
   return [
-    definePath({
+    defineSysPath({
+      rootOnly: false,
       pattern: 'wrapping/wrap',
       fields: {},
       synopsis: 'Wrap the request body in a single-use wrapping token.',
@@ -40,7 +42,8 @@ export function wrappingPaths(deps: { wrapping: ResponseWrapping }): PathDef[] {
         },
       },
     }),
-    definePath({
+    defineSysPath({
+      rootOnly: false,
       pattern: 'wrapping/unwrap',
       fields: tokenField,
       synopsis: 'Return the wrapped response and invalidate the wrapping token.',
@@ -55,7 +58,8 @@ export function wrappingPaths(deps: { wrapping: ResponseWrapping }): PathDef[] {
         },
       },
     }),
-    definePath({
+    defineSysPath({
+      rootOnly: false,
       pattern: 'wrapping/lookup',
       fields: tokenField,
       unauthenticated: true,
@@ -71,7 +75,8 @@ export function wrappingPaths(deps: { wrapping: ResponseWrapping }): PathDef[] {
         },
       },
     }),
-    definePath({
+    defineSysPath({
+      rootOnly: false,
       pattern: 'wrapping/rewrap',
       fields: tokenField,
       synopsis: 'Move a wrapped response to a new wrapping token with the same TTL.',
