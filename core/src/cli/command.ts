@@ -140,6 +140,9 @@ export function printData(ctx: Ctx, value: unknown, table: () => void): void {
   table();
 }
 
+/** A mount or device path as the API names it: no leading slash, one trailing slash. */
+export const trail = (p: string) => p.replace(/^\/+/, '').replace(/\/?$/, '/');
+
 export const flag = (ctx: Ctx, name: string) => ctx.args.flags.get(name);
 export const boolFlag = (ctx: Ctx, name: string) => ctx.args.flags.get(name) === 'true';
 const list = (ctx: Ctx, name: string) => ctx.args.lists.get(name) ?? [];

@@ -10,12 +10,30 @@ import { formatOf, type Out } from './output.js';
 import { genericVerbs } from './verbs-generic.js';
 import { kvVerbs } from './verbs-kv.js';
 import { operatorVerbs } from './verbs-operator.js';
-import { sysVerbs } from './verbs-sys.js';
+import { auditVerbs } from './verbs-audit.js';
+import { authVerbs } from './verbs-auth.js';
+import { leaseVerbs } from './verbs-lease.js';
+import { namespaceVerbs } from './verbs-namespace.js';
+import { pluginVerbs } from './verbs-plugin.js';
+import { policyVerbs } from './verbs-policy.js';
+import { secretsVerbs } from './verbs-secrets.js';
 import { tokenVerbs } from './verbs-token.js';
 
 ;
 
-export const COMMANDS: Record<string, Command> = { ...genericVerbs, ...kvVerbs, ...tokenVerbs, ...sysVerbs, ...operatorVerbs };
+export const COMMANDS: Record<string, Command> = {
+  ...genericVerbs,
+  ...kvVerbs,
+  ...tokenVerbs,
+  ...secretsVerbs,
+  ...authVerbs,
+  ...auditVerbs,
+  ...policyVerbs,
+  ...pluginVerbs,
+  ...leaseVerbs,
+  ...namespaceVerbs,
+  ...operatorVerbs,
+};
 
 /** Words that only group subcommands (`kv`, `kv metadata`, `token`...). */
 const GROUPS: ReadonlySet<string> = new Set(
