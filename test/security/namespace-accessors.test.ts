@@ -3,7 +3,8 @@
  * another token by its accessor (auth/token/lookup-accessor, renew-accessor,
  * revoke-accessor, sys/capabilities-accessor) only when that token belongs to
  * the request's namespace or one below it. A parent's or a sibling's token
- * gets exactly the answer of an accessor that does not exist.
+ * gets exactly the answer of an accessor that does not exist. AppRole
+ * SecretID accessors (per mount and role) are checked for the same gap.
  */
 import { startDevServer, type RunningServer } from '../helpers/server';
 
@@ -102,5 +103,24 @@ describe('the rule still lets a namespace act on its own tokens and those below 
     const r = await s.api('POST', 'auth/token/lookup-accessor', { accessor: nsa.accessor });
     expect(r.status).toBe(200);
     expect(r.body.data.policies).toContain('accessors');
+  });
+});
+
+describe('AppRole SecretID accessors are reached only through their own mount and role', () => {
+  it('another namespace\'s mount, or another role, answers as for an unknown accessor and destroys nothing', async () => {
+    for (const where of [{}, ns('nsa')]) {
+      expect((await s.api('POST', 'sys/auth/approle', { type: 'approle' }, where)).status).toBe(204);
+      for (const role of ['r', 'other']) expect((await s.api('POST', `auth/approle/role/${role}`, { token_policies: 'default' }, where)).status).toBe(204);
+    }
+    const secret = (await s.api('POST', 'auth/approle/role/r/secret-id', {})).body.data;
+    const roleId = (await s.api('GET', 'auth/approle/role/r/role-id')).body.data.role_id;
+    const lookup = (path: string, accessor: string, where = {}) => s.api('POST', path, { secret_id_accessor: accessor }, where).then((r) => r.status);
+    const unknown = await lookup('auth/approle/role/r/secret-id-accessor/lookup', 'no-such-accessor', ns('nsa'));
+    expect(await lookup('auth/approle/role/r/secret-id-accessor/lookup', secret.secret_id_accessor, ns('nsa'))).toBe(unknown);
+    expect(await lookup('auth/approle/role/other/secret-id-accessor/lookup', secret.secret_id_accessor)).toBe(unknown);
+    await s.api('POST', 'auth/approle/role/r/secret-id-accessor/destroy', { secret_id_accessor: secret.secret_id_accessor }, ns('nsa'));
+    await s.api('POST', 'auth/approle/role/other/secret-id-accessor/destroy', { secret_id_accessor: secret.secret_id_accessor });
+    expect(await lookup('auth/approle/role/r/secret-id-accessor/lookup', secret.secret_id_accessor)).toBe(200);
+    expect((await s.api('POST', 'auth/approle/login', { role_id: roleId, secret_id: secret.secret_id }, { token: null })).status).toBe(200);
   });
 });
