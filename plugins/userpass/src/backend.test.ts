@@ -1,5 +1,5 @@
 import { StrongroomError } from '@strongroom/sdk-plugin';
-import { createTestBackend } from '@strongroom/sdk-plugin/testing';
+import { createTestBackend, toOpenApi } from '@strongroom/sdk-plugin/testing';
 import { createUserpassBackend } from './backend.js';
 import { createPasswordHasher, type PasswordHash, type PasswordHasher } from './password.js';
 
@@ -145,5 +145,14 @@ describe('userpass login', () => {
     expect((await errOf(b.renewAuth(issued))).message).toContain('policies of the user have changed');
     await b.delete('users/alice');
     expect((await errOf(b.renewAuth(issued))).message).toBe('user "alice" does not exist; the token cannot be renewed');
+  });
+});
+
+describe('userpass API', () => {
+  it('generates a stable OpenAPI document, the password marked sensitive (snapshot: review API drift here)', async () => {
+    const { b } = await userpass();
+    const doc = toOpenApi([{ prefix: 'auth/userpass/', description: b.backend.describe() }], { title: 'userpass', version: '1' });
+    expect(JSON.stringify(doc)).toContain('/auth/userpass/login/{username}');
+    expect(doc).toMatchSnapshot();
   });
 });
