@@ -254,7 +254,7 @@ async function main() {
   await must(port, 'GET', '/v1/sys/health');
   await new Promise((r) => setTimeout(r, 1000));
   const coreIdleRss = rssKb(corePid);
-  const kvPids = findChildren(corePid, 'plugins/kv/dist/main.js');
+  const kvPids = findChildren(corePid, 'plugins/kv/dist/plugin.js');
   const kvIdleRss = kvPids.length ? rssKb(kvPids[0]) : NaN;
 
   const url = (p) => `http://127.0.0.1:${port}${p}`;
@@ -300,7 +300,7 @@ async function main() {
   }
 
   const coreAfterRss = rssKb(corePid);
-  const transitPids = findChildren(corePid, 'plugins/transit/dist/main.js');
+  const transitPids = findChildren(corePid, 'plugins/transit/dist/plugin.js');
 
   // Sections: each scripts/bench/sections/*.js exports { title, run(ctx) -> markdown lines }.
   const sectionOut = [];

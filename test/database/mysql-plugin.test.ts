@@ -9,7 +9,7 @@ import * as mysql from 'mysql2/promise';
 import * as database from '@strongroom/sdk-plugin/database';
 import { caught, loginFailure, mysqlUrl, newUserRequest, testPassword, withCredentials } from '../helpers/databases';
 
-const PLUGIN = resolve(__dirname, '../../plugins/database-mysql/dist/main.js');
+const PLUGIN = resolve(__dirname, '../../plugins/database-mysql/dist/plugin.js');
 const CREATE = [`CREATE USER '{{name}}'@'%' IDENTIFIED BY '{{password}}'; GRANT SELECT ON mysql.user TO '{{name}}'@'%';`];
 
 let admin: URL;

@@ -9,9 +9,8 @@
  * PostgreSQL and MySQL themselves: postgresql.test.ts, mysql.test.ts.
  */
 import { execFileSync } from 'node:child_process';
-import { createHash } from 'node:crypto';
-import { readFileSync, writeFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { resolve } from 'node:path';
+import { externalPlugin } from '../helpers/plugins';
 import { scratchDir, startDevServer, type RunningServer } from '../helpers/server';
 
 jest.setTimeout(60_000);
@@ -25,16 +24,14 @@ function pidsOf(tag: string): number[] {
   const out = execFileSync('ps', ['-eo', 'pid=,args='], { encoding: 'utf8' });
   return out
     .split('\n')
-    .filter((l) => l.includes(`memory-${tag}.js`) && l.trim().endsWith(` ${tag}`))
+    .filter((l) => l.includes(`memory-${tag}/`) && l.trim().endsWith(` ${tag}`))
     .map((l) => Number(l.trim().split(/\s+/)[0]));
 }
 
 async function register(version: string): Promise<void> {
-  // A JavaScript entry that loads the fixture (it lives in the SDK, which every plugin may read); the version is its argument.
-  const file = join(pluginDir, `memory-${version}.js`);
-  writeFileSync(file, `require(${JSON.stringify(FIXTURE)});\n`);
-  const sha256 = createHash('sha256').update(readFileSync(file)).digest('hex');
-  const r = await s.api('POST', 'sys/plugins/catalog/database/memory-database-plugin', { command: `memory-${version}.js`, args: [version], sha256, version });
+  // The fixture bundled into one file of its own per version; the version is its argument.
+  const { command, sha256 } = externalPlugin(pluginDir, `memory-${version}`, FIXTURE);
+  const r = await s.api('POST', 'sys/plugins/catalog/database/memory-database-plugin', { command, args: [version], sha256, version });
   expect(r.status).toBe(204);
 }
 

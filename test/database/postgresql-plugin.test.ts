@@ -10,7 +10,7 @@ import { StrongroomError } from '@strongroom/sdk-plugin';
 import * as database from '@strongroom/sdk-plugin/database';
 import { caught, loginFailure, newUserRequest, postgresUrl, testPassword, withCredentials } from '../helpers/databases';
 
-const PLUGIN = resolve(__dirname, '../../plugins/database-postgresql/dist/main.js');
+const PLUGIN = resolve(__dirname, '../../plugins/database-postgresql/dist/plugin.js');
 const TEMPLATE_URL = (admin: URL) => `postgresql://{{username}}:{{password}}@${admin.host}${admin.pathname}`;
 const CREATE = [`CREATE ROLE "{{name}}" WITH LOGIN PASSWORD '{{password}}' VALID UNTIL '{{expiration}}'; GRANT CONNECT ON DATABASE postgres TO "{{name}}";`];
 

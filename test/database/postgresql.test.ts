@@ -226,7 +226,7 @@ describe('database engine on PostgreSQL', () => {
     expect(await canLogin(a.body.data.username, a.body.data.password)).toBe(true);
     expect(await canLogin(b.body.data.username, b.body.data.password)).toBe(true);
     // Two plugin processes: the built-in one and the pinned v2 (marked by its argument).
-    const procs = execFileSync('ps', ['-eo', 'pid=,args='], { encoding: 'utf8' }).split('\n').filter((l) => l.includes(PG_PLUGIN_MAIN) || l.includes('postgresql-database-plugin-v2/main.js'));
+    const procs = execFileSync('ps', ['-eo', 'pid=,args='], { encoding: 'utf8' }).split('\n').filter((l) => l.includes('plugins/database-postgresql/dist/plugin.js') || l.includes('postgresql-database-plugin-v2/main.js'));
     expect(procs.filter((l) => l.trim().endsWith('pinned-v2'))).toHaveLength(1);
     expect(procs.filter((l) => !l.trim().endsWith('pinned-v2')).length).toBeGreaterThanOrEqual(1);
     for (const r of [a, b]) expect((await s.api('POST', 'sys/leases/revoke', { lease_id: r.body.lease_id, sync: true })).status).toBe(204);

@@ -1,19 +1,20 @@
 /**
- * External plugins for end-to-end tests, laid out as one ships them: a
- * directory of its own inside the server's plugin directory, holding its code
- * and its dependencies. The server runs the entry file with its own node in
- * the plugin sandbox, which may read that directory (and the shared plugin
- * runtime) and nothing else, so the code must be there, not referenced from
- * the repository.
+ * External plugins for end-to-end tests, shipped as the SDK's README says:
+ * ONE JavaScript file holding the plugin's code, the SDK and its dependencies
+ * (scripts/bundle-plugin.js, the build's own bundler), in a directory of its
+ * own inside the server's plugin directory. The server runs that file with its
+ * own node in the plugin sandbox, which lets it read the file and nothing else.
  */
 import { createHash } from 'node:crypto';
-import { cpSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
-import { basename, dirname, join, resolve } from 'node:path';
+import { mkdirSync, readFileSync } from 'node:fs';
+import { basename, join, resolve } from 'node:path';
 
-const REPO_NODE_MODULES = resolve(__dirname, '../../node_modules');
+export const { bundlePlugin } = require(resolve(__dirname, '../../scripts/bundle-plugin.js')) as {
+  bundlePlugin(entry: string, outfile: string, opts?: { prelude?: string }): string;
+};
 
 export interface ExternalPlugin {
-  /** The catalog `command`: the entry file, relative to the plugin directory. */
+  /** The catalog `command`: the bundled file, relative to the plugin directory. */
   command: string;
   sha256: string;
   /** The plugin's own directory. */
@@ -21,29 +22,20 @@ export interface ExternalPlugin {
 }
 
 /**
- * Copies the directory of `main` (a built plugin's dist/) into
- * `<pluginDir>/<name>/`, links its node_modules to the repository's, and
- * returns the entry. With `prelude`, the entry is a file that runs that code
- * first and then loads `main` (a test's wrapper, instead of a shell script).
+ * Bundles `main` (a built plugin's entry) into `<pluginDir>/<name>/<basename
+ * of main>` and returns the entry. With `prelude`, the bundle runs that code
+ * first and then `main` (a test's wrapper, instead of a shell script), and is
+ * named after the prelude.
  */
 export function externalPlugin(pluginDir: string, name: string, main: string, opts: { prelude?: string } = {}): ExternalPlugin {
   const dir = join(pluginDir, name);
   mkdirSync(dir, { recursive: true });
-  cpSync(dirname(main), dir, { recursive: true });
-  try {
-    symlinkSync(REPO_NODE_MODULES, join(dir, 'node_modules'));
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-  }
-  let entry = basename(main);
-  if (opts.prelude !== undefined) {
-    entry = `entry-${createHash('sha256').update(opts.prelude).digest('hex').slice(0, 8)}.js`;
-    writeFileSync(join(dir, entry), `${opts.prelude}\nrequire('./${basename(main)}');\n`);
-  }
-  const command = `${name}/${entry}`;
+  const file = opts.prelude === undefined ? basename(main) : `entry-${createHash('sha256').update(opts.prelude).digest('hex').slice(0, 8)}.js`;
+  bundlePlugin(main, join(dir, file), opts);
+  const command = `${name}/${file}`;
   return { command, sha256: sha256Of(join(pluginDir, command)), dir };
 }
 
-function sha256Of(file: string): string {
+export function sha256Of(file: string): string {
   return createHash('sha256').update(readFileSync(file)).digest('hex');
 }

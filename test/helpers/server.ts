@@ -1,10 +1,10 @@
 /**
  * Starts the real `strongroom` binary for end-to-end tests: a dev server on a
  * free loopback port with its own data directory, or a production server from
- * a config file. Every process started here is killed when the test file
- * ends, and the directories made for it are removed: the server's TMPDIR points
- * inside them, so its run directory (plugin sockets) goes too, even after a
- * SIGKILL.
+ * a config file (this checkout's binary, or `bin`: another install's). Every
+ * process started here is killed when the test file ends, and the directories
+ * made for it are removed: the server's TMPDIR points inside them, so its run
+ * directory (plugin sockets) goes too, even after a SIGKILL.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -73,14 +73,14 @@ export async function startDevServer(opts: { dataDir?: string; rootTokenId?: str
  * listener's port, returned as `port2`) and `$DIR` (a fresh directory) are
  * filled in.
  */
-export async function startConfigServer(config: string, opts: { env?: Record<string, string> } = {}): Promise<RunningServer & { configFile: string; port2: number }> {
+export async function startConfigServer(config: string, opts: { env?: Record<string, string>; bin?: string } = {}): Promise<RunningServer & { configFile: string; port2: number }> {
   const dir = scratchDir('sr-cfg-');
   const port = await freePort();
   let port2 = await freePort();
   while (port2 === port) port2 = await freePort();
   const file = join(dir, 'config.hcl');
   writeFileSync(file, config.replace(/\$PORT2/g, String(port2)).replace(/\$PORT/g, String(port)).replace(/\$DIR/g, dir));
-  const s = await launch([BIN, 'server', `-config=${file}`, '-log-level=warn'], port, dir, { ...withTmp(dir), ...opts.env }, false);
+  const s = await launch([opts.bin ?? BIN, 'server', `-config=${file}`, '-log-level=warn'], port, dir, { ...withTmp(dir), ...opts.env }, false);
   // The same object, not a copy: api() reads rootToken from it, so a caller may set it after init.
   return Object.assign(s, { configFile: file, port2 });
 }

@@ -52,7 +52,7 @@ it('keeps every acknowledged write across a SIGKILL mid-load', async () => {
   };
   const writers = [0, 1, 2, 3].map(writer);
   await sleep(2000);
-  const plugins = pidsOf('/dist/main.js', s.proc.pid!);
+  const plugins = pidsOf('/dist/plugin.js', s.proc.pid!);
   expect(plugins.length).toBeGreaterThan(0);
   await s.stop('SIGKILL');
   stop = true;

@@ -47,7 +47,7 @@ it('settles a static rotation cut short by a SIGKILL of the plugin: the password
   expect((await s.api('POST', 'ldap/static-role/crashy', { username: 'crashy', rotation_period: '1h' })).status).toBe(204);
   const before = (await s.api('GET', 'ldap/static-cred/crashy')).body.data;
   expect(await binds(ld, dn, before.password)).toBe(true);
-  const [plugin] = descendantPids(s.proc.pid!, 'ldap/dist/main.js');
+  const [plugin] = descendantPids(s.proc.pid!, 'ldap/dist/plugin.js');
   expect(plugin).toBeDefined();
 
   process.kill(ld.pid!, 'SIGSTOP');
@@ -57,7 +57,7 @@ it('settles a static rotation cut short by a SIGKILL of the plugin: the password
     // The WAL entry is written before the directory is asked; the directory never answers.
     await sleep(1500);
     process.kill(plugin!, 'SIGKILL');
-    await waitFor('the plugin to die', () => !descendantPids(s.proc.pid!, 'ldap/dist/main.js').includes(plugin!));
+    await waitFor('the plugin to die', () => !descendantPids(s.proc.pid!, 'ldap/dist/plugin.js').includes(plugin!));
   } finally {
     process.kill(ld.pid!, 'SIGCONT');
   }
@@ -75,7 +75,7 @@ it('settles a static rotation cut short by a SIGKILL of the plugin: the password
   );
   expect(settled.last_password).toBe(before.password);
   expect(await binds(ld, dn, before.password)).toBe(false);
-  const [restarted] = descendantPids(s.proc.pid!, 'ldap/dist/main.js');
+  const [restarted] = descendantPids(s.proc.pid!, 'ldap/dist/plugin.js');
   expect(restarted).toBeDefined();
   expect(restarted).not.toBe(plugin);
 

@@ -4,11 +4,12 @@
  * mount answer a 503 naming the plugin, while the core and every other mount
  * keep serving; sys/plugins/reload/backend brings it back with its data.
  *
- * The crashing plugin is an external copy of kv behind an entry file that
- * exits at once while a marker file exists in its directory (the sandbox lets
- * it read nothing else), so after one SIGKILL every restart fails.
+ * The crashing plugin is an external copy of kv bundled behind a prelude that
+ * exits at once while a marker file exists in its run directory (its HOME,
+ * kept across restarts; the sandbox lets it read nothing else but its own
+ * file), so after one SIGKILL every restart fails.
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { externalPlugin } from '../helpers/plugins';
@@ -30,9 +31,8 @@ let marker: string;
 beforeAll(async () => {
   pluginDir = mkdtempSync(join(tmpdir(), 'sr-degraded-'));
   const flaky = externalPlugin(pluginDir, 'kv-flaky', KV_MAIN, {
-    prelude: `if (require('node:fs').existsSync(require('node:path').join(__dirname, 'broken'))) { process.stderr.write('flaky: refusing to start\\n'); process.exit(3); }`,
+    prelude: `if (require('node:fs').existsSync(require('node:path').join(process.env.HOME, 'broken'))) { process.stderr.write('flaky: refusing to start\\n'); process.exit(3); }`,
   });
-  marker = join(flaky.dir, 'broken');
   s = await startDevServer({ extraArgs: [`-dev-plugin-dir=${pluginDir}`] });
   const reg = await s.api('POST', 'sys/plugins/catalog/secret/kv', { command: flaky.command, args: [FLAKY_ARG], sha256: flaky.sha256, version: 'v0.0.1-flaky' });
   expect(reg.status).toBe(204);
@@ -48,6 +48,8 @@ describe('a plugin that crashes repeatedly', () => {
     expect((await s.api('POST', 'flaky/a', { v: 'kept' })).status).toBe(204);
     const [pid] = flakyPids();
     expect(pid).toBeDefined();
+    const home = /(?:^|\0)HOME=([^\0]*)/.exec(readFileSync(`/proc/${pid}/environ`, 'utf8'))![1]!;
+    marker = join(home, 'broken');
 
     // From now on every restart exits at once: the SIGKILL plus four failed restarts reach the threshold.
     writeFileSync(marker, '');

@@ -2,11 +2,12 @@
  * The plugin runtime end to end: kv runs as a child process of the real
  * binary; a crash of that process must fail in-flight requests fast (never
  * hang), be restarted, and lose no acknowledged write. External plugins are
- * sha256-checked, versioned, and no plugin process outlives the server.
+ * sha256-checked, versioned, run from the one file the sha256 covers (code
+ * beside it is never loaded), and no plugin process outlives the server.
  */
-import { appendFileSync } from 'node:fs';
+import { appendFileSync, realpathSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { externalPlugin } from '../helpers/plugins';
+import { externalPlugin, sha256Of } from '../helpers/plugins';
 import { alive, descendantPids, pidsOf, sleep, waitFor } from '../helpers/processes';
 import { scratchDir, startDevServer, type RunningServer } from '../helpers/server';
 
@@ -15,7 +16,7 @@ jest.setTimeout(60_000);
 
 const KV_MAIN = resolve(__dirname, '../../plugins/kv/dist/main.js');
 /** What a kv plugin process has in its args. */
-const KV_PLUGIN = 'plugins/kv/dist/main.js';
+const KV_PLUGIN = 'plugins/kv/dist/plugin.js';
 
 
 
@@ -124,6 +125,23 @@ describe('plugin runtime', () => {
     expect(m.status).toBe(400);
     expect(m.body.errors.join(' ')).toMatch(/sha256/i);
     expect((await s.api('GET', 'swapped/x')).status).toBe(404);
+  });
+
+  it('refuses to run code beside the registered file: a main.js that requires a changed lib.js never runs it (issue 26, finding 5)', async () => {
+    // Finding 5's layout: main.js, registered by its sha256, loads ./lib.js (the whole kv), changed after registration.
+    const { dir } = externalKv('kv-split');
+    writeFileSync(join(dir, 'lib.js'), `require('./main.js');\nconsole.error('a changed lib.js ran');\n`);
+    writeFileSync(join(dir, 'split.js'), "require('./lib.js');\n");
+    const reg = await s.api('POST', 'sys/plugins/catalog/secret/kv', { command: 'kv-split/split.js', sha256: sha256Of(join(dir, 'split.js')), version: 'v5.0.0' });
+    expect(reg.status).toBe(204);
+    const m = await s.api('POST', 'sys/mounts/split', { type: 'kv', plugin_version: 'v5.0.0' });
+    expect(m.status).toBe(400);
+    expect(m.body.errors.join(' ')).toContain(`the sandbox refused to let it read ${realpathSync(dir)}/lib.js. A plugin may read only its own file, which the sha256 covers`);
+    expect((await s.api('GET', 'split/x')).status).toBe(404);
+    // The sha256 is still checked before every start: a tampered registered file is refused before the sandbox is reached.
+    appendFileSync(join(dir, 'split.js'), '// changed\n');
+    const again = await s.api('POST', 'sys/mounts/split', { type: 'kv', plugin_version: 'v5.0.0' });
+    expect(again.body.errors.join(' ')).toMatch(/sha256/);
   });
 
   it('restarts kv on sys/plugins/reload/backend and keeps serving', async () => {

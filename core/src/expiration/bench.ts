@@ -32,7 +32,7 @@ import { createMemoryStorage, type Backend, type LogicalRequest, type MountInfo,
 import { createBarrier } from '../barrier/barrier.js';
 import { createPluginCatalog } from '../plugins/catalog.js';
 import { createPluginSupervisor, type PluginSupervisor } from '../plugins/supervisor.js';
-import { pluginRuntimeDirs } from '../plugins/builtins.js';
+import { bundledFixture } from '../plugins/bench/bundle.js';
 import { createLevelPhysical } from '../storage/level.js';
 import { createManualClock } from '@strongroom/sdk-plugin/host';
 import { createExpirationManager, defaultExpirationOptions, type ExpirationManager } from './expiration-manager.js';
@@ -141,8 +141,8 @@ export async function measureLeases(n: number, opts: { fakeRevoker?: boolean } =
 
   try {
     if (!opts.fakeRevoker) {
-      const catalog = createPluginCatalog({ store: createMemoryStorage(), pluginDirectory: null, builtins: [{ type: 'secret', name: 'lease-test', version: 'v0.1.0+builtin', main: LEASE_PLUGIN }] });
-      supervisor = createPluginSupervisor({ catalog, logger: { child: () => quiet }, callbacks: { storageFor: () => pluginStorage, systemViewFor: () => system }, runDir: join(dir, 'run'), runtimeDirs: pluginRuntimeDirs() });
+      const catalog = createPluginCatalog({ store: createMemoryStorage(), pluginDirectory: null, builtins: [{ type: 'secret', name: 'lease-test', version: 'v0.1.0+builtin', main: bundledFixture(LEASE_PLUGIN, dir) }] });
+      supervisor = createPluginSupervisor({ catalog, logger: { child: () => quiet }, callbacks: { storageFor: () => pluginStorage, systemViewFor: () => system }, runDir: join(dir, 'run') });
       const entry = await catalog.get('secret', 'lease-test');
       if (!entry) throw new Error('lease-test plugin not in the catalog');
       plugin = await supervisor.mount(entry, mount);

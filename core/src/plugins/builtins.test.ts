@@ -11,15 +11,15 @@ import { builtinPlugins } from './builtins.js';
 const PLUGINS = resolve(__dirname, '../../../plugins');
 
 describe('built-in plugins', () => {
-  it('are every package under plugins/, as its manifest declares, run from its bin', () => {
+  it('are every package under plugins/, as its manifest declares, run from the bundle of its bin', () => {
     const builtins = builtinPlugins();
     const packages = readdirSync(PLUGINS).filter((d) => readdirSync(join(PLUGINS, d)).includes('package.json'));
-    expect(builtins.map((b) => b.codeDir).sort()).toEqual(packages.map((d) => join(PLUGINS, d)).sort());
-    for (const b of builtins) {
-      const bin = Object.values((JSON.parse(readFileSync(join(b.codeDir!, 'package.json'), 'utf8')) as { bin: Record<string, string> }).bin);
-      expect(bin.map((e) => join(b.codeDir!, e))).toContain(b.main);
-      expect(b.version).toBe('v0.1.0+builtin');
+    expect(builtins.map((b) => b.main).sort()).toEqual(packages.map((d) => join(PLUGINS, d, 'dist/plugin.js')).sort());
+    for (const d of packages) {
+      const pkg = JSON.parse(readFileSync(join(PLUGINS, d, 'package.json'), 'utf8')) as { bin: Record<string, string>; strongroom: { entry: string } };
+      expect(Object.values(pkg.bin)).toContain(pkg.strongroom.entry);
     }
+    for (const b of builtins) expect(b.version).toBe('v0.1.0+builtin');
     const byName = Object.fromEntries(builtins.map((b) => [b.name, b.type]));
     expect(byName).toMatchObject({ kv: 'secret', transit: 'secret', approle: 'auth', 'postgresql-database-plugin': 'database', 'mysql-database-plugin': 'database' });
   });
@@ -33,7 +33,7 @@ describe('built-in plugins', () => {
       };
       pkg('helper', undefined);
       pkg('good', { type: 'secret', name: 'good', entry: 'dist/main.js' });
-      expect(builtinPlugins(dir).map((b) => [b.name, b.main])).toEqual([['good', join(dir, 'good', 'dist/main.js')]]);
+      expect(builtinPlugins(dir).map((b) => [b.name, b.main])).toEqual([['good', join(dir, 'good', 'dist/plugin.js')]]);
       pkg('bad', { type: 'engine', name: 'bad', entry: 'dist/main.js' });
       expect(() => builtinPlugins(dir)).toThrow(/bad\/package\.json: strongroom\.type: /);
       rmSync(join(dir, 'bad'), { recursive: true });

@@ -2,9 +2,11 @@
  * The built-in plugins: catalog entries run as child processes like any other
  * plugin. They are the workspace packages under plugins/ whose package.json
  * declares one (`"strongroom": { "type", "name", "entry" }`), so a new engine
- * is its package and nothing here.
+ * is its package and nothing here. Each runs as the one file the build
+ * bundles its entry into, `dist/plugin.js` (scripts/bundle-plugin.js): all
+ * the sandbox lets it read.
  */
-import { existsSync, readdirSync, readFileSync, realpathSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { z } from 'zod';
 import type { BuiltinPlugin } from './catalog.js';
@@ -12,12 +14,14 @@ import type { BuiltinPlugin } from './catalog.js';
 const ROOT = resolve(__dirname, '../../..');
 const PLUGINS_DIR = resolve(ROOT, 'plugins');
 const BUILTIN_VERSION = 'v0.1.0+builtin';
+/** Where the build writes a plugin package's bundle (scripts/bundle-plugin.js). */
+const BUNDLE = 'dist/plugin.js';
 
 /** The `strongroom` field of a plugin package's manifest. */
 const manifestSchema = z.strictObject({
   type: z.enum(['secret', 'auth', 'database']),
   name: z.string().regex(/^[a-z0-9][a-z0-9-]*$/, 'must be lower-case letters, digits and dashes'),
-  /** The process's entry, relative to the package (its bin). */
+  /** The process's compiled entry, relative to the package (its bin): what the build bundles into dist/plugin.js. */
   entry: z.string().regex(/^[\w./-]+\.js$/).refine((e) => !e.split('/').includes('..'), 'must stay inside the package'),
 });
 
@@ -30,20 +34,8 @@ export function builtinPlugins(pluginsDir = PLUGINS_DIR): BuiltinPlugin[] {
     if (field === undefined) continue;
     const parsed = manifestSchema.safeParse(field);
     if (!parsed.success) throw new Error(`${file}: strongroom.${parsed.error.issues[0]?.path.join('.') ?? ''}: ${parsed.error.issues[0]?.message ?? 'invalid'}`);
-    const { type, name, entry } = parsed.data;
-    // Each built-in may read its own package (dist/ and package.json), nothing of the others.
-    out.push({ type, name, version: BUILTIN_VERSION, main: resolve(pluginsDir, dir, entry), codeDir: resolve(pluginsDir, dir) });
+    const { type, name } = parsed.data;
+    out.push({ type, name, version: BUILTIN_VERSION, main: resolve(pluginsDir, dir, BUNDLE) });
   }
   return out;
-}
-
-/**
- * The plugin runtime every plugin process may read, and nothing else of the
- * install: the SDK (sdk-plugin), the proto files it loads at start, and the
- * shared dependencies (node_modules: grpc-js, zod, the database drivers). All
- * public code; the install's config, TLS keys and data directory are elsewhere
- * and stay out of every plugin's read grant.
- */
-export function pluginRuntimeDirs(): string[] {
-  return ['node_modules', 'sdk-plugin', 'proto'].map((d) => realpathSync(resolve(ROOT, d)));
 }

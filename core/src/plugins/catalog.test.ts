@@ -53,7 +53,19 @@ describe('plugin catalog', () => {
     expect([...store.dump().keys()]).toEqual(['core/plugin-catalog/secret/kv/v1.2.3']);
     // A fresh catalog over the same store sees it.
     expect(await make().get('secret', 'kv', 'v1.2.3')).toEqual(e);
-    expect(await cat.prepareStart(e)).toEqual({ main: fs.realpathSync(path.join(dir, 'kv-ext.js')), args: [], env: { A: 'b=c' }, codeDirs: [fs.realpathSync(dir)] });
+    expect(await cat.prepareStart(e)).toEqual({ main: fs.realpathSync(path.join(dir, 'kv-ext.js')), args: [], env: { A: 'b=c' } });
+  });
+
+  test("a built-in starts from its bundled file's real path (the sandbox grants that path); a missing bundle is named", async () => {
+    const bundle = path.join(tmp, 'kv-plugin.js');
+    fs.writeFileSync(bundle, '');
+    const link = path.join(tmp, 'link.js');
+    fs.symlinkSync(bundle, link);
+    const cat = createPluginCatalog({ store, pluginDirectory: null, builtins: [{ type: 'secret', name: 'kv', version: '0.1.0+builtin', main: link }] });
+    expect(await cat.prepareStart((await cat.get('secret', 'kv'))!)).toEqual({ main: fs.realpathSync(bundle), args: [], env: {} });
+    await expect(make().prepareStart((await make().get('secret', 'kv'))!)).rejects.toThrow(
+      'built-in plugin kv: its bundled file /opt/strongroom/plugins/kv/dist/main.js is missing (npm run build makes it)',
+    );
   });
 
   test('an external plugin is a JavaScript entry file: anything else is refused (400 naming command), it could not be sandboxed', async () => {

@@ -6,6 +6,11 @@
  *    resolving symlinks); no directory configured means no external plugins;
  *  - its sha256 is checked, in constant time, before EVERY process start
  *    (`prepareStart`), so a swapped binary never runs;
+ *  - every plugin, built-in or external, is ONE JavaScript file holding all
+ *    the code it runs (scripts/bundle-plugin.js): the sandbox lets the process
+ *    read that file and nothing else of the install, so the sha256 covers
+ *    everything an external plugin executes and a `require('./lib.js')` beside
+ *    it fails;
  *  - built-ins are entries too (version `vX.Y.Z+builtin`), run with the
  *    server's own node binary and never persisted.
  * External entries persist under `core/plugin-catalog/<type>/<name>/<version>`
@@ -40,10 +45,8 @@ export interface BuiltinPlugin {
   name: string;
   /** Must end in "+builtin" ("v0.1.0+builtin"); a leading "v" is added when missing. */
   version: string;
-  /** Absolute path of the plugin's compiled main.js. */
+  /** Absolute path of the plugin's one bundled file (its whole code: the sandbox's only read grant). */
   main: string;
-  /** The directory its code loads from (its package): its read grant in the sandbox. Default: main's directory. */
-  codeDir?: string;
   env?: string[];
 }
 
@@ -58,19 +61,18 @@ export interface RegisterInput {
 }
 
 /**
- * What the supervisor runs: a JavaScript entry file (absolute, sha256-checked
- * for an external plugin) that the server's own node binary runs in the
- * plugin sandbox, its args, extra env, and the directories its code loads
- * from (its read grant, besides the shared plugin runtime).
+ * What the supervisor runs: the plugin's one JavaScript file (its real path,
+ * sha256-checked for an external plugin), which the server's own node binary
+ * runs in the plugin sandbox with read access to that file only; its args and
+ * extra env.
  */
 export interface StartSpec {
   main: string;
   args: string[];
   env: Record<string, string>;
-  codeDirs: string[];
 }
 
-/** An external plugin is a JavaScript entry file: only node code can be held by the sandbox (Node's permission model). */
+/** An external plugin is one bundled JavaScript file: only node code can be held by the sandbox (Node's permission model). */
 const JS_ENTRY = /\.(c|m)?js$/;
 
 export interface CatalogStore {
@@ -163,9 +165,7 @@ function sha256File(file: string): Promise<string> {
 export function createPluginCatalog(deps: { store: CatalogStore; pluginDirectory: string | null; builtins: BuiltinPlugin[] }): PluginCatalog {
   const { store } = deps;
   const builtins = new Map<string, PluginEntry>();
-  const builtinCode = new Map<string, string>();
   for (const b of deps.builtins) {
-    builtinCode.set(`${b.type}/${b.name}`, path.resolve(b.codeDir ?? path.dirname(b.main)));
     const version = canonicalVersion(b.version);
     if (!version.endsWith('+builtin')) throw new Error(`built-in ${b.name} version ${version} must end in +builtin`);
     builtins.set(`${b.type}/${b.name}`, {
@@ -230,7 +230,7 @@ export function createPluginCatalog(deps: { store: CatalogStore; pluginDirectory
       const version = canonicalVersion(p.version);
       if (version.includes('+builtin')) throw badRequest('version: the "+builtin" suffix is reserved for built-in plugins', ['version']);
       const file = resolveCommand(p.command);
-      if (!JS_ENTRY.test(file)) throw badRequest(`command: "${p.command}" is not a JavaScript entry file (.js, .cjs, .mjs); plugins run in the server's node sandbox`, ['command']);
+      if (!JS_ENTRY.test(file)) throw badRequest(`command: "${p.command}" is not a JavaScript entry file (.js, .cjs, .mjs); a plugin is one bundled JavaScript file, run in the server's node sandbox`, ['command']);
       const sha256 = p.sha256.toLowerCase();
       await checkSha(file, sha256, `${p.name} ${version}`, true);
       const entry: PluginEntry = { type: p.type, name: p.name, version, command: p.command, args: p.args, env: p.env, sha256, builtin: false };
@@ -283,15 +283,21 @@ export function createPluginCatalog(deps: { store: CatalogStore; pluginDirectory
       }
       if (entry.builtin) {
         const [main, ...args] = entry.args;
-        return { main: main!, args, env, codeDirs: [builtinCode.get(`${entry.type}/${entry.name}`) ?? path.dirname(main!)] };
+        // Its real path: the sandbox's grant must name the file node actually opens, not a link to it.
+        let real: string;
+        try {
+          real = fs.realpathSync(main!);
+        } catch {
+          throw new StrongroomError('plugin_failed', `built-in plugin ${entry.name}: its bundled file ${main} is missing (npm run build makes it)`);
+        }
+        return { main: real, args, env };
       }
       const file = resolveCommand(entry.command);
       if (!JS_ENTRY.test(file)) {
-        throw badRequest(`command: plugin ${entry.name} ${entry.version}: "${entry.command}" is not a JavaScript entry file (.js, .cjs, .mjs); plugins run in the server's node sandbox`, ['command']);
+        throw badRequest(`command: plugin ${entry.name} ${entry.version}: "${entry.command}" is not a JavaScript entry file (.js, .cjs, .mjs); a plugin is one bundled JavaScript file, run in the server's node sandbox`, ['command']);
       }
       await checkSha(file, entry.sha256, `${entry.name} ${entry.version}`);
-      // An external plugin may read the directory its entry file is in (keep each plugin in its own).
-      return { main: file, args: entry.args, env, codeDirs: [path.dirname(file)] };
+      return { main: file, args: entry.args, env };
     },
   };
 }

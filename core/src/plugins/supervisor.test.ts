@@ -1,6 +1,7 @@
 /**
  * Runs the real echo fixture plugin as a child process (built by
- * `npx tsc -b sdk-plugin`) through the catalog and supervisor.
+ * `npx tsc -b sdk-plugin`, then bundled into one file as every plugin is)
+ * through the catalog and supervisor.
  */
 import * as fs from 'node:fs';
 import * as os from 'node:os';
@@ -10,12 +11,23 @@ import { createMemoryStorage, StrongroomError, type LogicalRequest, type MountIn
 import * as transport from '@strongroom/sdk-plugin/host';
 import { createPluginCatalog, type PluginCatalog, type PluginEntry } from './catalog.js';
 import { createPluginSupervisor, type PluginSupervisor, type PluginSupervisorDeps } from './supervisor.js';
-import { pluginRuntimeDirs } from './builtins.js';
+import { bundledFixture } from './bench/bundle.js';
 
 const FIXTURE = path.resolve(__dirname, '../../../sdk-plugin/dist/transport/fixtures/echo-plugin.js');
 if (!fs.existsSync(FIXTURE)) {
   throw new Error(`echo fixture not built at ${FIXTURE}: run "npx tsc -b sdk-plugin" first`);
 }
+const DB_FIXTURE = path.resolve(__dirname, '../../../sdk-plugin/dist/transport/fixtures/database-fixture-plugin.js');
+
+// The sandbox lets a plugin read its one file only: the fixtures run bundled, as the build bundles the built-ins.
+const bundles = fs.mkdtempSync(path.join(os.tmpdir(), 'sr-sup-bundles-'));
+let ECHO: string;
+let DB: string;
+beforeAll(() => {
+  ECHO = bundledFixture(FIXTURE, bundles);
+  DB = bundledFixture(DB_FIXTURE, bundles);
+});
+afterAll(() => fs.rmSync(bundles, { recursive: true, force: true }));
 
 jest.setTimeout(30_000);
 
@@ -98,7 +110,6 @@ describe('plugin supervisor with the echo fixture', () => {
         systemViewFor: () => systemView,
       },
       runDir: path.join(tmp, 'run'),
-      runtimeDirs: pluginRuntimeDirs(),
       callTimeoutMs: 5_000,
       startTimeoutMs: 10_000,
       backoffBaseMs: 20,
@@ -110,9 +121,9 @@ describe('plugin supervisor with the echo fixture', () => {
   };
 
   const registerExternal = async (version: string) => {
-    // An external plugin is a JavaScript entry file; the fixture it loads is in the plugin runtime (sdk-plugin).
+    // An external plugin is one bundled JavaScript file.
     const script = path.join(pluginDir, `echo-${version}.js`);
-    fs.writeFileSync(script, `require(${JSON.stringify(FIXTURE)});\n`);
+    fs.copyFileSync(ECHO, script);
     const sha256 = createHash('sha256').update(fs.readFileSync(script)).digest('hex');
     return catalog.register({ type: 'secret', name: 'echo', version, command: path.basename(script), sha256 });
   };
@@ -126,7 +137,7 @@ describe('plugin supervisor with the echo fixture', () => {
     catalog = createPluginCatalog({
       store: createMemoryStorage(),
       pluginDirectory: pluginDir,
-      builtins: [{ type: 'secret', name: 'echo', version: 'v0.1.0+builtin', main: FIXTURE }],
+      builtins: [{ type: 'secret', name: 'echo', version: 'v0.1.0+builtin', main: ECHO }],
     });
     const e = await catalog.get('secret', 'echo');
     if (!e) throw new Error('builtin missing');
@@ -348,6 +359,20 @@ describe('plugin supervisor with the echo fixture', () => {
     expect(other.message).toBe('plugin sha256 mismatch for echo v1.2.3');
   });
 
+  test('a plugin reads its own file only: loading code beside it fails, with an error naming the refused read', async () => {
+    const sup = makeSupervisor();
+    // A registered file that loads a second file the sha256 does not cover.
+    fs.writeFileSync(path.join(pluginDir, 'lib.js'), `require(${JSON.stringify(ECHO)});\n`);
+    fs.writeFileSync(path.join(pluginDir, 'split.js'), "require('./lib.js');\n");
+    const sha256 = createHash('sha256').update(fs.readFileSync(path.join(pluginDir, 'split.js'))).digest('hex');
+    const split = await catalog.register({ type: 'secret', name: 'echo', version: '3.0.0', command: 'split.js', sha256 });
+    const err = await rejection(sup.mount(split, mountInfo('m1')));
+    expect(err.message).toBe(
+      `plugin echo v3.0.0 exited (code 1) before its handshake: the sandbox refused to let it read ${fs.realpathSync(pluginDir)}/lib.js. A plugin may read only its own file, which the sha256 covers: build it into one bundled JavaScript file (the SDK README's esbuild command) and register that`,
+    );
+    expect(sup.status('m1')).toBe('failed');
+  });
+
   test('a mount whose Setup fails is refused without touching the other mounts', async () => {
     const sup = makeSupervisor();
     const good = await sup.mount(builtin, mountInfo('good'));
@@ -385,8 +410,6 @@ describe('plugin supervisor with the echo fixture', () => {
   });
 });
 
-const DB_FIXTURE = path.resolve(__dirname, '../../../sdk-plugin/dist/transport/fixtures/database-fixture-plugin.js');
-
 describe('plugin supervisor: database plugins on demand', () => {
   let tmp: string;
   let pluginDir: string;
@@ -406,7 +429,7 @@ describe('plugin supervisor: database plugins on demand', () => {
     catalog = createPluginCatalog({
       store: createMemoryStorage(),
       pluginDirectory: pluginDir,
-      builtins: [{ type: 'database', name: 'fixture-database-plugin', version: 'v0.1.0+builtin', main: DB_FIXTURE }],
+      builtins: [{ type: 'database', name: 'fixture-database-plugin', version: 'v0.1.0+builtin', main: DB }],
     });
     sup = createPluginSupervisor({
       catalog,
@@ -420,7 +443,6 @@ describe('plugin supervisor: database plugins on demand', () => {
         },
       },
       runDir: path.join(tmp, 'run'),
-      runtimeDirs: pluginRuntimeDirs(),
       callTimeoutMs: 5_000,
       startTimeoutMs: 10_000,
       backoffBaseMs: 20,
@@ -444,7 +466,7 @@ describe('plugin supervisor: database plugins on demand', () => {
 
     // A second registered version runs side by side in its own process.
     const script = path.join(pluginDir, 'fixture-2.js');
-    fs.writeFileSync(script, `require(${JSON.stringify(DB_FIXTURE)});\n`);
+    fs.copyFileSync(DB, script);
     const sha256 = createHash('sha256').update(fs.readFileSync(script)).digest('hex');
     const v2 = await catalog.register({ type: 'database', name: 'fixture-database-plugin', version: '2.0.0', command: 'fixture-2.js', sha256 });
     const c = await sup.openDatabase(v2);

@@ -40,8 +40,6 @@ export interface PluginSupervisorDeps {
   };
   /** Directory for the per-process private socket directories. */
   runDir: string;
-  /** Directories every plugin may read besides its own code: the plugin runtime (see sandboxFlags). */
-  runtimeDirs: string[];
   callTimeoutMs?: number;
   /** Spawn to SERVING health; default 30 s. */
   startTimeoutMs?: number;
@@ -130,11 +128,15 @@ interface Runtime {
 const PASS_ENV = ['TZ', 'LANG', 'LC_ALL'];
 
 /**
- * The plugin sandbox (docs/SECURITY.md): Node's permission model, with
- *  - read access only to the code it loads: its own directory (a built-in's
- *    package, an external plugin's directory) and the shared plugin runtime
- *    (SDK, proto files, node_modules). Never the data directory, the config
- *    file, TLS keys or another plugin's directory;
+ * The plugin sandbox (docs/SECURITY.md, "What a plugin can read, and why"):
+ * Node's permission model, with
+ *  - read access to exactly two paths: its one bundled file (its whole code,
+ *    by real path) and its own run directory. Never a directory of the
+ *    install: node checks a path as written, `..` resolved by text, so a
+ *    symlink inside a granted directory (node_modules' workspace links) would
+ *    lead the read anywhere. A file has nothing under it, and the run
+ *    directory holds only what the plugin made there, which cannot be a link
+ *    (the model refuses symlink() and link() without full access);
  *  - read and write access to its own run directory (0700, its sockets);
  *  - no child processes, no worker threads, no native addons, no inspector
  *    (none is granted; the model refuses them by default).
@@ -142,10 +144,25 @@ const PASS_ENV = ['TZ', 'LANG', 'LC_ALL'];
  * sockets, which the model does not restrict, and take credentials from the
  * connection config, never from files.
  */
-function sandboxFlags(codeDirs: readonly string[], runDir: string, runtimeDirs: readonly string[]): string[] {
+function sandboxFlags(main: string, runDir: string): string[] {
   // Its run dir is readable too: removing a stale socket there lstat()s it first.
-  const read = [...new Set([...codeDirs, ...runtimeDirs, runDir])];
-  return ['--experimental-permission', '--disable-warning=ExperimentalWarning', ...read.map((d) => `--allow-fs-read=${d}`), `--allow-fs-write=${runDir}`];
+  return ['--experimental-permission', '--disable-warning=ExperimentalWarning', `--allow-fs-read=${main}`, `--allow-fs-read=${runDir}`, `--allow-fs-write=${runDir}`];
+}
+
+/** Node's report of a read the sandbox refused (an uncaught ERR_ACCESS_DENIED), as it prints it on stderr. */
+const DENIED_READ = /permission: 'FileSystemRead',\s*resource: '([^'\n]*)'/;
+
+/**
+ * Why a process ended before its handshake, for the operator: a plugin that
+ * loads code beside its file (`require('./lib.js')`) is refused by the sandbox,
+ * and says so only in node's error on its stderr.
+ */
+function exitedBeforeHandshake(label: string, how: string, stderrTail: readonly string[]): string {
+  const denied = DENIED_READ.exec(stderrTail.join('\n'))?.[1];
+  if (denied !== undefined) {
+    return `plugin ${label} exited (${how}) before its handshake: the sandbox refused to let it read ${denied}. A plugin may read only its own file, which the sha256 covers: build it into one bundled JavaScript file (the SDK README's esbuild command) and register that`;
+  }
+  return `plugin ${label} exited (${how}) before its handshake; see the server log`;
 }
 
 /**
@@ -329,7 +346,7 @@ export function createPluginSupervisor(deps: PluginSupervisorDeps): PluginSuperv
     });
     // A process group of its own: SIGTERM or Ctrl-C to the core's group reaches the core only, which then
     // stops its plugins in order. The plugin still never outlives the core: it exits when its stdin closes.
-    const isolation = deps.cpuProfileDir ? ['--cpu-prof', `--cpu-prof-dir=${deps.cpuProfileDir}`] : sandboxFlags(spec.codeDirs, rt.dir, deps.runtimeDirs);
+    const isolation = deps.cpuProfileDir ? ['--cpu-prof', `--cpu-prof-dir=${deps.cpuProfileDir}`] : sandboxFlags(spec.main, rt.dir);
     const child = spawn(process.execPath, [...PLUGIN_V8_FLAGS, ...isolation, spec.main, ...spec.args], { env, stdio: sealedStdio(), detached: true });
     rt.stderrTail = [];
     rt.child = child;
@@ -361,9 +378,8 @@ export function createPluginSupervisor(deps: PluginSupervisorDeps): PluginSuperv
         }
       });
       child.once('error', (err) => fail(new StrongroomError('plugin_failed', `plugin ${rt.label} could not start: ${err.message}`)));
-      child.once('exit', (code, signal) =>
-        fail(new StrongroomError('plugin_failed', `plugin ${rt.label} exited (${signal ?? `code ${code}`}) before its handshake; see the server log`)),
-      );
+      // 'close', not 'exit': its stderr is read to the end by then, so the reason it gives is in the tail.
+      child.once('close', (code, signal) => fail(new StrongroomError('plugin_failed', exitedBeforeHandshake(rt.label, signal ?? `code ${code}`, rt.stderrTail))));
     });
     if (!socketPath.startsWith(rt.dir + path.sep)) {
       throw new StrongroomError('plugin_failed', `plugin ${rt.label} serves outside its private directory`);

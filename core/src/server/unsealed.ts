@@ -21,7 +21,7 @@ import type { MountStorage } from '../mounts/mount-storage.js';
 import { mountInfoOf, routePath, type MountEntry, type Router } from '../mounts/mount-table.js';
 import { createNamespaceStore } from '../namespace/namespace-store.js';
 import { isDescendantNamespace, ROOT_NAMESPACE, type Namespace, type NamespaceRegistry } from '../namespace/namespaces.js';
-import { builtinPlugins, pluginRuntimeDirs } from '../plugins/builtins.js';
+import { builtinPlugins } from '../plugins/builtins.js';
 import { createPluginCatalog, type PluginCatalog } from '../plugins/catalog.js';
 import { createPluginSupervisor, type PluginSupervisor } from '../plugins/supervisor.js';
 import { createPasswordPolicyStore, type PasswordPolicyStore } from '../password-policy/store.js';
@@ -115,7 +115,6 @@ export async function unseal(ctx: UnsealContext, opts: { restoreLeasesInBackgrou
       mountTtls: mountTtlsOf,
     },
     runDir,
-    runtimeDirs: pluginRuntimeDirs(),
     isStopping,
     onRestart: (plugin, version) => metrics.pluginRestarts.inc({ plugin, version }),
     ...(config.pluginCpuProfileDir ? { cpuProfileDir: config.pluginCpuProfileDir } : {}),

@@ -78,7 +78,7 @@ async function measure(ctx) {
     await new Promise((r) => setTimeout(r, IDLE_MS));
     const corePid = srv.child.pid;
     const procs = [{ name: 'core', pid: corePid }];
-    for (const e of ENGINES) procs.push({ name: `${e} plugin`, pid: ctx.findChildren(corePid, `plugins/${e}/dist/main.js`)[0] });
+    for (const e of ENGINES) procs.push({ name: `${e} plugin`, pid: ctx.findChildren(corePid, `plugins/${e}/dist/plugin.js`)[0] });
     const read = (pid) => (pid ? { rss: ctx.rssKb(pid), ...smapsKb(pid) } : { rss: NaN, uss: NaN, shared: NaN });
     const early = procs.map((p) => read(p.pid));
     await new Promise((r) => setTimeout(r, SETTLE_MS));

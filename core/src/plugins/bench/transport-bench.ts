@@ -15,7 +15,7 @@ import { createMemoryStorage, type Backend, type LogicalRequest, type MountInfo,
 import { createEchoFactory } from '../../../../sdk-plugin/dist/transport/fixtures/echo-backend.js';
 import { createPluginCatalog } from '../catalog.js';
 import { createPluginSupervisor } from '../supervisor.js';
-import { pluginRuntimeDirs } from '../builtins.js';
+import { bundledFixture } from './bundle.js';
 
 const FIXTURE = path.resolve(__dirname, '../../../../sdk-plugin/dist/transport/fixtures/echo-plugin.js');
 
@@ -45,7 +45,7 @@ export async function measureTransport(calls: number): Promise<TransportResult> 
   const catalog = createPluginCatalog({
     store: createMemoryStorage(),
     pluginDirectory: null,
-    builtins: [{ type: 'secret', name: 'echo', version: 'v0.1.0+builtin', main: FIXTURE }],
+    builtins: [{ type: 'secret', name: 'echo', version: 'v0.1.0+builtin', main: bundledFixture(FIXTURE, tmp) }],
   });
   const quiet = { debug() {}, info() {}, warn() {}, error() {} };
   const storages = new Map<string, Storage>();
@@ -56,7 +56,7 @@ export async function measureTransport(calls: number): Promise<TransportResult> 
     generatePasswordFromPolicy: async () => '',
     coreVersion: async () => 'bench',
   };
-  const sup = createPluginSupervisor({ catalog, logger: { child: () => quiet }, callbacks: { storageFor, systemViewFor: () => system }, runDir: path.join(tmp, 'run'), runtimeDirs: pluginRuntimeDirs() });
+  const sup = createPluginSupervisor({ catalog, logger: { child: () => quiet }, callbacks: { storageFor, systemViewFor: () => system }, runDir: path.join(tmp, 'run') });
   const entry = await catalog.get('secret', 'echo');
   if (!entry) throw new Error('no entry');
   const mount: MountInfo = { path: 'echo/', type: 'echo', uuid: 'bench', accessor: 'echo_b', namespace: '', options: {}, isAuth: false };
