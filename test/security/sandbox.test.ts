@@ -20,29 +20,39 @@ jest.setTimeout(120_000);
 const PROBE_MAIN = resolve(__dirname, '../fixtures/probe-plugin/main.js');
 const REPO = resolve(__dirname, '../..');
 
-let s: RunningServer;
+let s: RunningServer & { configFile: string };
 let dataDir: string;
 let configDir: string;
 let pluginDir: string;
 let probeCommand: string;
-beforeAll(async () => {
-  pluginDir = scratchDir('sr-sandbox-plugins-');
-  const probe = externalPlugin(pluginDir, 'probe', PROBE_MAIN);
-  probeCommand = probe.command;
-  s = await startConfigServer(`storage "level" { path = "$DIR/data" }
+
+/** A configured server (of `bin`, default this checkout's) on `plugins`, initialized and unsealed, with the probe registered. */
+async function serverWithProbe(plugins: string, probe: { command: string; sha256: string }, bin?: string): Promise<RunningServer & { configFile: string }> {
+  const server = await startConfigServer(
+    `storage "level" { path = "$DIR/data" }
 listener "tcp" {
   address     = "127.0.0.1:$PORT"
   tls_disable = true
 }
-plugin_directory = "${pluginDir}"
-`);
-  configDir = dirname((s as RunningServer & { configFile: string }).configFile);
-  dataDir = join(configDir, 'data');
-  const init = await s.api('POST', 'sys/init', { secret_shares: 1, secret_threshold: 1 }, { token: null });
+plugin_directory = "${plugins}"
+`,
+    bin === undefined ? {} : { bin },
+  );
+  const init = await server.api('POST', 'sys/init', { secret_shares: 1, secret_threshold: 1 }, { token: null });
   expect(init.status).toBe(200);
-  s.rootToken = init.body.root_token;
-  expect((await s.api('POST', 'sys/unseal', { key: init.body.keys_base64[0] }, { token: null })).body.sealed).toBe(false);
-  expect((await s.api('POST', 'sys/plugins/catalog/secret/probe', { command: probe.command, sha256: probe.sha256, version: 'v1.0.0' })).status).toBe(204);
+  server.rootToken = init.body.root_token;
+  expect((await server.api('POST', 'sys/unseal', { key: init.body.keys_base64[0] }, { token: null })).body.sealed).toBe(false);
+  expect((await server.api('POST', 'sys/plugins/catalog/secret/probe', { command: probe.command, sha256: probe.sha256, version: 'v1.0.0' })).status).toBe(204);
+  return server;
+}
+
+beforeAll(async () => {
+  pluginDir = scratchDir('sr-sandbox-plugins-');
+  const probe = externalPlugin(pluginDir, 'probe', PROBE_MAIN);
+  probeCommand = probe.command;
+  s = await serverWithProbe(pluginDir, probe);
+  configDir = dirname(s.configFile);
+  dataDir = join(configDir, 'data');
   expect((await s.api('POST', 'sys/mounts/probe', { type: 'probe' })).status).toBe(204);
   expect((await s.api('POST', 'sys/mounts/kv', { type: 'kv', options: { version: '2' } })).status).toBe(204);
   // Data in the core's LevelDB, so its files (log, MANIFEST, LOCK) are open.
@@ -173,20 +183,7 @@ describe('no read escapes through node_modules symlinks or .. (issue 26, finding
     symlinkSync('../../install/node_modules', join(probe.dir, 'node_modules'));
     probeFile = join(plugins, probe.command);
 
-    installed = await startConfigServer(
-      `storage "level" { path = "$DIR/data" }
-listener "tcp" {
-  address     = "127.0.0.1:$PORT"
-  tls_disable = true
-}
-plugin_directory = "${plugins}"
-`,
-      { bin: join(root, 'core/dist/cli/main.js') },
-    );
-    const init = await installed.api('POST', 'sys/init', { secret_shares: 1, secret_threshold: 1 }, { token: null });
-    installed.rootToken = init.body.root_token;
-    expect((await installed.api('POST', 'sys/unseal', { key: init.body.keys_base64[0] }, { token: null })).body.sealed).toBe(false);
-    expect((await installed.api('POST', 'sys/plugins/catalog/secret/probe', { command: probe.command, sha256: probe.sha256, version: 'v1.0.0' })).status).toBe(204);
+    installed = await serverWithProbe(plugins, probe, join(root, 'core/dist/cli/main.js'));
     expect((await installed.api('POST', 'sys/mounts/external', { type: 'probe' })).status).toBe(204);
     expect((await installed.api('POST', 'sys/mounts/builtin', { type: 'kv' })).status).toBe(204);
   });
