@@ -177,6 +177,7 @@ describe('no read escapes through node_modules symlinks or .. (issue 26, finding
     }
     for (const ws of ['core', 'sdk-plugin']) symlinkSync(`../../${ws}`, join(root, 'node_modules/@strongroom', ws));
     builtinFile = bundlePlugin(PROBE_MAIN, join(root, 'plugins/kv/dist/plugin.js'));
+    cpSync(join(REPO, 'plugins/kv/package.json'), join(root, 'plugins/kv/package.json'));
 
     const plugins = join(top, 'plugins');
     const probe = externalPlugin(plugins, 'probe', PROBE_MAIN);
