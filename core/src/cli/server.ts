@@ -32,6 +32,7 @@ export async function runServer(args: ParsedArgs): Promise<void> {
       apiAddr: '',
       leaseRevocation: {},
       telemetry: { ...DEFAULT_TELEMETRY },
+      ui: true,
       ...(process.env.STRONGROOM_DEV_PLUGIN_CPU_PROFILE ? { pluginCpuProfileDir: resolve(process.env.STRONGROOM_DEV_PLUGIN_CPU_PROFILE) } : {}),
     };
   } else {

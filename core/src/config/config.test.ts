@@ -125,6 +125,11 @@ describe('parseConfig', () => {
     expect(cfg.apiAddr).toBeUndefined();
   });
 
+  it('turns the web UI on with ui = true', () => {
+    expect(parseConfig('storage "inmem" {}\nlistener "tcp" { tls_disable = true }\nui = true').ui).toBe(true);
+    expect(parseConfig(JSON.stringify({ storage: { inmem: {} }, listener: { tcp: { tls_disable: true } }, ui: 'true' })).ui).toBe(true);
+  });
+
   it('reads the lease revocation retry schedule, in milliseconds', () => {
     const cfg = parseConfig('storage "inmem" {}\nlistener "tcp" { tls_disable = true }\nlease_revocation {\n  retry_base = "250ms"\n  max_attempts = 3\n}');
     expect(cfg.leaseRevocation).toEqual({ retryBaseMs: 250, maxAttempts: 3 });
@@ -163,7 +168,7 @@ describe('parseConfig', () => {
     ['an unknown top-level key', `${S}\n${L}\n\napi_adr = "x"`, /sr\.hcl: api_adr: unknown key \(did you mean "api_addr"\?\) \(line 4\)/],
     ['an unknown block', `${S}\n${L}\nreplication {\n  x = 1\n}`, /sr\.hcl: replication: unknown key \(line 3\)/],
     ['a seal block, refused by name', `${S}\n${L}\nseal "awskms" {\n  region = "x"\n}`, /sr\.hcl: seal: not supported: auto-unseal .* \(line 3\)/],
-    ['ui = true', `${S}\n${L}\nui = true`, /sr\.hcl: ui: the web UI is not served .* \(line 3\)/],
+    ['a bad ui value', `${S}\n${L}\nui = "sometimes"`, /sr\.hcl: ui: must be a boolean \(line 3\)/],
     ['an unknown storage key', `${L}\nstorage "level" {\n  path = "/d"\n  pathh = "/e"\n}`, /storage\.level\.pathh: unknown key \(did you mean "path"\?\) \(line 4\)/],
     ['an unknown telemetry key', `${S}\n${L}\ntelemetry {\n  statsd_address = "127.0.0.1:8125"\n}`, /telemetry\.statsd_address: unknown key \(line 4\)/],
     ['a bad telemetry type', `${S}\n${L}\ntelemetry {\n  disable_hostname = "perhaps"\n}`, /telemetry\.disable_hostname: must be a boolean \(line 4\)/],

@@ -13,7 +13,7 @@
  * A listener serves TLS unless `tls_disable` says otherwise, so a typo in
  * `tls_disable` fails closed (certificate files are then required). Every key
  * is checked: an unknown block or key (a misspelt `adress`), a Vault feature
- * this server does not have (`seal`, `ui = true`, ...), a wrong type, or a
+ * this server does not have (`seal`, `ha_storage`, ...), a wrong type, or a
  * missing file the config refers to stops the server at start. Nothing is
  * silently ignored. Values are wire-lenient like Vault's: `tls_disable =
  * "true"` or `1` work. Errors name the file, the key and its line.
@@ -82,7 +82,7 @@ export interface Config {
   /** Seconds. */
   defaultLeaseTtl: number;
   maxLeaseTtl: number;
-  /** Only `false` is accepted: the web UI is not served. */
+  /** Serve the web UI at /ui/ (Vault's `ui`); off unless set. */
   ui: boolean;
   /** Accepted for compatibility; Node cannot mlock. */
   disableMlock: boolean;
@@ -122,7 +122,7 @@ const topSchema = z.object({
   log_requests_level: z.preprocess((v) => (typeof v === 'string' ? v.trim().toLowerCase() : v), z.enum(REQUEST_LOG_LEVELS, { message: `must be one of ${REQUEST_LOG_LEVELS.join(', ')}` })).optional(),
   default_lease_ttl: duration.optional(),
   max_lease_ttl: duration.optional(),
-  ui: lenientBool.refine((v) => v === false, 'the web UI is not served by this server; remove the key or set it to false').optional(),
+  ui: lenientBool.optional(),
   disable_mlock: lenientBool.optional(),
 });
 

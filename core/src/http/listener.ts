@@ -6,7 +6,7 @@
  * What must stay true:
  * - A request body is read once, by hand, and never beyond `maxRequestSize`:
  *   a larger declared or streamed body gets 413 and the connection is closed.
- * - Anything outside `/v1/` is a JSON 404; nothing else is served.
+ * - Outside `/v1/` only the web UI is served (ui.ts, when enabled); anything else is a JSON 404.
  * - Errors from the core that are not StrongroomErrors reach the client as
  *   'internal error' only (see response.ts); the detail goes to the log.
  *
@@ -30,6 +30,7 @@ import { wrapConnection } from './list-method.js';
 import { API_PREFIX, parseApiRequest } from './request.js';
 import { errorReply, renderReply, replyForError, writeRendered } from './response.js';
 import type { Cors } from './cors.js';
+import { uiRouter } from './ui.js';
 import type { ApiHandler, ApiReply } from './types.js';
 
 /** Vault's default `max_request_size`: 32 MiB. */
@@ -45,6 +46,8 @@ const optionsSchema = z.object({
   /** Bytes. 0 or absent: 32 MiB; negative: no limit (as Vault's max_request_size). */
   maxRequestSize: z.number().int().optional(),
   requireRequestHeader: z.boolean().optional(),
+  /** The built web UI's directory, served at /ui/; absent or null: no UI. */
+  uiDirectory: z.string().min(1).nullish(),
 });
 
 export type ListenerOptions = z.input<typeof optionsSchema>;
@@ -85,7 +88,8 @@ export function createListener(options: ListenerOptions, handle: ApiHandler, dep
   const app = express();
   app.set('etag', false);
   app.set('x-powered-by', false);
-  // The one catch-all route: outside /v1/ there is nothing to serve; routing is the mount table's job.
+  if (opts.uiDirectory) app.use(uiRouter(opts.uiDirectory));
+  // The catch-all route: nothing else outside /v1/ is served; routing is the mount table's job.
   app.use((req, res) => send(res, errorReply(404, ['not found']), req.method === 'HEAD'));
 
   /** An API request, in order with the others on its connection. */

@@ -37,6 +37,7 @@ import { createAclCache } from '../policy/acl-cache.js';
 import { createSealManager } from '../seal/seal-manager.js';
 import { openStorage } from '../storage/registry.js';
 import { createCors } from '../http/cors.js';
+import { builtUiDirectory } from '../http/ui.js';
 import { createNodeLocal } from '../sys/seal-paths.js';
 import { unauthedRootRecoveryGate } from '../sys/root-recovery.js';
 import { createTokenStore } from '../token/index.js';
@@ -197,7 +198,12 @@ export async function createCore(opts: { config: ServerConfig; logger: CoreLogge
   return {
     handle,
     async listen() {
-      listeners = config.listeners.map((l) => createListener({ address: l.address, tls: l.tls, maxRequestSize: l.maxRequestSize, requireRequestHeader: l.requireRequestHeader }, handlerFor(l), { logger, cors }));
+      const uiDirectory = config.ui ? builtUiDirectory() : null;
+      // A config file's `ui = true` was checked at load; a dev server without a built UI still serves the API.
+      if (config.ui && !uiDirectory) logger.warn('the web UI is not built (ui/dist is missing: run npm install); serving the API only');
+      listeners = config.listeners.map((l) =>
+        createListener({ address: l.address, tls: l.tls, maxRequestSize: l.maxRequestSize, requireRequestHeader: l.requireRequestHeader, uiDirectory }, handlerFor(l), { logger, cors }),
+      );
       const bound = await Promise.all(listeners.map((l) => l.start()));
       return bound.map((b, i) => ({ url: `${config.listeners[i]!.tls ? 'https' : 'http'}://${b.host.includes(':') ? `[${b.host}]` : b.host}:${b.port}` }));
     },

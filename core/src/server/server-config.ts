@@ -2,6 +2,7 @@
  * The server's resolved configuration, from `--dev` flags or a config file
  * (HCL or JSON, parsed and validated by core/src/config).
  */
+import { builtUiDirectory } from '../http/ui.js';
 import type { LogLevel } from '../log/logger.js';
 import { storageHaEnabled, type StorageConfig } from '../storage/registry.js';
 
@@ -32,6 +33,8 @@ export interface ServerConfig {
   /** Level of the request log line (default debug), or off. */
   logRequestsLevel?: LogLevel | 'off';
   telemetry: { prometheusRetentionTime: number; disableHostname: boolean };
+  /** Serve the web UI at /ui/ (`ui = true`; on in dev mode). */
+  ui?: boolean;
   /** Dev servers only: plugin processes run unsandboxed and write CPU profiles here (see the supervisor). */
   pluginCpuProfileDir?: string;
 }
@@ -52,6 +55,7 @@ function fromFileConfig(c: import('../config/config.js').Config): ServerConfig {
     // Standbys forward to, and redirect clients to, the active node's api_addr: without it they cannot.
     throw new Error(`api_addr: is required with storage "${c.storage.type}" { ha_enabled = true } (the address other nodes and clients reach this node at)`);
   }
+  if (c.ui && !builtUiDirectory()) throw new Error('ui: the web UI is not built (the ui workspace has no dist/: run npm install)');
   return {
     listeners: c.listeners.map((l) => ({
       address: l.address,
@@ -70,6 +74,7 @@ function fromFileConfig(c: import('../config/config.js').Config): ServerConfig {
     apiAddr,
     leaseRevocation: c.leaseRevocation,
     telemetry: c.telemetry,
+    ui: c.ui,
     ...(c.logFormat ? { logFormat: c.logFormat } : {}),
     ...(c.logFile ? { logFile: c.logFile } : {}),
     ...(c.logRequestsLevel ? { logRequestsLevel: c.logRequestsLevel } : {}),

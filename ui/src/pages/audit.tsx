@@ -1,0 +1,1 @@
+export function AuditPage() { return <h1>AuditPage</h1>; }

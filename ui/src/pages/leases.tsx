@@ -1,0 +1,1 @@
+export function LeasesPage() { return <h1>LeasesPage</h1>; }

@@ -1,0 +1,1 @@
+export function NamespacesPage() { return <h1>NamespacesPage</h1>; }

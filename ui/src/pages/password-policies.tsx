@@ -1,0 +1,1 @@
+export function PasswordPoliciesPage() { return <h1>PasswordPoliciesPage</h1>; }

@@ -1,0 +1,1 @@
+export function StatusPage() { return <h1>StatusPage</h1>; }
