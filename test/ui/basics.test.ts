@@ -1,7 +1,8 @@
 /**
  * The web UI in a real headless Chromium against the real binary (issue 29):
- * serving and its headers, sign-in and sign-out, navigation, kv v2, ACL
- * policies, seal and unseal. One dev server and one browser for the file.
+ * serving and its headers, sign-in (token, userpass, AppRole) and sign-out,
+ * navigation, a phone-sized screen, kv v2, ACL policies, seal and unseal (last:
+ * it seals the server). One dev server and one browser for the file.
  */
 import type { Browser } from 'playwright-core';
 import { eventually, launchBrowser, openPage, signInWithToken, type UiPage } from '../helpers/browser';
@@ -99,6 +100,69 @@ describe('sign in', () => {
   });
 });
 
+describe('sign in with a login', () => {
+  it('signs in with userpass at userpass/ and sees only what its policy allows', async () => {
+    expect((await server.api('POST', 'sys/auth/userpass', { type: 'userpass' })).status).toBe(204);
+    expect((await server.api('PUT', 'sys/policies/acl/kv-reader', { policy: 'path "secret/*" { capabilities = ["read", "list"] }' })).status).toBe(204);
+    expect((await server.api('POST', 'auth/userpass/users/alice', { password: 'correct horse battery', token_policies: 'kv-reader' })).status).toBe(204);
+    const { page } = ui;
+    await page.goto('/ui/');
+    await page.getByLabel('Method').selectOption('Username');
+    await page.getByLabel('Username').fill('alice');
+    await page.getByLabel('Password').fill('wrong password');
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('alert').waitFor();
+    await page.getByLabel('Password').fill('correct horse battery');
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    const nav = page.getByRole('navigation', { name: 'Mounts' });
+    await nav.getByRole('link', { name: 'secret/', exact: true }).waitFor();
+    // The navigation comes from sys/internal/ui/mounts, filtered by the caller's ACL.
+    expect(await nav.getByRole('link', { name: 'userpass/', exact: true }).count()).toBe(0);
+    const token = JSON.parse((await page.evaluate(() => sessionStorage.getItem('strongroom.session')))!).token as string;
+    const self = await server.api('GET', 'auth/token/lookup-self', undefined, { token });
+    expect(self.body.data.policies).toContain('kv-reader');
+    expect(self.body.data.display_name).toBe('userpass-alice');
+  });
+
+  it('signs in with AppRole at the mount path given', async () => {
+    expect((await server.api('POST', 'sys/auth/machines', { type: 'approle' })).status).toBe(204);
+    expect((await server.api('POST', 'auth/machines/role/web', { token_policies: 'kv-reader' })).status).toBe(204);
+    const roleId = (await server.api('GET', 'auth/machines/role/web/role-id')).body.data.role_id as string;
+    const secretId = (await server.api('POST', 'auth/machines/role/web/secret-id')).body.data.secret_id as string;
+    const { page } = ui;
+    await page.goto('/ui/');
+    await page.getByLabel('Method').selectOption('AppRole');
+    await page.getByLabel('Role ID').fill(roleId);
+    await page.getByLabel('Secret ID').fill(secretId);
+    await page.getByLabel('Mount path').fill('machines/');
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('navigation', { name: 'Mounts' }).getByRole('link', { name: 'secret/', exact: true }).waitFor();
+    expect(page.url()).not.toContain(secretId);
+    const token = JSON.parse((await page.evaluate(() => sessionStorage.getItem('strongroom.session')))!).token as string;
+    expect((await server.api('GET', 'auth/token/lookup-self', undefined, { token })).body.data.meta).toMatchObject({ role_name: 'web' });
+  });
+});
+
+describe('a phone-sized screen', () => {
+  it('fits 390 px without sideways scrolling, every control named', async () => {
+    await ui.close();
+    ui = await openPage(browser, server.url, { width: 390, height: 844 });
+    const { page } = ui;
+    await signInWithToken(page, server.rootToken);
+    await page.getByRole('navigation', { name: 'Mounts' }).getByRole('link', { name: 'secret/', exact: true }).click();
+    await page.getByRole('button', { name: 'Create secret' }).waitFor();
+    expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
+    // Every button, link, field and select has an accessible name.
+    const unnamed = await page.evaluate(() =>
+      [...document.querySelectorAll('button, a[href], input, select, textarea')]
+        .filter((el) => !(el.getAttribute('aria-label') || (el as HTMLInputElement).labels?.length || el.textContent?.trim() || el.getAttribute('aria-labelledby')))
+        .map((el) => el.outerHTML),
+    );
+    expect(unnamed).toEqual([]);
+    await ui.screenshot('phone-kv');
+  });
+});
+
 describe('kv v2', () => {
   it('creates a secret, reveals it, writes a second version, compares, deletes and undeletes a version, and deletes the secret', async () => {
     const { page } = ui;
@@ -142,5 +206,53 @@ describe('kv v2', () => {
     await page.getByRole('button', { name: 'Confirm delete secret' }).click();
     await page.getByRole('heading', { name: 'secret/app/' }).waitFor();
     expect((await server.api('GET', 'secret/metadata/app/db')).status).toBe(404);
+  });
+});
+
+describe('policies', () => {
+  it("writes a policy, shows the server's message beside the editor when it is wrong, and saves it once fixed", async () => {
+    const { page } = ui;
+    await signInWithToken(page, server.rootToken);
+    await page.getByRole('navigation', { name: 'System' }).getByRole('link', { name: 'Policies', exact: true }).click();
+    await page.getByLabel('Policy name').fill('app-writer');
+    await page.getByRole('button', { name: 'Create policy' }).click();
+    const editor = page.getByLabel('Policy', { exact: true });
+    await editor.fill('path "secret/data/app/*" {\n  capabilities = ["create", "reed"]\n}\n');
+    await page.getByRole('button', { name: 'Save' }).click();
+    const alert = page.getByRole('alert');
+    await alert.filter({ hasText: /unknown capability "reed"/ }).waitFor();
+    expect(await editor.getAttribute('aria-invalid')).toBe('true');
+    expect((await editor.getAttribute('aria-describedby'))?.split(' ')).toContain(await alert.getAttribute('id'));
+    expect((await server.api('GET', 'sys/policies/acl/app-writer')).status).toBe(404);
+    await ui.screenshot('policy-error');
+
+    await editor.fill('path "secret/data/app/*" {\n  capabilities = ["create", "read"]\n}\n');
+    await page.getByRole('button', { name: 'Save' }).click();
+    await page.getByRole('status').filter({ hasText: 'Policy app-writer saved' }).waitFor();
+    expect(await alert.count()).toBe(0);
+    expect((await server.api('GET', 'sys/policies/acl/app-writer')).body.data.policy).toContain('"read"');
+  });
+});
+
+describe('seal', () => {
+  it('seals the server and unseals it with its key share', async () => {
+    const { page } = ui;
+    await signInWithToken(page, server.rootToken);
+    await page.getByRole('navigation', { name: 'System' }).getByRole('link', { name: 'Seal', exact: true }).click();
+    await page.getByText('unsealed', { exact: true }).waitFor();
+    await page.getByRole('button', { name: 'Seal', exact: true }).click();
+    await page.getByRole('button', { name: 'Confirm seal' }).click();
+    await page.getByLabel('Key share').waitFor();
+    expect((await server.api('GET', 'sys/seal-status', undefined, { token: null })).body.sealed).toBe(true);
+    await page.getByText('0 of 1 key shares entered').waitFor();
+    await ui.screenshot('sealed');
+
+    await page.getByLabel('Key share').fill(server.unsealKey);
+    await page.getByRole('button', { name: 'Unseal' }).click();
+    await page.getByText('unsealed', { exact: true }).waitFor();
+    expect((await server.api('GET', 'sys/seal-status', undefined, { token: null })).body.sealed).toBe(false);
+    // The session goes on: the token still works once unsealed.
+    await page.getByRole('navigation', { name: 'Mounts' }).getByRole('link', { name: 'secret/', exact: true }).click();
+    await page.getByRole('button', { name: 'Create secret' }).waitFor();
   });
 });

@@ -24,7 +24,7 @@ let version = 0;
 const listeners = new Set<() => void>();
 
 /** Makes every useMounts() reload (after enabling, tuning or disabling a mount). */
-function reloadMounts(): void {
+export function reloadMounts(): void {
   version++;
   for (const l of listeners) l();
 }

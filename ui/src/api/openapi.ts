@@ -122,7 +122,7 @@ export function loadSpec(apiPath: string, namespace: string): Promise<MountSpec>
 }
 
 /** Forget cached descriptions (after a mount is enabled, tuned or disabled). */
-const forgetSpecs = () => cache.clear();
+export const forgetSpecs = () => cache.clear();
 
 export interface Match {
   template: Template;

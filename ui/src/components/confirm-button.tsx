@@ -1,17 +1,18 @@
 import { useState } from 'preact/hooks';
 
 /** A destructive action asked twice: "Disable", then "Confirm disable" or "Cancel". */
-export function ConfirmButton({ label, onConfirm, disabled }: { label: string; onConfirm: () => void | Promise<void>; disabled?: boolean }) {
+/** `label` is what the button says; `name`, when given, is its accessible name (several "Disable" buttons in a table each name their row). */
+export function ConfirmButton({ label, name, onConfirm, disabled }: { label: string; name?: string; onConfirm: () => void | Promise<void>; disabled?: boolean }) {
   const [asking, setAsking] = useState(false);
   if (!asking) {
     return (
-      <button type="button" class="danger" disabled={disabled} onClick={() => setAsking(true)}>
+      <button type="button" class="danger" aria-label={name} disabled={disabled} onClick={() => setAsking(true)}>
         {label}
       </button>
     );
   }
   return (
-    <span class="confirm" role="group" aria-label={`Confirm ${label.toLowerCase()}`}>
+    <span class="confirm" role="group" aria-label={`Confirm ${(name ?? label).toLowerCase()}`}>
       <button
         type="button"
         class="danger"

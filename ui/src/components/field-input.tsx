@@ -74,13 +74,14 @@ export function FieldInput({ field, id, value, onChange, error }: { field: Field
   }
   return (
     <div class={`field${field.kind === 'boolean' ? ' checkbox' : ''}`}>
-      <label for={id}>{field.name}</label>
-      {field.required && (
-        <span class="required" aria-hidden="true">
-          {' '}
-          *
-        </span>
-      )}
+      <span class="label-row">
+        <label for={id}>{field.name}</label>
+        {field.required && (
+          <span class="required" aria-hidden="true" title="required">
+            *
+          </span>
+        )}
+      </span>
       {control}
       {field.description && (
         <small id={hintId} class="hint">

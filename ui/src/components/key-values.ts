@@ -1,0 +1,12 @@
+/** "key=value" lines, as a form takes mount and audit options, to an object and back. */
+export function parseKeyValues(text: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const line of text.split('\n')) {
+    const t = line.trim();
+    if (!t) continue;
+    const i = t.indexOf('=');
+    if (i <= 0) throw new Error(`Options: "${t}" is not key=value`);
+    out[t.slice(0, i).trim()] = t.slice(i + 1).trim();
+  }
+  return out;
+}
