@@ -234,6 +234,62 @@ describe('policies', () => {
   });
 });
 
+describe('system pages', () => {
+  it('enables, tunes and disables a secrets engine, saves a password policy and generates a sample, enables an audit device, creates a namespace and charts the metrics', async () => {
+    const { page } = ui;
+    const system = page.getByRole('navigation', { name: 'System' });
+    await signInWithToken(page, server.rootToken);
+
+    await system.getByRole('link', { name: 'Secrets engines', exact: true }).click();
+    const enable = page.getByRole('form', { name: 'Enable a secrets engine' });
+    await enable.getByLabel('Type').selectOption('kv');
+    await enable.getByLabel('Path').fill('team-kv');
+    await enable.getByLabel('Options').fill('version=1');
+    await enable.getByRole('button', { name: 'Enable' }).click();
+    await page.getByRole('navigation', { name: 'Mounts' }).getByRole('link', { name: 'team-kv/', exact: true }).waitFor();
+    expect((await server.api('GET', 'sys/mounts/team-kv')).body.data).toMatchObject({ type: 'kv', options: { version: '1' } });
+    await page.getByRole('button', { name: 'Tune team-kv/' }).click();
+    await page.getByLabel('Max lease TTL').fill('2h');
+    await page.getByRole('button', { name: 'Save tuning' }).click();
+    await page.getByRole('status').filter({ hasText: 'team-kv/ tuned' }).waitFor();
+    expect((await server.api('GET', 'sys/mounts/team-kv/tune')).body.data.max_lease_ttl).toBe(7200);
+    await page.getByRole('button', { name: 'Disable team-kv/' }).click();
+    await page.getByRole('button', { name: 'Confirm disable team-kv/' }).click();
+    await page.getByRole('status').filter({ hasText: 'team-kv/ disabled' }).waitFor();
+    expect((await server.api('GET', 'sys/mounts/team-kv')).status).toBe(404);
+
+    await system.getByRole('link', { name: 'Password policies' }).click();
+    await page.getByLabel('Policy name').fill('pins');
+    await page.getByRole('button', { name: 'New policy' }).click();
+    await page.getByLabel('Policy', { exact: true }).fill('length = 6\nrule "charset" {\n  charset = "0123456789"\n  min-chars = 6\n}\n');
+    await page.getByRole('button', { name: 'Save' }).click();
+    await page.getByRole('button', { name: 'Generate a sample' }).click();
+    await page.getByRole('button', { name: 'Reveal' }).click();
+    await eventually(async () => expect(await page.getByRole('form', { name: 'Password policy pins' }).locator('code').textContent()).toMatch(/^\d{6}$/));
+
+    await system.getByRole('link', { name: 'Audit devices' }).click();
+    await page.getByText('No audit device is enabled').waitFor();
+    await page.getByLabel('Options').fill('file_path=discard');
+    await page.getByRole('button', { name: 'Enable' }).click();
+    await page.getByRole('row', { name: /file\/.*file_path=discard/ }).waitFor();
+    expect(Object.keys((await server.api('GET', 'sys/audit')).body.data)).toEqual(['file/']);
+    await page.getByRole('button', { name: 'Disable file/' }).click();
+    await page.getByRole('button', { name: 'Confirm disable file/' }).click();
+    await page.getByText('No audit device is enabled').waitFor();
+
+    await system.getByRole('link', { name: 'Namespaces' }).click();
+    await page.getByLabel('Namespace name').fill('acme');
+    await page.getByRole('button', { name: 'Create namespace' }).click();
+    await page.getByRole('row', { name: /acme\// }).waitFor();
+    expect((await server.api('GET', 'sys/namespaces/acme')).status).toBe(200);
+
+    await system.getByRole('link', { name: 'Status' }).click();
+    await page.getByRole('img', { name: /^Leases: 0 leases/ }).waitFor();
+    await page.getByRole('img', { name: /^Requests per second: [\d.]+ req\/s/ }).waitFor({ timeout: 15_000 });
+    await ui.screenshot('status');
+  });
+});
+
 describe('seal', () => {
   it('seals the server and unseals it with its key share', async () => {
     const { page } = ui;

@@ -4,6 +4,8 @@ import { useState } from 'preact/hooks';
 /** `label` is what the button says; `name`, when given, is its accessible name (several "Disable" buttons in a table each name their row). */
 export function ConfirmButton({ label, name, onConfirm, disabled }: { label: string; name?: string; onConfirm: () => void | Promise<void>; disabled?: boolean }) {
   const [asking, setAsking] = useState(false);
+  const what = name ?? label;
+  const confirmName = `Confirm ${what[0]!.toLowerCase()}${what.slice(1)}`;
   if (!asking) {
     return (
       <button type="button" class="danger" aria-label={name} disabled={disabled} onClick={() => setAsking(true)}>
@@ -12,10 +14,11 @@ export function ConfirmButton({ label, name, onConfirm, disabled }: { label: str
     );
   }
   return (
-    <span class="confirm" role="group" aria-label={`Confirm ${(name ?? label).toLowerCase()}`}>
+    <span class="confirm" role="group" aria-label={confirmName}>
       <button
         type="button"
         class="danger"
+        aria-label={name ? confirmName : undefined}
         autoFocus
         onClick={async () => {
           setAsking(false);

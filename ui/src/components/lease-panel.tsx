@@ -4,7 +4,7 @@ import { api, messageOf } from '../api/client';
 import { announce } from './announcer';
 import { ErrorMessage } from './error-message';
 
-export function formatDuration(seconds: number): string {
+function formatDuration(seconds: number): string {
   const s = Math.max(0, Math.floor(seconds));
   const h = Math.floor(s / 3600);
   const m = Math.floor((s % 3600) / 60);

@@ -81,18 +81,22 @@ export function MountsAdminPage({ table }: { table: 'secret' | 'auth' }) {
 
 function TuneForm({ base, mount, onDone }: { base: string; mount: MountInfo; onDone: () => void }) {
   const [values, setValues] = useState({ description: mount.description, default_lease_ttl: '', max_lease_ttl: '' });
+  const [initial, setInitial] = useState(values);
   const [error, setError] = useState<unknown>(null);
   useEffect(() => {
-    api.read<{ default_lease_ttl: number; max_lease_ttl: number; description?: string }>(`${base}/${mount.path}tune`).then(
-      (r) => setValues((v) => ({ ...v, default_lease_ttl: String(r.data?.default_lease_ttl ?? ''), max_lease_ttl: String(r.data?.max_lease_ttl ?? '') })),
-      setError,
-    );
+    api.read<{ default_lease_ttl: number; max_lease_ttl: number; description?: string }>(`${base}/${mount.path}tune`).then((r) => {
+      const read = { description: mount.description, default_lease_ttl: String(r.data?.default_lease_ttl ?? ''), max_lease_ttl: String(r.data?.max_lease_ttl ?? '') };
+      setValues(read);
+      setInitial(read);
+    }, setError);
   }, [mount.path]);
   const submit = async (e: Event) => {
     e.preventDefault();
     setError(null);
+    // Only what was changed: the TTLs read back are the effective ones, and sending them would pin them.
+    const body = Object.fromEntries(Object.entries(values).filter(([k, v]) => v !== initial[k as keyof typeof initial]));
     try {
-      await api.write(`${base}/${mount.path}tune`, { description: values.description, default_lease_ttl: values.default_lease_ttl || undefined, max_lease_ttl: values.max_lease_ttl || undefined });
+      await api.write(`${base}/${mount.path}tune`, body);
       onDone();
     } catch (err) {
       setError(err);
@@ -122,7 +126,8 @@ function TuneForm({ base, mount, onDone }: { base: string; mount: MountInfo; onD
 }
 
 function EnableForm({ table, base, onDone }: { table: 'secret' | 'auth'; base: string; onDone: (path: string) => void }) {
-  const [types, setTypes] = useState<string[]>([]);
+  /** The catalog's types of this table; null while loading, [] when the catalog cannot be read (then a free field). */
+  const [types, setTypes] = useState<string[] | null>(null);
   const [type, setType] = useState('');
   const [path, setPath] = useState('');
   const [description, setDescription] = useState('');
@@ -158,9 +163,9 @@ function EnableForm({ table, base, onDone }: { table: 'secret' | 'auth'; base: s
       <h2>{table === 'auth' ? 'Enable an auth method' : 'Enable a secrets engine'}</h2>
       <div class="field">
         <label for="enable-type">Type</label>
-        {types.length ? (
-          <select id="enable-type" value={type} onChange={(e) => setType((e.currentTarget as HTMLSelectElement).value)}>
-            {types.map((t) => (
+        {types === null || types.length ? (
+          <select id="enable-type" disabled={types === null} value={type} onChange={(e) => setType((e.currentTarget as HTMLSelectElement).value)}>
+            {(types ?? []).map((t) => (
               <option key={t}>{t}</option>
             ))}
           </select>
