@@ -97,6 +97,10 @@ describe('userpass', () => {
     expect(r.code).toBe(0);
     const lookup = await s.api('GET', 'auth/token/lookup-self', undefined, { token: r.stdout.trim() });
     expect(lookup.body.data.policies).toEqual(['app', 'default']);
+    // The password from stdin, as the README shows it, keeps it out of the shell history.
+    const fromStdin = await cli.run(['login', '-method=userpass', '-field=token', 'username=erin', 'password=-'], { token: null, input: 'pw-erin\n' });
+    expect(fromStdin.code).toBe(0);
+    expect(fromStdin.stdout.trim()).toMatch(/^\S+$/);
   });
 
   it('deletes a user: it can no longer log in', async () => {
