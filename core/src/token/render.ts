@@ -3,6 +3,7 @@
  * id appears only where the caller already holds it (lookup-self, lookup with
  * the id, a create or login response); an accessor lookup never shows it.
  */
+import { tokens } from '@strongroom/sdk-plugin/host';
 import type { TokenEntry, TokenRole } from './types.js';
 
 const seconds = (ms: number): number => Math.floor(ms / 1000);
@@ -75,7 +76,7 @@ export function renderAuth(
   return auth;
 }
 
-/** `data` of a role read. */
+/** `data` of a role read: the token settings as every auth method's roles show them, and Vault's older aliases. */
 export function renderRole(role: TokenRole): Record<string, unknown> {
   return {
     name: role.name,
@@ -87,16 +88,17 @@ export function renderRole(role: TokenRole): Record<string, unknown> {
     orphan: role.orphan,
     renewable: role.renewable,
     path_suffix: role.pathSuffix,
-    token_type: role.tokenType,
-    token_bound_cidrs: role.tokenBoundCidrs,
+    ...tokens.viewLimits({
+      token_ttl: role.tokenTtl,
+      token_max_ttl: role.tokenMaxTtl,
+      token_bound_cidrs: role.tokenBoundCidrs,
+      token_explicit_max_ttl: role.tokenExplicitMaxTtl,
+      token_no_default_policy: role.tokenNoDefaultPolicy,
+      token_num_uses: role.tokenNumUses,
+      token_period: role.tokenPeriod,
+      token_type: role.tokenType,
+    }),
     bound_cidrs: role.tokenBoundCidrs,
-    token_explicit_max_ttl: role.tokenExplicitMaxTtl,
     explicit_max_ttl: role.tokenExplicitMaxTtl,
-    token_no_default_policy: role.tokenNoDefaultPolicy,
-    token_num_uses: role.tokenNumUses,
-    token_period: role.tokenPeriod,
-    period: role.tokenPeriod,
-    token_ttl: role.tokenTtl,
-    token_max_ttl: role.tokenMaxTtl,
   };
 }

@@ -76,11 +76,17 @@ export function apply<T extends Settings>(current: T, data: Record<string, unkno
 
 /** The settings as a role read shows them (with the legacy aliases). */
 export function view(s: Settings): Record<string, unknown> {
+  return { ...viewLimits(s), token_policies: s.token_policies, policies: s.token_policies };
+}
+
+/**
+ * Every setting but the policies, as a read shows them: also what the core's
+ * token roles (auth/token/roles) show, whose policies are allowed lists instead.
+ */
+export function viewLimits(s: Omit<Settings, 'token_policies'>): Record<string, unknown> {
   return {
     token_ttl: s.token_ttl,
     token_max_ttl: s.token_max_ttl,
-    token_policies: s.token_policies,
-    policies: s.token_policies,
     token_bound_cidrs: s.token_bound_cidrs,
     token_explicit_max_ttl: s.token_explicit_max_ttl,
     token_no_default_policy: s.token_no_default_policy,
