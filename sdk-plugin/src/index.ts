@@ -34,7 +34,7 @@ export { createKeyedMutex } from './kit/keyed-mutex.js';
 export type { KeyedMutex } from './kit/keyed-mutex.js';
 export { createDueScheduler } from './kit/due-scheduler.js';
 export { createManualClock } from './kit/clock.js';
-export { createRotationScheduler, createStaticRoleRotation } from './kit/rotation.js';
+export { createRotationScheduler, createStaticRoleRotation, staticCredentialPaths } from './kit/rotation.js';
 export type { RotationTarget, StaticRoleRotation } from './kit/rotation.js';
 export { scrubSecrets, redactCredentials } from './kit/scrub.js';
 export { compileTemplate, renderTemplate, validateTemplate, utf16le } from './kit/template.js';

@@ -20,6 +20,9 @@
  *  - a failed scheduled rotation is retried with backoff (10 s, doubling,
  *    at most an hour apart, both options, and never more than a period).
  */
+import { definePath, type PathDef } from '../define-backend.js';
+import { notFound } from '../errors.js';
+import { f } from '../fields.js';
 import type { Logger } from '../system-view.js';
 import type { Clock } from './clock.js';
 import { createDueScheduler } from './due-scheduler.js';
@@ -344,4 +347,75 @@ export function createStaticRoleRotation<R extends StaticRoleRecord, W>(
       return Math.max(0, Math.round((next - now()) / 1000));
     },
   };
+}
+
+/** A static role whose current credentials are read back: a user name and the password last set. */
+export interface StaticCredentialRole extends StaticRoleRecord {
+  username: string;
+  password: string;
+}
+
+/**
+ * The two paths every engine with static roles serves over its rotation: a
+ * read of the role's current credentials (`<credentials>/:<param>`: user
+ * name, password, when it was last rotated and how long until the next) and
+ * `rotate-role/:<param>` (rotate now; the period starts over). `show` adds
+ * what the engine shows beside them (LDAP: the entry's DN, the last password).
+ */
+export function staticCredentialPaths<R extends StaticCredentialRole>(opts: {
+  roles: Pick<Records<R>, 'get'>;
+  rotation: Pick<StaticRoleRotation<R>, 'rotate' | 'ttl'>;
+  /** The credentials path's first segment: `static-creds` (database), `static-cred` (LDAP). */
+  credentials: string;
+  /** The role name's capture: `name`, `role_name`. */
+  param: string;
+  show?: (role: R) => Record<string, unknown>;
+}): PathDef[] {
+  const { roles, rotation, param } = opts;
+  const fields = { [param]: f.string().describe('Static role name') };
+  const roleOf = async (data: Record<string, unknown>): Promise<R> => {
+    const name = String(data[param]);
+    const role = await roles.get(name);
+    if (!role) throw notFound(`unknown static role: ${name}`);
+    return role;
+  };
+  return [
+    definePath({
+      pattern: `${opts.credentials}/:${param}`,
+      fields,
+      synopsis: 'The current credentials of a static role.',
+      operations: {
+        read: {
+          summary: 'Read the current password and when it rotates next.',
+          handler: async (req) => {
+            const r = await roleOf(req.data);
+            return {
+              data: {
+                ...opts.show?.(r),
+                username: r.username,
+                password: r.password,
+                last_service_rotation: new Date(r.last_rotation).toISOString(),
+                rotation_period: r.rotation_period,
+                ttl: rotation.ttl(r),
+              },
+            };
+          },
+        },
+      },
+    }),
+    definePath({
+      pattern: `rotate-role/:${param}`,
+      fields,
+      synopsis: "Rotate a static role's password now.",
+      operations: {
+        update: {
+          summary: 'Rotate now; the TTL starts over.',
+          handler: async (req) => {
+            await rotation.rotate((await roleOf(req.data)).name);
+            return null;
+          },
+        },
+      },
+    }),
+  ];
 }

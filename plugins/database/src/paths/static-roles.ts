@@ -4,7 +4,7 @@
  * password the engine rotates (see static-rotation.ts); deleting the role
  * leaves the user in the database.
  */
-import { badRequest, definePath, f, notFound, type PathDef } from '@strongroom/sdk-plugin';
+import { badRequest, definePath, f, staticCredentialPaths, type PathDef } from '@strongroom/sdk-plugin';
 import { checkCredentialConfig } from '../credentials.js';
 import { roleAllowed, type EngineDeps } from '../deps.js';
 import type { StaticRole } from '../store.js';
@@ -112,45 +112,5 @@ export function staticRolePaths(deps: EngineDeps): PathDef[] {
     return null;
   };
 
-  const creds = definePath({
-    pattern: 'static-creds/:name',
-    fields: { name: f.string().describe('Static role name') },
-    synopsis: "The current credentials of a static role.",
-    operations: {
-      read: {
-        summary: 'Read the current password and when it rotates next.',
-        handler: async (req) => {
-          const r = await store.staticRoles.get(req.data.name);
-          if (!r) throw notFound(`unknown static role: ${req.data.name}`);
-          return {
-            data: {
-              username: r.username,
-              password: r.password,
-              last_service_rotation: new Date(r.last_rotation).toISOString(),
-              rotation_period: r.rotation_period,
-              ttl: rotation.ttl(r),
-            },
-          };
-        },
-      },
-    },
-  });
-
-  const rotateRole = definePath({
-    pattern: 'rotate-role/:name',
-    fields: { name: f.string().describe('Static role name') },
-    synopsis: "Rotate a static role's password now.",
-    operations: {
-      update: {
-        summary: 'Rotate now; the TTL starts over.',
-        handler: async (req) => {
-          if (!(await store.staticRoles.get(req.data.name))) throw notFound(`unknown static role: ${req.data.name}`);
-          await rotation.rotate(req.data.name);
-          return null;
-        },
-      },
-    },
-  });
-
-  return [list, role, creds, rotateRole];
+  return [list, role, ...staticCredentialPaths({ roles: store.staticRoles, rotation, credentials: 'static-creds', param: 'name' })];
 }

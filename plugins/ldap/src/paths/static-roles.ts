@@ -4,7 +4,7 @@
  * an existing directory entry whose password the engine rotates
  * (rotation.ts); deleting the role leaves the entry in place.
  */
-import { badRequest, definePath, f, notFound, type PathDef } from '@strongroom/sdk-plugin';
+import { badRequest, definePath, f, staticCredentialPaths, type PathDef } from '@strongroom/sdk-plugin';
 import { directoryError, isNoSuchObject } from '../directory.js';
 import type { Engine } from '../engine.js';
 import type { StaticRole } from '../store.js';
@@ -91,47 +91,9 @@ export function staticRolePaths(engine: Engine): PathDef[] {
     return null;
   };
 
-  const cred = definePath({
-    pattern: 'static-cred/:role_name',
-    fields: { role_name: f.string().describe('Static role name') },
-    synopsis: 'The current credentials of a static role.',
-    operations: {
-      read: {
-        summary: 'Read the current and previous password and when the next rotation comes.',
-        handler: async (req) => {
-          const r = await store.staticRoles.get(req.data.role_name);
-          if (!r) throw notFound(`unknown static role: ${req.data.role_name}`);
-          return {
-            data: {
-              dn: r.dn,
-              username: r.username,
-              password: r.password,
-              last_password: r.last_password,
-              last_service_rotation: new Date(r.last_rotation).toISOString(),
-              rotation_period: r.rotation_period,
-              ttl: rotation.ttl(r),
-            },
-          };
-        },
-      },
-    },
-  });
-
-  const rotateRole = definePath({
-    pattern: 'rotate-role/:role_name',
-    fields: { role_name: f.string().describe('Static role name') },
-    synopsis: "Rotate a static role's password now.",
-    operations: {
-      update: {
-        summary: 'Rotate now; the TTL starts over.',
-        handler: async (req) => {
-          if (!(await store.staticRoles.get(req.data.role_name))) throw notFound(`unknown static role: ${req.data.role_name}`);
-          await rotation.rotate(req.data.role_name);
-          return null;
-        },
-      },
-    },
-  });
-
-  return [list, role, cred, rotateRole];
+  return [
+    list,
+    role,
+    ...staticCredentialPaths({ roles: store.staticRoles, rotation, credentials: 'static-cred', param: 'role_name', show: (r) => ({ dn: r.dn, last_password: r.last_password }) }),
+  ];
 }
