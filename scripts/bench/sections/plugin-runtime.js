@@ -2,7 +2,7 @@
 /*
  * Plugin runtime (issue 3): the cost of one gRPC round trip to a plugin process and the
  * memory of an idle plugin process.
- * The round trip comes from core/dist/plugins/bench/transport-bench.js (the supervisor and
+ * The round trip comes from scripts/bench/transport.js (the supervisor and
  * the echo fixture plugin, no HTTP), run in its own process; its baseline is the same handler
  * called in-process in the same run. The RSS baseline is a bare `node` process started now.
  */
@@ -10,7 +10,7 @@ const path = require('node:path');
 
 function transportBench(ctx, calls) {
   const { execFile } = require('node:child_process');
-  const script = path.join(ctx.root, 'core', 'dist', 'plugins', 'bench', 'transport-bench.js');
+  const script = path.join(__dirname, '..', 'transport.js');
   return new Promise((resolve, reject) => {
     execFile(process.execPath, [script, String(calls), '--json'], { maxBuffer: 1 << 20, timeout: 300_000 }, (err, stdout, stderr) => {
       if (err) return reject(new Error(`transport-bench failed: ${err.message}\n${stderr}`));

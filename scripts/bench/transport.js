@@ -1,56 +1,45 @@
-/**
+'use strict';
+/*
  * Round trip of one HandleRequest to a plugin process over the multiplexed
  * stream, with 1 and 32 calls in flight, beside the same handler called
  * in-process (the baseline the hop is measured against), and the idle RSS of
- * the echo fixture plugin process. Run after `npx tsc -b sdk-plugin core`:
- *   node core/dist/plugins/bench/transport-bench.js [calls] [--json]
- * `--json` prints one JSON object (scripts/bench/sections/plugin-runtime.js reads it).
- * A measurement tool, not a test: it asserts nothing.
+ * the echo fixture plugin process. Runs on the build (`npm run build` first):
+ *   node scripts/bench/transport.js [calls] [--json]
+ * `--json` prints one JSON object (sections/plugin-runtime.js reads it): runs
+ * ({ label, via: 'plugin' | 'in-process', inFlight, callsPerSec, usPerCall }),
+ * idleRssKb, afterRssKb. A measurement tool, not a test: it asserts nothing.
  */
-import * as fs from 'node:fs';
-import * as os from 'node:os';
-import * as path from 'node:path';
-import { createMemoryStorage, type Backend, type LogicalRequest, type MountInfo, type Storage, type SystemView } from '@strongroom/sdk-plugin/host';
-// A fixture, not an entry of the SDK: loaded from its build, as FIXTURE below is.
-import { createEchoFactory } from '../../../../sdk-plugin/dist/transport/fixtures/echo-backend.js';
-import { createPluginCatalog } from '../catalog.js';
-import { createPluginSupervisor } from '../supervisor.js';
-import { bundledFixture } from './bundle.js';
+const fs = require('node:fs');
+const os = require('node:os');
+const path = require('node:path');
 
-const FIXTURE = path.resolve(__dirname, '../../../../sdk-plugin/dist/transport/fixtures/echo-plugin.js');
+const ROOT = path.resolve(__dirname, '..', '..');
+const { createMemoryStorage } = require(path.join(ROOT, 'sdk-plugin/dist/host.js'));
+// A fixture, not an entry of the SDK: loaded from its build.
+const { createEchoFactory } = require(path.join(ROOT, 'sdk-plugin/dist/transport/fixtures/echo-backend.js'));
+const { createPluginCatalog } = require(path.join(ROOT, 'core/dist/plugins/catalog.js'));
+const { createPluginSupervisor } = require(path.join(ROOT, 'core/dist/plugins/supervisor.js'));
+// The core runs every plugin as one bundled file, the only thing its sandbox may read.
+const { bundlePlugin } = require('../bundle-plugin.js');
 
-export interface TransportRun {
-  label: string;
-  /** 'plugin': through the supervisor and the plugin process; 'in-process': the same handler called directly. */
-  via: 'plugin' | 'in-process';
-  inFlight: number;
-  callsPerSec: number;
-  /** Mean time one call takes from send to answer, at this number in flight. */
-  usPerCall: number;
-}
+const FIXTURE = path.join(ROOT, 'sdk-plugin/dist/transport/fixtures/echo-plugin.js');
 
-export interface TransportResult {
-  runs: TransportRun[];
-  idleRssKb: number;
-  afterRssKb: number;
-}
-
-function rssKb(pid: number): number {
+function rssKb(pid) {
   const m = /VmRSS:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'));
   return m ? Number(m[1]) : NaN;
 }
 
-export async function measureTransport(calls: number): Promise<TransportResult> {
+async function measureTransport(calls) {
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'sr-bench-'));
   const catalog = createPluginCatalog({
     store: createMemoryStorage(),
     pluginDirectory: null,
-    builtins: [{ type: 'secret', name: 'echo', version: 'v0.1.0+builtin', main: bundledFixture(FIXTURE, tmp) }],
+    builtins: [{ type: 'secret', name: 'echo', version: 'v0.1.0+builtin', main: bundlePlugin(FIXTURE, path.join(tmp, 'echo-plugin.js')) }],
   });
   const quiet = { debug() {}, info() {}, warn() {}, error() {} };
-  const storages = new Map<string, Storage>();
-  const storageFor = (u: string) => storages.get(u) ?? (storages.set(u, createMemoryStorage()), storages.get(u) as Storage);
-  const system: SystemView = {
+  const storages = new Map();
+  const storageFor = (u) => storages.get(u) ?? (storages.set(u, createMemoryStorage()), storages.get(u));
+  const system = {
     defaultLeaseTtl: async () => 0,
     maxLeaseTtl: async () => 0,
     generatePasswordFromPolicy: async () => '',
@@ -59,13 +48,13 @@ export async function measureTransport(calls: number): Promise<TransportResult> 
   const sup = createPluginSupervisor({ catalog, logger: { child: () => quiet }, callbacks: { storageFor, systemViewFor: () => system }, runDir: path.join(tmp, 'run') });
   const entry = await catalog.get('secret', 'echo');
   if (!entry) throw new Error('no entry');
-  const mount: MountInfo = { path: 'echo/', type: 'echo', uuid: 'bench', accessor: 'echo_b', namespace: '', options: {}, isAuth: false };
-  const local: MountInfo = { ...mount, uuid: 'local' };
+  const mount = { path: 'echo/', type: 'echo', uuid: 'bench', accessor: 'echo_b', namespace: '', options: {}, isAuth: false };
+  const local = { ...mount, uuid: 'local' };
   try {
     const remote = await sup.mount(entry, mount);
     const inProcess = await createEchoFactory(() => undefined).create({ mount: local, storage: storageFor('local'), system, logger: quiet });
-    const pid = sup.pid('bench') as number;
-    const req = (m: MountInfo, p: string, data: Record<string, unknown>): LogicalRequest => ({
+    const pid = sup.pid('bench');
+    const req = (m, p, data) => ({
       id: 'b',
       operation: 'update',
       path: p,
@@ -74,8 +63,8 @@ export async function measureTransport(calls: number): Promise<TransportResult> 
       client: { remoteAddress: '127.0.0.1', displayName: 'root', tokenAccessor: '', entityId: '', policies: ['root'], metadata: {} },
     });
 
-    const runs: TransportRun[] = [];
-    const run = async (label: string, via: TransportRun['via'], backend: Backend, inFlight: number, mk: () => LogicalRequest) => {
+    const runs = [];
+    const run = async (label, via, backend, inFlight, mk) => {
       for (let i = 0; i < 2000; i++) await backend.handleRequest(mk()); // warm-up
       const start = process.hrtime.bigint();
       let next = 0;
@@ -108,7 +97,7 @@ if (require.main === module) {
   const args = process.argv.slice(2);
   const json = args.includes('--json');
   const calls = Number(args.find((a) => /^\d+$/.test(a)) ?? 20_000);
-  void measureTransport(calls).then((r) => {
+  measureTransport(calls).then((r) => {
     if (json) {
       console.log(JSON.stringify(r));
       return;
@@ -118,5 +107,8 @@ if (require.main === module) {
       console.log(`${x.label} ${x.via}, ${x.inFlight} in flight: ${Math.round(x.callsPerSec)} calls/s, ${x.usPerCall.toFixed(1)} µs per call round trip`);
     }
     console.log(`RSS of the plugin process after the runs: ${(r.afterRssKb / 1024).toFixed(1)} MiB`);
+  }, (err) => {
+    console.error(err);
+    process.exitCode = 1;
   });
 }
