@@ -28,7 +28,7 @@ export { isRawUrlBase64, isStdBase64 } from './base64.js';
 export { StrongroomError, badRequest, notFound, permissionDenied, codedError } from './errors.js';
 
 // The engine kit.
-export { createRecordStore, rawBytesCodec } from './kit/record-store.js';
+export { createRecordStore, rawBytesCodec, readRecord } from './kit/record-store.js';
 export type { ListOptions, RecordCodec, RecordKindOptions, RecordStore, Records, SingleRecord } from './kit/record-store.js';
 export { createKeyedMutex } from './kit/keyed-mutex.js';
 export type { KeyedMutex } from './kit/keyed-mutex.js';

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { createMemoryStorage, type Storage, type StorageOp } from '../storage.js';
 import { StrongroomError } from '../errors.js';
-import { createRecordStore, rawBytesCodec } from './record-store.js';
+import { createRecordStore, rawBytesCodec, readRecord } from './record-store.js';
 
 const Role = z.object({ name: z.string(), ttl: z.number().default(0), policies: z.array(z.string()).default([]) });
 
@@ -259,5 +259,14 @@ describe('record store', () => {
       ),
     );
     expect((await list.get())!.names.sort()).toEqual(['a', 'b', 'c']);
+  });
+});
+
+describe('readRecord', () => {
+  it('answers a named record without its name, and nothing for a missing one', async () => {
+    const roles = createRecordStore(createMemoryStorage()).kind('roles/', z.object({ name: z.string(), ttl: z.number() }));
+    await roles.put('app', { name: 'app', ttl: 60 });
+    expect(await readRecord(roles, 'app')).toEqual({ data: { ttl: 60 } });
+    expect(await readRecord(roles, 'nope')).toBeNull();
   });
 });

@@ -32,6 +32,7 @@
 import type { z } from 'zod';
 import { StrongroomError } from '../errors.js';
 import { paginate } from '../paginate.js';
+import type { LogicalResponse } from '../logical.js';
 import type { Storage, StorageOp } from '../storage.js';
 import { createKeyedMutex, type KeyedMutex } from './keyed-mutex.js';
 import { createReadCache } from './read-cache.js';
@@ -319,3 +320,14 @@ interface Box {
 }
 const box = (v: unknown): Box | null => (v === null ? null : { v });
 const unbox = <T>(b: object): T => (b as Box).v as T;
+
+/**
+ * A read of one named record (a role, a set): every field but its name, which
+ * the path already carries; none (the SDK answers 404) when it does not exist.
+ */
+export async function readRecord<T extends { name: string }>(records: Pick<Records<T>, 'get'>, name: string): Promise<LogicalResponse | null> {
+  const record = await records.get(name);
+  if (!record) return null;
+  const { name: _name, ...data } = record;
+  return { data };
+}

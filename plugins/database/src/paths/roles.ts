@@ -1,5 +1,5 @@
 /** Dynamic roles: roles/:name and roles/ (list). */
-import { badRequest, definePath, f, type PathDef } from '@strongroom/sdk-plugin';
+import { badRequest, definePath, f, readRecord, type PathDef } from '@strongroom/sdk-plugin';
 import { checkCredentialConfig } from '../credentials.js';
 import type { EngineDeps } from '../deps.js';
 import type { CredentialType, DynamicRole } from '../store.js';
@@ -37,12 +37,7 @@ export function rolePaths(deps: EngineDeps): PathDef[] {
     operations: {
       read: {
         summary: 'Read a role.',
-        handler: async (req) => {
-          const r = await store.roles.get(req.data.name);
-          if (!r) return null;
-          const { name: _name, ...data } = r;
-          return { data };
-        },
+        handler: (req) => readRecord(store.roles, req.data.name),
       },
       create: { summary: 'Create a role.', handler: (req) => write(req.data, req.provided, null) },
       update: { summary: 'Update a role; fields not sent keep their values.', handler: async (req) => write(req.data, req.provided, await store.roles.get(req.data.name)) },

@@ -13,7 +13,7 @@
  * id and token accessor, never by the token itself.
  */
 import { randomUUID } from 'node:crypto';
-import { badRequest, type ClientInfo, definePath, defineSecret, f, type HandlerRequest, parseCommaList, type PathDef, permissionDenied, type SecretTypeDef } from '@strongroom/sdk-plugin';
+import { badRequest, type ClientInfo, definePath, defineSecret, f, type HandlerRequest, parseCommaList, type PathDef, permissionDenied, readRecord, type SecretTypeDef } from '@strongroom/sdk-plugin';
 import { directoryError } from '../directory.js';
 import type { Engine } from '../engine.js';
 import type { LibraryAccount, LibrarySet } from '../store.js';
@@ -123,12 +123,7 @@ export function libraryPaths(engine: Engine, lib: ReturnType<typeof createLibrar
     operations: {
       read: {
         summary: 'Read a set.',
-        handler: async (req) => {
-          const s = await store.sets.get(req.data.set_name);
-          if (!s) return null;
-          const { name: _n, ...data } = s;
-          return { data };
-        },
+        handler: (req) => readRecord(store.sets, req.data.set_name),
       },
       update: {
         summary: 'Create or update a set; new accounts get a password set by the engine.',

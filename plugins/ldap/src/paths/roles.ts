@@ -6,7 +6,7 @@
  * already gone counts as deleted) and fails, to be retried by the core,
  * when any other error remains. The password is never kept in the lease.
  */
-import { badRequest, compileTemplate, definePath, defineSecret, f, type HandlerRequest, leaseTtl, type PathDef, type SecretTypeDef } from '@strongroom/sdk-plugin';
+import { badRequest, compileTemplate, definePath, defineSecret, f, type HandlerRequest, leaseTtl, type PathDef, readRecord, type SecretTypeDef } from '@strongroom/sdk-plugin';
 import { directoryError, isNoSuchObject } from '../directory.js';
 import type { Engine } from '../engine.js';
 import { SAMPLE_LDIF_FIELDS, applyRecord, compileLdif, decodeMaybeBase64, parseLdif, type LdifFields } from '../ldif.js';
@@ -93,12 +93,7 @@ export function rolePaths(engine: Engine, secret: SecretTypeDef): PathDef[] {
     operations: {
       read: {
         summary: 'Read a role (LDIF decoded).',
-        handler: async (req) => {
-          const r = await store.roles.get(req.data.role_name);
-          if (!r) return null;
-          const { name: _name, ...data } = r;
-          return { data };
-        },
+        handler: (req) => readRecord(store.roles, req.data.role_name),
       },
       update: {
         summary: 'Create a role, or update the fields sent; an empty value removes one.',
