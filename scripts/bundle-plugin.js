@@ -8,7 +8,7 @@
  *
  * Run by `npm run build` (after tsc): bundles each built-in's compiled entry
  * (its package.json's `strongroom.entry`) into `plugins/<name>/dist/plugin.js`,
- * which the core runs (core/src/plugins/builtins.ts). Tests bundle their external
+ * which the core runs (core/src/catalog/builtins.ts). Tests bundle their external
  * plugins with `bundlePlugin`. esbuild only; nothing is fetched.
  */
 'use strict';
@@ -84,7 +84,7 @@ function bundlePlugin(entry, outfile, opts = {}) {
 
 /**
  * Every built-in: a package under plugins/ whose package.json declares one
- * (`strongroom`, read and checked by core/src/plugins/builtins.ts), with the
+ * (`strongroom`, read and checked by core/src/catalog/builtins.ts), with the
  * compiled entry it names.
  */
 function builtinPackages() {

@@ -17,8 +17,8 @@ const ROOT = path.resolve(__dirname, '..', '..');
 const { createMemoryStorage } = require(path.join(ROOT, 'sdk-plugin/dist/host.js'));
 // A fixture, not an entry of the SDK: loaded from its build.
 const { createEchoFactory } = require(path.join(ROOT, 'sdk-plugin/dist/transport/fixtures/echo-backend.js'));
-const { createPluginCatalog } = require(path.join(ROOT, 'core/dist/plugins/catalog.js'));
-const { createPluginSupervisor } = require(path.join(ROOT, 'core/dist/plugins/supervisor.js'));
+const { createPluginCatalog } = require(path.join(ROOT, 'core/dist/catalog/catalog.js'));
+const { createPluginSupervisor } = require(path.join(ROOT, 'core/dist/supervisor/supervisor.js'));
 // The core runs every plugin as one bundled file, the only thing its sandbox may read.
 const { bundlePlugin } = require('../bundle-plugin.js');
 

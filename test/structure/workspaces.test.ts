@@ -3,7 +3,7 @@
  * names every TypeScript package of the workspaces and of test/fixtures (but
  * the web UI, which Vite builds), and
  * every plugin package declares its built-in catalog entry in its package.json
- * (core/src/plugins/builtins.ts reads it), so adding an engine is adding its
+ * (core/src/catalog/builtins.ts reads it), so adding an engine is adding its
  * package and one reference, and forgetting either fails here.
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';

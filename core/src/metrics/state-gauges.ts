@@ -1,7 +1,7 @@
 /** The gauges that describe state, read from their owners at each scrape. */
 import type { ExpirationManager } from '../expiration/index.js';
 import type { HaManager } from '../ha/ha-manager.js';
-import type { PluginSupervisor } from '../plugins/supervisor.js';
+import type { PluginSupervisor } from '../supervisor/supervisor.js';
 import type { TokenStore } from '../token/index.js';
 import type { Metrics } from './metrics.js';
 

@@ -9,8 +9,8 @@ import type { MountBinding } from './mount-manager.js';
 import type { MountEntry, Router } from './mount-table.js';
 import type { NamespaceRegistry } from '../namespace/namespaces.js';
 import type { PasswordPolicyStore } from '../password-policy/store.js';
-import { isSemver, type PluginCatalog, type PluginEntry } from '../plugins/catalog.js';
-import type { PluginSupervisor } from '../plugins/supervisor.js';
+import { isSemver, type PluginCatalog, type PluginEntry } from '../catalog/catalog.js';
+import type { PluginSupervisor } from '../supervisor/supervisor.js';
 
 export interface SystemViewDeps {
   router: Router<MountBinding>;

@@ -10,7 +10,7 @@ import type { Metrics } from '../metrics/metrics.js';
 import type { CoreLogger } from '../log/logger.js';
 import type { MountTtls, OpenApiDocument, PathDef } from '@strongroom/sdk-plugin/host';
 import type { PasswordPolicyStore } from '../password-policy/store.js';
-import type { PluginCatalog } from '../plugins/catalog.js';
+import type { PluginCatalog } from '../catalog/catalog.js';
 import type { TokenEntry } from '../token/index.js';
 import type { SysPathDef } from './sys-path.js';
 

@@ -1,7 +1,7 @@
 /**
  * The one place where the SDK's TypeScript shapes (logical.ts, errors.ts,
  * describe.ts) become proto messages (proto/backend.proto) and back. Both the
- * plugin side (serve.ts) and the core side (core/src/plugins) use it, so the
+ * plugin side (serve.ts) and the core side (core/src/supervisor) use it, so the
  * two can never disagree. The message types (`wire.*`) are generated from the
  * .proto files into wire.ts by scripts/proto-json.js.
  *

@@ -25,7 +25,7 @@ import * as readline from 'node:readline';
 import { StrongroomError, type Backend, type BackendDescription, type Logger, type MountInfo, type MountTtls, type SpecialPaths, type Storage, type SystemView } from '@strongroom/sdk-plugin/host';
 import * as transport from '@strongroom/sdk-plugin/host';
 import * as database from '@strongroom/sdk-plugin/database';
-import { NODE_ENV_ITEM, type PluginCatalog, type PluginEntry } from './catalog.js';
+import { NODE_ENV_ITEM, type PluginCatalog, type PluginEntry } from '../catalog/catalog.js';
 
 export type PluginStatus = 'running' | 'starting' | 'degraded' | 'failed';
 

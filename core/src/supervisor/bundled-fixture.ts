@@ -5,7 +5,7 @@
  */
 import * as path from 'node:path';
 
-const { bundlePlugin } = require(path.resolve(__dirname, '../../../../scripts/bundle-plugin.js')) as { bundlePlugin(entry: string, outfile: string): string };
+const { bundlePlugin } = require(path.resolve(__dirname, '../../../scripts/bundle-plugin.js')) as { bundlePlugin(entry: string, outfile: string): string };
 
 /** Bundles the compiled plugin entry `entry` into `dir` (same file name) and returns the bundle's path. */
 export function bundledFixture(entry: string, dir: string): string {

@@ -9,9 +9,9 @@ import * as path from 'node:path';
 import { createHash } from 'node:crypto';
 import { createMemoryStorage, StrongroomError, type LogicalRequest, type MountInfo, type Storage, type SystemView } from '@strongroom/sdk-plugin/host';
 import * as transport from '@strongroom/sdk-plugin/host';
-import { createPluginCatalog, type PluginCatalog, type PluginEntry } from './catalog.js';
+import { createPluginCatalog, type PluginCatalog, type PluginEntry } from '../catalog/catalog.js';
 import { createPluginSupervisor, type PluginSupervisor, type PluginSupervisorDeps } from './supervisor.js';
-import { bundledFixture } from './bench/bundle.js';
+import { bundledFixture } from './bundled-fixture.js';
 
 const FIXTURE = path.resolve(__dirname, '../../../sdk-plugin/dist/transport/fixtures/echo-plugin.js');
 if (!fs.existsSync(FIXTURE)) {
