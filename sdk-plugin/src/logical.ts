@@ -31,7 +31,26 @@ export interface ClientInfo {
   entityId: string;
   /** Policies of the calling token. */
   policies: string[];
-  /** Metadata of the calling token (e.g. approle role_name). */
+  /**
+   * Metadata of the calling token (e.g. approle role_name). Whoever creates a
+   * token through auth/token/create chooses it: never an identity to trust.
+   */
+  metadata: Record<string, string>;
+  /** The login the caller's identity rests on, when its token came from one (or from a child of one). */
+  alias?: LoginAlias;
+}
+
+/**
+ * What an auth method's login established about a caller, kept by the core
+ * with the token (and its children) and never taken from the caller: identity
+ * templates (`{{identity.entity.aliases.<accessor>.name}}`) read only this.
+ */
+export interface LoginAlias {
+  /** Accessor of the auth mount whose login issued the token ("approle_1a2b3c4d"). */
+  mountAccessor: string;
+  /** The login's alias name (approle: the role's role_id). */
+  name: string;
+  /** The login's metadata as the auth method answered it (approle: role_name and the SecretID's metadata). */
   metadata: Record<string, string>;
 }
 

@@ -1,5 +1,5 @@
 import { StrongroomError } from '@strongroom/sdk-plugin/host';
-import { blocksOf, HclSyntaxError, parseHcl } from './parse.js';
+import { blocksOf, HclSyntaxError, MAX_HCL_DEPTH, parseHcl } from './parse.js';
 
 describe('parseHcl: values', () => {
   const cases: Array<[string, string, unknown]> = [
@@ -133,5 +133,21 @@ describe('blocksOf', () => {
     expect(blocksOf(undefined, 1)).toEqual([]);
     expect(blocksOf('x', 1)).toBeNull();
     expect(blocksOf({ tcp: 'x' }, 1)).toBeNull();
+  });
+});
+
+describe('parseHcl: nesting is bounded', () => {
+  const lists = (n: number) => `a = ${'['.repeat(n)}${']'.repeat(n)}`;
+  const blocks = (n: number) => `${'b {\n'.repeat(n)}${'}\n'.repeat(n)}`;
+  it.each([
+    ['lists', lists],
+    ['blocks', blocks],
+    ['objects', (n: number) => `a = ${'{ b = '.repeat(n - 1)}{}${' }'.repeat(n - 1)}`],
+  ])('accepts %s MAX_HCL_DEPTH deep and refuses one more with a syntax error, however deep', (_kind, doc) => {
+    expect(() => parseHcl(doc(MAX_HCL_DEPTH))).not.toThrow();
+    for (const n of [MAX_HCL_DEPTH + 1, 50_000]) {
+      expect(() => parseHcl(doc(n))).toThrow(HclSyntaxError);
+      expect(() => parseHcl(doc(n))).toThrow(`nesting is deeper than ${MAX_HCL_DEPTH} levels`);
+    }
   });
 });

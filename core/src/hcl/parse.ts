@@ -17,7 +17,8 @@
  *
  * Security: objects are built with own properties only (`__proto__`,
  * `constructor` are ordinary keys here), so hostile input cannot touch
- * prototypes. Errors are `bad_request` and name line and column.
+ * prototypes. Nesting is bounded (MAX_HCL_DEPTH), so `a = [[[...` cannot
+ * exhaust the stack. Errors are `bad_request` and name line and column.
  */
 import { StrongroomError } from '@strongroom/sdk-plugin/host';
 
@@ -51,6 +52,13 @@ interface Token {
   line: number;
   column: number;
 }
+
+/**
+ * Deepest nesting of blocks, objects and lists a document may have. Policies,
+ * password policies and server configs need a handful of levels; the bound keeps
+ * the recursive descent far from the stack's limit (issue 26, finding 8).
+ */
+export const MAX_HCL_DEPTH = 100;
 
 const PUNCT = new Set(['{', '}', '[', ']', '=', ':', ',']);
 const IDENT_START = /[A-Za-z_]/;
@@ -252,6 +260,14 @@ function createParser(tokens: Token[], source: string | undefined) {
     while (peek().kind === 'newline') pos++;
   };
   const isPunct = (tok: Token, p: string) => tok.kind === 'punct' && tok.text === p;
+  let depth = 0;
+  /** Parses one nested block, object or list opened by `open`, within MAX_HCL_DEPTH. */
+  function nested<T>(open: Token, parse: () => T): T {
+    if (++depth > MAX_HCL_DEPTH) fail(open, `nesting is deeper than ${MAX_HCL_DEPTH} levels`);
+    const value = parse();
+    depth--;
+    return value;
+  }
 
   function parseKey(): Token {
     const tok = next();
@@ -302,7 +318,7 @@ function createParser(tokens: Token[], source: string | undefined) {
       }
       if (isPunct(tok, '{')) {
         pos++;
-        const body = parseBody(true);
+        const body = nested(tok, () => parseBody(true));
         blockValues.add(body);
         blockLines.set(body, keyTok.line);
         insertBlock(obj, keyTok, labels, body);
@@ -367,8 +383,8 @@ function createParser(tokens: Token[], source: string | undefined) {
         if (tok.text === 'null') return null;
         return fail(tok, `unexpected identifier "${tok.text}" as a value (strings need quotes)`);
       case 'punct':
-        if (tok.text === '[') return parseList();
-        if (tok.text === '{') return parseBody(true);
+        if (tok.text === '[') return nested(tok, parseList);
+        if (tok.text === '{') return nested(tok, () => parseBody(true));
         return fail(tok, `expected a value, found ${describe(tok)}`);
       default:
         return fail(tok, `expected a value, found ${describe(tok)}`);

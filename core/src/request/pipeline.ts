@@ -125,6 +125,7 @@ export function createPipeline(deps: PipelineDeps) {
         entityId: token?.entityId ?? '',
         policies: token?.policies ?? [],
         metadata: token?.metadata ?? {},
+        ...(token?.entry.alias ? { alias: token.entry.alias } : {}),
       },
       headers: NO_HEADERS,
     };

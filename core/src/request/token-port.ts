@@ -23,6 +23,7 @@ export function createTokenPort(tokens: TokenStore, mountTtls: (entry: MountEntr
       const ttls = mountTtls(ctx.mount);
       const created = await tokens.createFromLogin(auth, {
         mountUuid: ctx.mount.uuid,
+        mountAccessor: ctx.mount.accessor,
         path: ctx.path,
         mountPath: routePath(ctx.mount),
         namespaceId: ctx.namespace.id,

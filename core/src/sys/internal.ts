@@ -2,7 +2,7 @@
  * sys/internal/ui/mounts(/:path), which clients use to detect kv versions, and
  * sys/internal/specs/openapi, the whole API's OpenAPI document.
  */
-import { f, notFound, permissionDenied } from '@strongroom/sdk-plugin/host';
+import { f, permissionDenied } from '@strongroom/sdk-plugin/host';
 import { defineSysPath, type SysPathDef } from './sys-path.js';
 import { routePath, type MountEntry } from '../mounts/mount-table.js';
 import type { Namespace } from '../namespace/namespaces.js';
@@ -63,8 +63,10 @@ export function internalPaths(deps: SysDeps): SysPathDef[] {
               .map((e) => ({ e, rp: routePath(e) }))
               .filter(({ rp }) => `${wanted}/`.startsWith(rp))
               .sort((a, b) => b.rp.length - a.rp.length)[0];
-            if (!match) throw notFound(`no mount serves "${wanted}"`);
-            if (!(await deps.capabilities.seesMount(caller, ns, match.rp))) throw permissionDenied();
+            // A missing mount answers as a hidden one, so the path cannot map which mounts exist (Vault does the same).
+            const denied = () => permissionDenied(`preflight capability check returned 403, please ensure client's policies grant access to path "${wanted}"`);
+            if (!match) throw denied();
+            if (!(await deps.capabilities.seesMount(caller, ns, match.rp))) throw denied();
             return { data: { ...mountView(match.e, deps.mounts.runningVersion(match.e.uuid)), path: match.rp } };
           },
         },

@@ -91,6 +91,8 @@ export interface LoginContext {
   /** Mount default token type when the AuthSpec leaves it empty. */
   mountTokenType?: TokenType;
   entityId?: string;
+  /** Accessor of the auth mount: with the AuthSpec's alias name it makes the token's login alias. */
+  mountAccessor?: string;
 }
 
 export interface TidyResult {
@@ -568,6 +570,8 @@ export function createTokenStore(deps: TokenStoreDeps): TokenStore {
         entityId: '',
         namespaceId,
         role: role?.name ?? '',
+        // The creator's identity, never the request's meta: identity templates must not be fed by the caller.
+        ...(parent?.alias ? { alias: parent.alias } : {}),
       },
       req.id,
     );
@@ -675,6 +679,7 @@ export function createTokenStore(deps: TokenStoreDeps): TokenStore {
       entityId: ctx.entityId ?? '',
       namespaceId: ctx.namespaceId ?? 'root',
       role: '',
+      ...(auth.aliasName && ctx.mountAccessor ? { alias: { mountAccessor: ctx.mountAccessor, name: auth.aliasName, metadata: { ...auth.metadata } } } : {}),
       // Batch tokens carry their entry inside the token and are never renewed.
       ...(type === 'service' && ctx.mountUuid ? { login: { mountUuid: ctx.mountUuid, internalData: { ...auth.internalData } } } : {}),
     });

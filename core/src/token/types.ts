@@ -3,6 +3,7 @@
  * only `key`, the HMAC-SHA256 of the id under the barrier's HMAC key, which is
  * also the storage key and the expiration manager's index key.
  */
+import type { LoginAlias } from '@strongroom/sdk-plugin/host';
 
 export type TokenType = 'service' | 'batch';
 
@@ -54,6 +55,12 @@ export interface TokenEntry {
    * Absent for tokens not issued by a plugin login.
    */
   readonly login?: { readonly mountUuid: string; readonly internalData: Readonly<Record<string, unknown>> };
+  /**
+   * The login alias the token's identity rests on: set from an auth mount's
+   * login answer and inherited by the tokens it creates, never from a
+   * request's `meta` or `display_name` (identity templates trust only this).
+   */
+  readonly alias?: Readonly<LoginAlias>;
   readonly revokePending?: PendingRevocation;
 }
 

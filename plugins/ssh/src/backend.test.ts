@@ -148,7 +148,7 @@ describe('ssh engine (in-process)', () => {
     await b.write('roles/r', {
       key_type: 'ca',
       allow_user_certificates: true,
-      allowed_users: 'alice,{{identity.entity.metadata.role_name}}',
+      allowed_users: 'alice,{{identity.entity.aliases.approle_1.metadata.role_name}}',
       allowed_users_template: true,
       default_user: 'alice',
       allowed_extensions: 'permit-pty,permit-X11-forwarding',
@@ -170,8 +170,14 @@ describe('ssh engine (in-process)', () => {
     expect(c.validUntil - before).toBeGreaterThanOrEqual(1800);
     expect(c.validUntil - before).toBeLessThan(1805);
     expect(before - c.validFrom).toBeGreaterThanOrEqual(59);
-    // The caller's extensions replace the defaults; the templated user comes from the token's metadata.
-    const asAppRole = await b.request({ operation: 'update', path: 'sign/r', data: { public_key: userKey, valid_principals: 'web', extensions: { 'permit-pty': '' }, ttl: 600 }, client: { displayName: 'approle', metadata: { role_name: 'web' } } });
+    // The caller's extensions replace the defaults; the templated user comes from the login alias the core recorded.
+    const alias = { mountAccessor: 'approle_1', name: 'role-id-1', metadata: { role_name: 'web' } };
+    const asAppRole = await b.request({ operation: 'update', path: 'sign/r', data: { public_key: userKey, valid_principals: 'web', extensions: { 'permit-pty': '' }, ttl: 600 }, client: { displayName: 'approle', alias } });
+    // Never from the token's own meta, which whoever creates the token chooses, nor from an alias on another mount.
+    const viaMeta = await errOf(b.request({ operation: 'update', path: 'sign/r', data: { public_key: userKey, valid_principals: 'web' }, client: { metadata: { role_name: 'web' } } }));
+    expect(viaMeta.message).toContain('valid_principals');
+    expect(viaMeta.message).toContain('has no alias on the auth mount with accessor "approle_1"');
+    expect((await errOf(b.request({ operation: 'update', path: 'sign/r', data: { public_key: userKey, valid_principals: 'web' }, client: { alias: { ...alias, mountAccessor: 'approle_2' } } }))).status).toBe(400);
     c = certOf(asAppRole);
     expect(c.principals).toEqual(['web']);
     expect(c.exts).toEqual({ 'force-command': true, 'permit-pty': false });

@@ -29,11 +29,12 @@ export interface CertificatePlan {
   ttl: number;
   criticalOptions: Record<string, string>;
   extensions: Record<string, string>;
-  warnings: string[];
 }
 
 export interface PlanContext {
   roleName: string;
+  /** The token's display name: only for the key ID's `{{token_display_name}}`, never for identity. */
+  displayName: string;
   identity: Identity;
   /** The mount's default and maximum lease TTLs, seconds. */
   mountDefaultTtl: number;
@@ -53,17 +54,22 @@ function render(tpl: string, id: Identity, field: string): string {
   }
 }
 
-function renderOrNone(entry: string, id: Identity): string[] {
-  try {
-    return [renderIdentityTemplate(entry, id)];
-  } catch (e) {
-    if (e instanceof TemplateError) return [];
-    throw e;
+/** The entries of a templated allow-list that render, and why the others did not. */
+function renderEach(entries: string[], id: Identity): { allowed: string[]; unresolved: string[] } {
+  const allowed: string[] = [];
+  const unresolved: string[] = [];
+  for (const entry of entries) {
+    try {
+      allowed.push(renderIdentityTemplate(entry, id));
+    } catch (e) {
+      if (!(e instanceof TemplateError)) throw e;
+      unresolved.push(`${entry}: ${e.message}`);
+    }
   }
+  return { allowed, unresolved };
 }
 
 export function planCertificate(role: Readonly<SshRole>, req: SignRequest, subject: SubjectKey, ctx: PlanContext): CertificatePlan {
-  const warnings: string[] = [];
 
   // Key ID: the caller's only when the role allows it.
   let keyId: string;
@@ -71,8 +77,8 @@ export function planCertificate(role: Readonly<SshRole>, req: SignRequest, subje
     if (!role.allow_user_key_ids) throw badRequest('field "key_id": setting key_id is not allowed by role (allow_user_key_ids is false)');
     keyId = req.key_id;
   } else {
-    const format = role.key_id_format || (ctx.identity.displayName ? 'vault-{{token_display_name}}-{{public_key_hash}}' : 'vault-{{public_key_hash}}');
-    const vars: Record<string, string> = { token_display_name: ctx.identity.displayName, role_name: ctx.roleName, public_key_hash: publicKeyHash(subject) };
+    const format = role.key_id_format || (ctx.displayName ? 'vault-{{token_display_name}}-{{public_key_hash}}' : 'vault-{{public_key_hash}}');
+    const vars: Record<string, string> = { token_display_name: ctx.displayName, role_name: ctx.roleName, public_key_hash: publicKeyHash(subject) };
     keyId = format.replace(/\{\{(token_display_name|role_name|public_key_hash)\}\}/g, (_m, k: string) => vars[k] as string);
   }
 
@@ -135,25 +141,13 @@ export function planCertificate(role: Readonly<SshRole>, req: SignRequest, subje
     }
   } else if (role.default_extensions_template) {
     extensions = {};
-    let skipped = false;
-    for (const [k, v] of Object.entries(role.default_extensions)) {
-      if (!hasTemplate(v)) extensions[k] = v;
-      else {
-        try {
-          extensions[k] = renderIdentityTemplate(v, ctx.identity);
-        } catch (e) {
-          if (!(e instanceof TemplateError)) throw e;
-          skipped = true;
-        }
-      }
-    }
-    if (skipped) warnings.push('default_extensions templating is enabled but the token lacks what one or more templates name; those extensions were left out of the certificate');
+    for (const [k, v] of Object.entries(role.default_extensions)) extensions[k] = hasTemplate(v) ? render(v, ctx.identity, 'default_extensions') : v;
   } else {
     extensions = { ...role.default_extensions };
   }
 
   checkKeyLength(role, subject);
-  return { certType, principals, keyId, ttl, criticalOptions, extensions, warnings };
+  return { certType, principals, keyId, ttl, criticalOptions, extensions };
 }
 
 function validPrincipals(
@@ -167,18 +161,19 @@ function validPrincipals(
   allows: (allowed: string[], principal: string) => boolean,
 ): string[] {
   const requested = req.valid_principals !== undefined ? [...new Set(req.valid_principals)] : list(defaultPrincipal);
-  // A templated entry the token cannot fill allows nobody (Vault leaves it unrendered, matching no principal).
-  const allowed = templated ? list(allowedByRole).flatMap((e) => renderOrNone(e, identity)) : list(allowedByRole);
+  // A templated entry the caller's identity cannot fill allows nobody (Vault: the principal is invalid).
+  const { allowed, unresolved } = templated ? renderEach(list(allowedByRole), identity) : { allowed: list(allowedByRole), unresolved: [] };
+  const why = unresolved.length ? `; templates not resolved: ${unresolved.join('; ')}` : '';
   if (requested.length === 0) {
     if (!role.allow_empty_principals && allowedByRole !== '*') {
       throw badRequest('field "valid_principals": refusing to issue an unsafe, globally valid certificate with no principals; set valid_principals or the role\'s default_user (allow_empty_principals is false)');
     }
     return [];
   }
-  if (allowed.length === 0) throw badRequest(`field "valid_principals": the role allows no principals (${roleField} is empty)`);
+  if (allowed.length === 0) throw badRequest(`field "valid_principals": the role allows no principals (${roleField} allows none${why})`);
   if (allowedByRole === '*') return requested;
   for (const p of requested) {
-    if (!allows(allowed, p)) throw badRequest(`field "valid_principals": "${p}" is not a valid value (${roleField})`);
+    if (!allows(allowed, p)) throw badRequest(`field "valid_principals": "${p}" is not a valid value (${roleField}${why})`);
   }
   return requested;
 }

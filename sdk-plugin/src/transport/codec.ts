@@ -133,6 +133,7 @@ export function encodeRequest(r: LogicalRequest, ttls?: MountTtls): wire.Request
       entity_id: c.entityId,
       policies: c.policies,
       metadata: c.metadata,
+      alias: c.alias ? { mount_accessor: c.alias.mountAccessor, name: c.alias.name, metadata: c.alias.metadata } : null,
     },
     secret: r.secret ? encodeSecretRef(r.secret) : null,
     auth: r.auth ? { internal_data_json: jsonBytes(r.auth.internalData), metadata: r.auth.metadata, policies: r.auth.policies } : null,
@@ -154,6 +155,19 @@ function encodeSecretRef(s: SecretRef): wire.SecretRef {
   };
 }
 
+function decodeClient(c: wire.ClientInfo): ClientInfo {
+  const out: ClientInfo = {
+    remoteAddress: c.remote_address,
+    displayName: c.display_name,
+    tokenAccessor: c.token_accessor,
+    entityId: c.entity_id,
+    policies: c.policies,
+    metadata: c.metadata,
+  };
+  if (c.alias) out.alias = { mountAccessor: c.alias.mount_accessor, name: c.alias.name, metadata: c.alias.metadata };
+  return out;
+}
+
 /** The plugin side rebuilds the full request; `mount` comes from the mount's Setup, not the wire. */
 export function decodeRequest(w: wire.Request, mount: MountInfo): LogicalRequest {
   const c = w.client;
@@ -163,16 +177,7 @@ export function decodeRequest(w: wire.Request, mount: MountInfo): LogicalRequest
     path: w.path,
     mount,
     data: objectFrom(w.data_json),
-    client: c
-      ? {
-          remoteAddress: c.remote_address,
-          displayName: c.display_name,
-          tokenAccessor: c.token_accessor,
-          entityId: c.entity_id,
-          policies: c.policies,
-          metadata: c.metadata,
-        }
-      : { ...NO_CLIENT, policies: [], metadata: {} },
+    client: c ? decodeClient(c) : { ...NO_CLIENT, policies: [], metadata: {} },
   };
   if (w.secret) {
     req.secret = {

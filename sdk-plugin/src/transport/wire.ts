@@ -39,6 +39,14 @@ export interface ClientInfo {
   entity_id: string;
   policies: string[];
   metadata: Record<string, string>;
+  alias: LoginAlias | null;
+}
+
+/** strongroom.plugin.v1.LoginAlias */
+export interface LoginAlias {
+  mount_accessor: string;
+  name: string;
+  metadata: Record<string, string>;
 }
 
 /** strongroom.plugin.v1.SecretRef */

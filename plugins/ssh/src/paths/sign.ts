@@ -50,7 +50,9 @@ async function certify(deps: SshDeps, req: HandlerRequest<CertificateData>, role
   if (d.ttl !== undefined) signReq.ttl = d.ttl;
   const plan = planCertificate(role, signReq, subject, {
     roleName: d.name,
-    identity: { displayName: req.client.displayName, entityId: req.client.entityId, metadata: req.client.metadata },
+    displayName: req.client.displayName,
+    // Never the token's own meta: whoever creates a token chooses that (issue 26, finding 1).
+    identity: { entityId: req.client.entityId, ...(req.client.alias ? { alias: req.client.alias } : {}) },
     mountDefaultTtl,
     mountMaxTtl,
   });
@@ -73,9 +75,7 @@ async function certify(deps: SshDeps, req: HandlerRequest<CertificateData>, role
     deps.store.signer(issuer),
     algorithm,
   );
-  const res: LogicalResponse = { data: { serial_number: serial.toString(16), signed_key: signedKey, issuer_id: issuer.id } };
-  if (plan.warnings.length) res.warnings = plan.warnings;
-  return res;
+  return { data: { serial_number: serial.toString(16), signed_key: signedKey, issuer_id: issuer.id } };
 }
 
 export function signPaths(deps: SshDeps): PathDef[] {
