@@ -1,8 +1,9 @@
 /** `status` and `operator ...`: seal state, init, unseal, rekey, generate-root, step-down, key status. */
 import { randomInt } from 'node:crypto';
-import { readSource, UsageError } from './args.js';
+import { UsageError } from './args.js';
 import { boolFlag, CliError, ensureOk, flag, printData, type Command, type Ctx } from './command.js';
 import { keyValues } from './output.js';
+import { readSecret } from './secret-input.js';
 
 function sealRows(b: any): Array<[string, unknown]> {
   const rows: Array<[string, unknown]> = [
@@ -17,10 +18,10 @@ function sealRows(b: any): Array<[string, unknown]> {
   return rows;
 }
 
-/** Reads the key: the argument, or one line of stdin (so keys stay out of shell history and `ps`). */
-const keyArg = (ctx: Ctx): string => {
-  const k = (ctx.args.positionals[0] === undefined || ctx.args.positionals[0] === '-' ? readSource('-') : ctx.args.positionals[0]).trim();
-  if (!k) throw new UsageError('an unseal key is required (argument, or on stdin)');
+/** The key: the argument, else a hidden prompt on a terminal, else stdin (so keys stay out of shell history and `ps`). */
+const keyArg = async (ctx: Ctx): Promise<string> => {
+  const k = await readSecret(ctx.args.positionals[0], 'Unseal Key (will be hidden): ');
+  if (!k) throw new UsageError('an unseal key is required (argument, prompt, or on stdin)');
   return k;
 };
 
@@ -99,11 +100,11 @@ export const operatorVerbs: Record<string, Command> = {
   },
   'operator unseal': {
     usage: '[options] [KEY]',
-    synopsis: 'Give one unseal key share (argument, or stdin). -reset discards the shares given so far.',
+    synopsis: 'Give one unseal key share (argument; else a hidden prompt on a terminal, or stdin). -reset discards the shares given so far.',
     flags: { reset: { kind: 'bool', help: 'Discard the key shares given so far.' } },
     max: 1,
     async run(ctx) {
-      const body = boolFlag(ctx, 'reset') ? { reset: true } : { key: keyArg(ctx) };
+      const body = boolFlag(ctx, 'reset') ? { reset: true } : { key: await keyArg(ctx) };
       const r = await ctx.client.put('sys/unseal', body);
       ensureOk(r, 'unsealing');
       printData(ctx, r.body, () => keyValues(ctx.out, sealRows(r.body)));
@@ -168,7 +169,7 @@ export const operatorVerbs: Record<string, Command> = {
         return printData(ctx, r.body, () => keyValues(ctx.out, [['Nonce', r.body.nonce], ['Started', r.body.started], ['Rekey Progress', `${r.body.progress}/${r.body.required}`], ['New Shares', r.body.n], ['New Threshold', r.body.t]]));
       }
       if (!flag(ctx, 'nonce')) throw new UsageError('-nonce is required with a key share (see -status)');
-      const r = await ctx.client.put('sys/rekey/update', { key: keyArg(ctx), nonce: flag(ctx, 'nonce') });
+      const r = await ctx.client.put('sys/rekey/update', { key: await keyArg(ctx), nonce: flag(ctx, 'nonce') });
       ensureOk(r, 'rekeying');
       if (!r.body.complete) return printData(ctx, r.body, () => keyValues(ctx.out, [['Nonce', r.body.nonce], ['Rekey Progress', `${r.body.progress}/${r.body.required}`]]));
       printData(ctx, r.body, () => {
@@ -218,7 +219,7 @@ export const operatorVerbs: Record<string, Command> = {
         return printData(ctx, r.body, () => keyValues(ctx.out, attemptRows(r.body)));
       }
       if (!flag(ctx, 'nonce')) throw new UsageError('-nonce is required with a key share (see -status)');
-      const r = await ctx.client.put('sys/generate-root/update', { key: keyArg(ctx), nonce: flag(ctx, 'nonce') });
+      const r = await ctx.client.put('sys/generate-root/update', { key: await keyArg(ctx), nonce: flag(ctx, 'nonce') });
       ensureOk(r, 'generating root');
       printData(ctx, r.body, () => keyValues(ctx.out, [...attemptRows(r.body), ...(r.body.encoded_token || r.body.encoded_root_token ? ([['Encoded Token', r.body.encoded_token || r.body.encoded_root_token]] as Array<[string, unknown]>) : [])]));
     },

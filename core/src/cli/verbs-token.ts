@@ -1,8 +1,9 @@
 /** `login`, `token ...` and `unwrap`. */
-import { pairsOf, parseData, readSource, UsageError } from './args.js';
+import { pairsOf, parseData, UsageError } from './args.js';
 import { clientOptionsFromEnv, createClient, saveToken } from './client.js';
 import { boolFlag, CliError, commaList, ensureOk, flag, printData, printResponse, type Command, type Ctx } from './command.js';
 import { columns } from './output.js';
+import { readSecret } from './secret-input.js';
 
 /** Vault's -accessor switch: the argument is an accessor, not a token. */
 const ACCESSOR = { accessor: { kind: 'bool' as const, help: 'The argument is a token accessor, not a token.' } };
@@ -12,7 +13,7 @@ const arg = (ctx: Ctx) => ctx.args.positionals[0];
 export const tokenVerbs: Record<string, Command> = {
   login: {
     usage: '[options] [TOKEN | K=V...]',
-    synopsis: 'Authenticate and keep the token in ~/.strongroom-token (mode 0600). Default method: token (argument, or stdin with -).',
+    synopsis: 'Authenticate and keep the token in ~/.strongroom-token (mode 0600). Default method: token (argument; else a hidden prompt on a terminal, or stdin).',
     flags: {
       method: { kind: 'string', help: 'Auth method type (token, approle, userpass...). Default: token.' },
       path: { kind: 'string', help: 'Mount path of the auth method. Default: the method type.' },
@@ -21,8 +22,7 @@ export const tokenVerbs: Record<string, Command> = {
     async run(ctx) {
       const method = flag(ctx, 'method') ?? 'token';
       if (method === 'token') {
-        const given = arg(ctx);
-        const token = (!given || given === '-' ? readSource('-') : given).trim();
+        const token = await readSecret(arg(ctx), 'Token (will be hidden): ');
         if (!token) throw new UsageError('a token is required');
         const c = createClient({ ...clientOptionsFromEnv(ctx.args.flags), token });
         try {
