@@ -7,6 +7,12 @@
  * its record. Deletion is asynchronous as in Vault: the namespace stops
  * resolving at once; a deletion cut short by a crash resumes at the next
  * unseal (the record is marked first), so nothing of it is left behind.
+ *
+ * A lease is never forgotten (issue 26, finding 7): its credential would
+ * outlive it in the database or broker with no one left to revoke it. So a
+ * deletion first revokes the namespace's leases while it still serves, and is
+ * refused, naming them, while any cannot be revoked; one that loses a lease
+ * later stops and keeps the namespace marked, to try again at the next unseal.
  */
 import { badRequest } from '@strongroom/sdk-plugin/host';
 import type { ExpirationManager } from '../expiration/index.js';
@@ -45,16 +51,31 @@ export interface NamespaceAdminDeps {
 export function createNamespaceAdmin(deps: NamespaceAdminDeps): NamespaceAdmin {
   const running = new Map<string, Promise<void>>();
 
-  async function removeEverything(ns: Namespace): Promise<void> {
-    const started = Date.now();
-    // Leases first, while the engines that issued them are still mounted.
-    for (const e of [...deps.mounts.list('mounts', ns), ...deps.mounts.list('auth', ns)]) {
-      await deps.leases.revokePrefix(ns.id, routePath(e), { sync: true }).catch((err: unknown) => {
-        deps.logger.warn('revoking the leases of a namespace mount failed; they are removed with the namespace', { namespace: ns.path, mount: routePath(e), error: String(err) });
+  /** Revokes every lease of the namespace through its engine; answers the ids of those still stored after that. */
+  async function revokeLeases(ns: Namespace): Promise<string[]> {
+    // Mount by mount first, while the engines that issued them are still mounted; then anything else left.
+    const prefixes = [...deps.mounts.list('mounts', ns), ...deps.mounts.list('auth', ns)].map(routePath);
+    for (const prefix of [...prefixes, ...(await deps.leases.listPrefix(ns.id, ''))]) {
+      await deps.leases.revokePrefix(ns.id, prefix, { sync: true }).catch((err: unknown) => {
+        deps.logger.warn('revoking the leases of a namespace mount failed', { namespace: ns.path, prefix, error: String(err) });
       });
     }
-    // What revocation could not remove (an engine that refused) goes with the namespace.
-    for (const prefix of await deps.leases.listPrefix(ns.id, '')) await deps.leases.revokePrefix(ns.id, prefix, { force: true });
+    return leaseIdsUnder(ns, '');
+  }
+
+  async function leaseIdsUnder(ns: Namespace, prefix: string): Promise<string[]> {
+    const ids: string[] = [];
+    for (const name of await deps.leases.listPrefix(ns.id, prefix)) {
+      if (name.endsWith('/')) ids.push(...(await leaseIdsUnder(ns, `${prefix}${name}`)));
+      else ids.push(`${prefix}${name}`);
+    }
+    return ids;
+  }
+
+  async function removeEverything(ns: Namespace): Promise<void> {
+    const started = Date.now();
+    const left = await revokeLeases(ns);
+    if (left.length > 0) throw new Error(`${left.length} leases could not be revoked (${left.slice(0, 10).join(', ')})`);
     const tokens = await deps.tokens.revokeNamespace(ns.id);
     await deps.mounts.unloadNamespace(ns);
     const prefix = deps.registry.storagePrefix(ns);
@@ -89,6 +110,14 @@ export function createNamespaceAdmin(deps: NamespaceAdminDeps): NamespaceAdmin {
     async delete(ns) {
       const below = deps.registry.all().filter((n) => n.id !== ns.id && n.path.startsWith(ns.path));
       if (below.length > 0) throw badRequest(`namespace "${ns.path}" has child namespaces (${below.map((n) => n.path).join(', ')}); delete them first`);
+      const left = await revokeLeases(ns);
+      if (left.length > 0) {
+        const named = left.slice(0, 10).join(', ') + (left.length > 10 ? `, and ${left.length - 10} more` : '');
+        throw badRequest(
+          `namespace "${ns.path}" was not deleted: ${left.length} of its leases could not be revoked (${named}); ` +
+            'fix what refuses them and delete again, or remove them for good with sys/leases/revoke-force',
+        );
+      }
       await deps.store.markDeleting(ns);
       void startDeletion(ns);
     },

@@ -2,8 +2,14 @@
  * postgresql-database-plugin: the PostgreSQL dialect of the SDK's SQL
  * database instance (sdk-plugin/src/database/sql-instance.ts holds the
  * statement flow and its security invariants), on knex with the pg driver.
- * Defaults follow Vault's postgresql plugin; revocation reassigns and drops
- * what the user owns, then drops the role.
+ * Defaults follow Vault's postgresql plugin. The default revocation works for
+ * a superuser administrator and for a CREATEROLE one (PostgreSQL 15 and later,
+ * and managed services, where it is the only kind): such an administrator
+ * first takes membership of the role, which REASSIGN OWNED and DROP OWNED
+ * need (CREATEROLE, or on 16+ the ADMIN OPTION its creator holds, allows that
+ * grant whenever DROP ROLE is allowed at all); then the role loses its logins
+ * and sessions, what it owns goes to the administrator, its privileges in the
+ * database are revoked, and it is dropped, with the membership.
  */
 import { knex, type Knex } from 'knex';
 import { z } from 'zod';
@@ -58,6 +64,10 @@ function openPool(c: Config): database.SqlPool {
       const r = (await db.raw('SELECT 1 FROM pg_roles WHERE rolname = ?', [name])) as { rows: unknown[] };
       return r.rows.length > 0;
     },
+    async revocationPrelude(name) {
+      const r = (await db.raw("SELECT pg_has_role(current_user, oid, 'USAGE') AS member FROM pg_roles WHERE rolname = ?", [name])) as { rows: Array<{ member: boolean }> };
+      return r.rows[0]?.member === false ? ['GRANT "{{name}}" TO CURRENT_USER'] : [];
+    },
     async ping() {
       await db.raw('SELECT 1');
     },
@@ -90,7 +100,14 @@ const postgresqlDialect: database.SqlDialect<Config> = {
   defaultUsernameTemplate: DEFAULT_USERNAME_TEMPLATE,
   defaultPasswordStatements: [`ALTER ROLE "{{name}}" WITH PASSWORD '{{password}}'`],
   defaultRenewStatements: [`ALTER ROLE "{{name}}" VALID UNTIL '{{expiration}}'`],
-  defaultRevocationStatements: ['REASSIGN OWNED BY "{{name}}" TO CURRENT_USER', 'DROP OWNED BY "{{name}}"', 'DROP ROLE IF EXISTS "{{name}}"'],
+  defaultRevocationStatements: [
+    'ALTER ROLE "{{name}}" NOLOGIN',
+    // The user's open sessions end with it (its privileges would otherwise last as long as they do).
+    "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = '{{name}}'",
+    'REASSIGN OWNED BY "{{name}}" TO CURRENT_USER',
+    'DROP OWNED BY "{{name}}"',
+    'DROP ROLE IF EXISTS "{{name}}"',
+  ],
   // With scram-sha-256 the plain password never reaches the server, not even inside a statement.
   passwordValue: (c, password) => (c.password_authentication === 'scram-sha-256' ? scramSha256Verifier(password) : password),
 };

@@ -31,6 +31,12 @@ export interface SqlPool {
   /** Runs one statement on its own (autocommit). */
   runStatement(statement: string): Promise<void>;
   userExists(username: string): Promise<boolean>;
+  /**
+   * Statements the default revocation of this user needs first, in the same
+   * transaction (postgresql: membership of the role for an administrator that
+   * is not a superuser); none when absent.
+   */
+  revocationPrelude?(username: string): Promise<string[]>;
   ping(): Promise<void>;
   destroy(): Promise<void>;
 }
@@ -187,8 +193,17 @@ export function createSqlDatabaseInstance<C extends SqlConnectionConfig>(dialect
       assertSqlSafe('username', req.username);
       const given = splitStatements(req.statements.commands);
       if (given.length === 0 && !(await exists(db, c, req.username))) return; // already gone
-      const statements = (given.length ? given : dialect.defaultRevocationStatements).map((s) => renderStatement(s, { name: req.username }));
-      await run(db, 'failed to revoke user', statements, secrets(c));
+      let statements = given;
+      if (given.length === 0) {
+        let prelude: string[] = [];
+        try {
+          prelude = db.revocationPrelude ? await db.revocationPrelude(req.username) : [];
+        } catch (err) {
+          throw dbError('failed to revoke user', err, [], secrets(c));
+        }
+        statements = [...prelude, ...dialect.defaultRevocationStatements];
+      }
+      await run(db, 'failed to revoke user', statements.map((s) => renderStatement(s, { name: req.username })), secrets(c));
     },
 
     async close() {
