@@ -15,7 +15,7 @@ export { serve } from './serve.js';
 export { defineBackend, definePath, defineSecret, renewedAuth } from './define-backend.js';
 export type { BackendSpec, FieldValues, HandlerRequest, PathDef, SecretHandler, SecretTypeDef } from './define-backend.js';
 export type { BackendFactory, MountEnv } from './backend.js';
-export type { ClientInfo, LogicalResponse, RequestAuth, SecretRef } from './logical.js';
+export type { ClientInfo, LoginAlias, LogicalResponse, RequestAuth, SecretRef } from './logical.js';
 export type { Logger, SystemView } from './system-view.js';
 export { getJSON, putJSON } from './storage.js';
 export type { Storage, StorageOp } from './storage.js';

@@ -12,7 +12,7 @@
  * the core records it. A template that cannot be resolved refuses the
  * request, as Vault makes such a principal invalid.
  */
-import type { LoginAlias } from '@strongroom/sdk-plugin/host';
+import type { LoginAlias } from '@strongroom/sdk-plugin';
 
 export interface Identity {
   /** The caller's entity id ('' while there is no identity store). */
