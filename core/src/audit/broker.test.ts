@@ -55,7 +55,7 @@ describe('audit broker', () => {
 
   it('refuses unknown device types and missing file_path with a 400 naming the field', async () => {
     const broker = createAuditBroker({ store: createMemoryStorage(), logger: createNullLogger() });
-    await expect(broker.enable('x', 'syslog', {}, '', false)).rejects.toThrow(/type/);
+    await expect(broker.enable('x', 'kafka', {}, '', false)).rejects.toThrow(/type/);
     await expect(broker.enable('x', 'file', {}, '', false)).rejects.toThrow(/file_path/);
   });
 });

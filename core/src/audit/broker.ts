@@ -5,16 +5,15 @@
  * configs (with their HMAC salts) live in the barrier at `core/audit`.
  */
 import { randomBytes } from 'node:crypto';
-import { once } from 'node:events';
-import { createWriteStream, type WriteStream } from 'node:fs';
 import { badRequest, StrongroomError } from '@strongroom/sdk-plugin/host';
 import type { Physical } from '../storage/physical.js';
 import type { CoreLogger } from '../log/logger.js';
+import { AUDIT_DEVICE_TYPES, normalizeOptions, openDevice, type AuditDeviceType, type DeviceWriter } from './devices.js';
 import { hashStructure, hmacValue } from './hash.js';
 
 export interface AuditDeviceConfig {
   path: string;
-  type: 'file';
+  type: AuditDeviceType;
   description: string;
   options: Record<string, string>;
   local: boolean;
@@ -67,11 +66,9 @@ export interface AuditEntry {
   nonHmacResponseKeys?: string[];
 }
 
-interface Device {
+interface Device extends DeviceWriter {
   config: AuditDeviceConfig;
   salt: Buffer;
-  write(line: string): Promise<void>;
-  close(): Promise<void>;
 }
 
 const STORE_KEY = 'core/audit';
@@ -89,7 +86,7 @@ export interface AuditBroker {
   readonly enabled: boolean;
 }
 
-export function createAuditBroker(deps: { store: Pick<Physical, 'get' | 'put'>; logger: CoreLogger; timeoutMs?: number; onDeviceFailure?: (path: string) => void }): AuditBroker {
+export function createAuditBroker(deps: { store: Pick<Physical, 'get' | 'put'>; logger: CoreLogger; timeoutMs?: number; onDeviceFailure?: (path: string, kind: 'request' | 'response') => void }): AuditBroker {
   const devices = new Map<string, Device>();
   const timeoutMs = deps.timeoutMs ?? 5000;
 
@@ -102,12 +99,12 @@ export function createAuditBroker(deps: { store: Pick<Physical, 'get' | 'put'>; 
     if (devices.size === 0) return;
     const time = new Date().toISOString();
     const list = [...devices.values()];
-    const results = await Promise.allSettled(list.map((d) => withTimeout(d.write(render(kind, time, e, d.salt)), timeoutMs)));
+    const results = await Promise.allSettled(list.map((d) => withTimeout(d.write(render(kind, time, e, d.salt)), d.timeoutMs ?? timeoutMs, () => d.reset?.())));
     const failed = results.filter((r) => r.status === 'rejected');
     results.forEach((r, i) => {
       if (r.status !== 'rejected') return;
-      deps.logger.error('audit device failed', { path: list[i]!.config.path, error: String(r.reason) });
-      deps.onDeviceFailure?.(list[i]!.config.path);
+      deps.logger.error('audit device failed', { path: list[i]!.config.path, type: list[i]!.config.type, error: String(r.reason) });
+      deps.onDeviceFailure?.(list[i]!.config.path, kind);
     });
     if (failed.length === results.length) {
       throw new StrongroomError('internal', 'audit: every enabled audit device failed to log the request');
@@ -121,11 +118,9 @@ export function createAuditBroker(deps: { store: Pick<Physical, 'get' | 'put'>; 
     async enable(rawPath, type, options, description, local) {
       const path = rawPath.endsWith('/') ? rawPath : `${rawPath}/`;
       if (devices.has(path)) throw badRequest(`path: an audit device is already enabled at "${path}"`);
-      if (type !== 'file') throw badRequest(`type: unsupported audit device type "${type}" (supported: file)`);
-      const filePath = options.file_path ?? options.path;
-      if (!filePath) throw badRequest('options.file_path: required for a file audit device');
-      const config: AuditDeviceConfig = { path, type: 'file', description, options: { ...options, file_path: filePath }, local, salt: randomBytes(32).toString('hex') };
-      const device = await openFileDevice(config);
+      if (!isDeviceType(type)) throw badRequest(`type: unsupported audit device type "${type}" (supported: ${AUDIT_DEVICE_TYPES.join(', ')})`);
+      const config: AuditDeviceConfig = { path, type, description, options: normalizeOptions(type, options), local, salt: randomBytes(32).toString('hex') };
+      const device = await openConfigured(config);
       devices.set(path, device);
       try {
         await persist();
@@ -159,7 +154,7 @@ export function createAuditBroker(deps: { store: Pick<Physical, 'get' | 'put'>; 
       const { devices: configs } = JSON.parse(Buffer.from(raw).toString('utf8')) as { devices: AuditDeviceConfig[] };
       for (const c of configs) {
         try {
-          devices.set(c.path, await openFileDevice(c));
+          devices.set(c.path, await openConfigured(c));
         } catch (err) {
           deps.logger.error('failed to open audit device', { path: c.path, error: String(err) });
         }
@@ -217,39 +212,22 @@ function hashAuth(salt: Buffer, a: AuditAuth): AuditAuth {
   };
 }
 
-async function openFileDevice(config: AuditDeviceConfig): Promise<Device> {
-  const salt = Buffer.from(config.salt, 'hex');
-  const filePath = config.options.file_path!;
-  if (filePath === 'discard') {
-    return { config, salt, write: async () => undefined, close: async () => undefined };
-  }
-  let stream: WriteStream | NodeJS.WriteStream;
-  if (filePath === 'stdout') {
-    stream = process.stdout;
-  } else {
-    const ws = createWriteStream(filePath, { flags: 'a', mode: 0o600 });
-    await Promise.race([once(ws, 'open'), once(ws, 'error').then(([err]) => Promise.reject(err as Error))]);
-    stream = ws;
-  }
-  return {
-    config,
-    salt,
-    write: (line) =>
-      new Promise<void>((resolve, reject) => {
-        stream.write(line, (err) => (err ? reject(err) : resolve()));
-      }),
-    close: async () => {
-      if (stream !== process.stdout) await new Promise<void>((r) => (stream as WriteStream).end(r));
-    },
-  };
+const isDeviceType = (t: string): t is AuditDeviceType => (AUDIT_DEVICE_TYPES as readonly string[]).includes(t);
+
+async function openConfigured(config: AuditDeviceConfig): Promise<Device> {
+  const writer = await openDevice(config.type ?? 'file', config.options);
+  return Object.assign(writer, { config, salt: Buffer.from(config.salt, 'hex') });
 }
 
-function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
+function withTimeout<T>(p: Promise<T>, ms: number, onTimeout: () => void): Promise<T> {
   let t: NodeJS.Timeout;
   return Promise.race([
     p.finally(() => clearTimeout(t)),
     new Promise<T>((_, reject) => {
-      t = setTimeout(() => reject(new Error(`audit device timed out after ${ms} ms`)), ms);
+      t = setTimeout(() => {
+        onTimeout();
+        reject(new Error(`audit device timed out after ${ms} ms`));
+      }, ms);
     }),
   ]);
 }

@@ -24,9 +24,9 @@ export function auditPaths(deps: SysDeps): SysPathDef[] {
     pattern: 'audit/*path',
     fields: {
       path: f.string().describe('Path of the audit device.'),
-      type: f.string().optional().describe('Device type: file.'),
+      type: f.string().optional().describe('Device type: file, socket or syslog.'),
       description: f.string().optional(),
-      options: f.map(f.string()).optional().describe('Device options: file_path ("stdout" and "discard" are special).'),
+      options: f.map(f.string()).optional().describe('Device options. file: file_path ("stdout" and "discard" are special); socket: address, socket_type (tcp, udp, unix), write_timeout; syslog: facility, tag, address.'),
       local: f.bool().optional(),
     },
     synopsis: 'Enable or disable an audit device.',
