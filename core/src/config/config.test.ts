@@ -130,6 +130,14 @@ describe('parseConfig', () => {
     expect(parseConfig(JSON.stringify({ storage: { inmem: {} }, listener: { tcp: { tls_disable: true } }, ui: 'true' })).ui).toBe(true);
   });
 
+  it('reads telemetry.metrics_prefix and a listener\'s telemetry { unauthenticated_metrics_access }, and refuses unknown keys in both', () => {
+    const cfg = parseConfig('storage "inmem" {}\nlistener "tcp" {\n  tls_disable = true\n  telemetry {\n    unauthenticated_metrics_access = true\n  }\n}\ntelemetry { metrics_prefix = "vault" }');
+    expect(cfg.telemetry.metricsPrefix).toBe('vault');
+    expect(cfg.listeners[0]?.unauthenticatedMetricsAccess).toBe(true);
+    expect(() => parseConfig('storage "inmem" {}\nlistener "tcp" {\n  tls_disable = true\n  telemetry { unauthenticated_metric_access = true }\n}')).toThrow(/listener\.tcp\[0\]\.telemetry\.unauthenticated_metric_access: unknown key \(did you mean "unauthenticated_metrics_access"\?\)/);
+    expect(() => parseConfig('storage "inmem" {}\nlistener "tcp" { tls_disable = true }\ntelemetry { metrics_prefix = "va-ult" }')).toThrow(/telemetry\.metrics_prefix: must be a Prometheus name part/);
+  });
+
   it('reads the lease revocation retry schedule, in milliseconds', () => {
     const cfg = parseConfig('storage "inmem" {}\nlistener "tcp" { tls_disable = true }\nlease_revocation {\n  retry_base = "250ms"\n  max_attempts = 3\n}');
     expect(cfg.leaseRevocation).toEqual({ retryBaseMs: 250, maxAttempts: 3 });

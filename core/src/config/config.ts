@@ -51,6 +51,8 @@ export interface TcpListenerConfig {
   /** OpenBao's listener switches: the unauthenticated sys/generate-root/* and sys/rekey/* are not served here. */
   disableUnauthedGenerateRootEndpoints: boolean;
   disableUnauthedRekeyEndpoints: boolean;
+  /** `telemetry { unauthenticated_metrics_access = true }` in the listener: sys/metrics needs no token here. */
+  unauthenticatedMetricsAccess?: boolean;
 }
 export type ListenerConfig = TcpListenerConfig;
 
@@ -64,6 +66,8 @@ export interface TelemetryConfig {
   prometheusRetentionTime: number;
   /** Without it, every series carries a `host` label with this machine's name (Vault prefixes the name instead). */
   disableHostname: boolean;
+  /** The first part of every series' name; absent: `strongroom`. `"vault"` gives Vault's names. */
+  metricsPrefix?: string;
 }
 
 export interface Config {
@@ -99,6 +103,12 @@ const tcpListenerSchema = z.object({
   require_request_header: lenientBool.optional(),
   disable_unauthed_generate_root_endpoints: lenientBool.optional(),
   disable_unauthed_rekey_endpoints: lenientBool.optional(),
+  /** A nested block, checked with `listenerTelemetrySchema`. */
+  telemetry: z.unknown().optional(),
+});
+
+const listenerTelemetrySchema = z.object({
+  unauthenticated_metrics_access: lenientBool.optional(),
 });
 
 /** Not in Vault: how a failing revocation is retried before its lease becomes irrevocable. */
@@ -110,6 +120,7 @@ const leaseRevocationSchema = z.object({
 const telemetrySchema = z.object({
   prometheus_retention_time: duration.optional(),
   disable_hostname: lenientBool.optional(),
+  metrics_prefix: z.string().regex(/^[a-zA-Z_][a-zA-Z0-9_]*$/, 'must be a Prometheus name part: letters, digits and _, not starting with a digit').optional(),
 });
 
 const topSchema = z.object({
@@ -235,6 +246,13 @@ export function parseConfig(text: string, source = 'config', opts: { checkFiles?
       disableUnauthedGenerateRootEndpoints: v.disable_unauthed_generate_root_endpoints ?? false,
       disableUnauthedRekeyEndpoints: v.disable_unauthed_rekey_endpoints ?? false,
     };
+    if (v.telemetry !== undefined) {
+      const blocks = blocksOf(v.telemetry as HclValue, 0);
+      if (blocks === null || blocks.length !== 1) fail(`${where}.telemetry: expected one block like telemetry { unauthenticated_metrics_access = true }`, lineOf(blk.body, 'telemetry'));
+      const body = blocks![0]!.body;
+      const t = validate(listenerTelemetrySchema, known(body, listenerTelemetrySchema.shape, source, `${where}.telemetry`), source, `${where}.telemetry`);
+      if (t.unauthenticated_metrics_access !== undefined) listener.unauthenticatedMetricsAccess = t.unauthenticated_metrics_access;
+    }
     if (!tlsDisable) {
       listener.tlsCertFile = v.tls_cert_file;
       listener.tlsKeyFile = v.tls_key_file;
@@ -284,6 +302,7 @@ export function parseConfig(text: string, source = 'config', opts: { checkFiles?
     const v = validate(telemetrySchema, known(body, telemetrySchema.shape, source, 'telemetry'), source, 'telemetry');
     if (v.prometheus_retention_time !== undefined) telemetry.prometheusRetentionTime = v.prometheus_retention_time;
     if (v.disable_hostname !== undefined) telemetry.disableHostname = v.disable_hostname;
+    if (v.metrics_prefix !== undefined) telemetry.metricsPrefix = v.metrics_prefix;
   }
 
   if (opts.checkFiles) {

@@ -44,6 +44,8 @@ export interface ApiRequest {
   headers: IncomingHttpHeaders;
   /** Caller IP, without the `::ffff:` IPv4-mapped prefix. */
   remoteAddress: string;
+  /** Set by a listener with `telemetry { unauthenticated_metrics_access = true }`: sys/metrics is served without a token. */
+  unauthenticatedMetricsAccess?: boolean;
 }
 
 /** A raw (non-JSON) body, e.g. an SSH public key as text/plain. */

@@ -38,6 +38,7 @@ export function observeRequests(handle: ApiHandler, deps: RequestObserverDeps): 
       const { mount, namespace } = deps.sealPath(req.path) ? { mount: 'sys/', namespace: 'root' } : mountLabel(deps, req.path);
       metrics.requests.inc({ operation: req.operation, mount, status: String(status) });
       metrics.requestDuration.observe({ operation: req.operation, mount }, seconds);
+      metrics.vault.handleRequest.observe(seconds * 1000);
       if (level !== 'off') log.log(level, 'request', { method: req.method, path: redactPath(req.urlPath), status, duration_ms: Math.round(seconds * 1e5) / 100, namespace });
     }
   };

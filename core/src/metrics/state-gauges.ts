@@ -21,9 +21,17 @@ export function scrapeStateGauges(metrics: Metrics, src: StateSources): void {
     metrics.leases.reset();
     metrics.pluginUp.reset();
     metrics.pluginDegraded.reset();
+    metrics.vault.tokenCount.reset();
     if (!s) return;
-    for (const m of s.expiration.countByMount()) metrics.leases.set({ mount: m.mountPath, namespace: src.namespaceLabel(m.namespaceId) }, m.count);
-    metrics.irrevocableLeases.set(s.expiration.stats().irrevocable);
+    let leases = 0;
+    for (const m of s.expiration.countByMount()) {
+      metrics.leases.set({ mount: m.mountPath, namespace: src.namespaceLabel(m.namespaceId) }, m.count);
+      leases += m.count;
+    }
+    metrics.vault.numLeases.set(leases);
+    const irrevocable = s.expiration.stats().irrevocable;
+    metrics.irrevocableLeases.set(irrevocable);
+    metrics.vault.numIrrevocableLeases.set(irrevocable);
     for (const p of s.supervisor.stats()) {
       metrics.pluginUp.set({ plugin: p.plugin, version: p.version }, p.state === 'running' ? 1 : 0);
       metrics.pluginDegraded.set({ plugin: p.plugin, version: p.version }, p.state === 'degraded' ? 1 : 0);
@@ -31,7 +39,11 @@ export function scrapeStateGauges(metrics: Metrics, src: StateSources): void {
     // Counting tokens scans their entries: at most once a minute, as Vault's usage gauges are periodic too.
     if (!tokenCounts || Date.now() - tokenCounts.at > 60_000) tokenCounts = { at: Date.now(), counts: await s.tokens.countTokens() };
     metrics.tokens.reset();
-    for (const c of tokenCounts.counts) metrics.tokens.set({ type: c.type, namespace: src.namespaceLabel(c.namespaceId) }, c.count);
+    for (const c of tokenCounts.counts) {
+      const namespace = src.namespaceLabel(c.namespaceId);
+      metrics.tokens.set({ type: c.type, namespace }, c.count);
+      metrics.vault.tokenCount.inc({ namespace }, c.count);
+    }
   });
   metrics.onScrape(() => {
     const sealed = src.sealed();

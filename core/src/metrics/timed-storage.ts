@@ -17,16 +17,22 @@ export function timedPhysical(p: Physical, metrics: Metrics): Physical {
   };
 }
 
-/** The barrier with get/put/delete/list timed into strongroom_barrier_duration_seconds; everything else as is. */
+/** The barrier with get/put/delete/list timed into strongroom_barrier_duration_seconds and Vault's barrier.* summaries; everything else as is. */
 export function timedBarrier<B extends { get(k: string): Promise<unknown>; put(k: string, v: Uint8Array): Promise<void>; delete(k: string): Promise<void>; list(p: string): Promise<string[]> }>(b: B, metrics: Metrics): B {
   const h = metrics.barrierDuration;
+  const v = metrics.vault.barrier;
+  /** Into our histogram (seconds, labelled) and Vault's summary for the operation (milliseconds). */
+  const both = <T>(op: keyof typeof v, fn: () => Promise<T>): Promise<T> => {
+    const started = performance.now();
+    return timed(h, { op }, fn).finally(() => v[op].observe(performance.now() - started));
+  };
   // Object.create keeps the barrier's getters (`sealed`) live; only the four data operations are wrapped.
   const wrapped = Object.create(b) as B;
   Object.assign(wrapped, {
-    get: (k: string) => timed(h, { op: 'get' }, () => b.get(k)),
-    put: (k: string, v: Uint8Array) => timed(h, { op: 'put' }, () => b.put(k, v)),
-    delete: (k: string) => timed(h, { op: 'delete' }, () => b.delete(k)),
-    list: (p: string) => timed(h, { op: 'list' }, () => b.list(p)),
+    get: (k: string) => both('get', () => b.get(k)),
+    put: (k: string, val: Uint8Array) => both('put', () => b.put(k, val)),
+    delete: (k: string) => both('delete', () => b.delete(k)),
+    list: (p: string) => both('list', () => b.list(p)),
   });
   return wrapped;
 }

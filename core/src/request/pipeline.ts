@@ -81,7 +81,7 @@ export function createPipeline(deps: PipelineDeps) {
     const binding = match?.handle;
     const relativePath = match?.relativePath ?? '';
 
-    const unauthenticated = binding !== undefined && binding.unauthenticated(relativePath);
+    const unauthenticated = binding !== undefined && (binding.unauthenticated(relativePath) || openMetrics(api, namespace, match));
     let token: CallerToken | null = null;
     if (api.token) {
       token = await tokens.lookup(api.token);
@@ -389,4 +389,13 @@ function auditAuthFromBlock(a: Record<string, any>) {
     token_type: String(a.token_type ?? ''),
     token_ttl: Number(a.lease_duration ?? 0),
   };
+}
+
+/**
+ * A listener with `telemetry { unauthenticated_metrics_access = true }` serves the root
+ * namespace's sys/metrics to a caller without a token (Vault's listener option); a caller
+ * that sends a token is still checked as usual.
+ */
+function openMetrics(api: ApiRequest, namespace: Namespace, match: RouteMatch<MountBinding> | null | undefined): boolean {
+  return api.unauthenticatedMetricsAccess === true && !api.token && api.operation === 'read' && namespace.id === 'root' && match?.entry.type === 'system' && match.relativePath === 'metrics';
 }

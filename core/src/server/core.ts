@@ -63,7 +63,7 @@ export interface Core {
 
 export async function createCore(opts: { config: ServerConfig; logger: CoreLogger; haTimings?: Partial<HaTimings> }): Promise<Core> {
   const { config, logger } = opts;
-  const metrics = createMetrics({ disableHostname: config.telemetry.disableHostname });
+  const metrics = createMetrics({ disableHostname: config.telemetry.disableHostname, prefix: config.telemetry.metricsPrefix });
   const storage = config.storage;
   const opened = await openStorage(storage, { logger });
   const physical = timedPhysical(opened.physical, metrics);
@@ -192,7 +192,12 @@ export async function createCore(opts: { config: ServerConfig; logger: CoreLogge
   /** A listener's handler: with its refusals of the unauthenticated root recovery paths, if it has any. */
   const handlerFor = (l: ServerConfig['listeners'][number]) => {
     const gate = unauthedRootRecoveryGate(l);
-    return gate ? observe(async (req) => (gate(req), dispatch(req))) : handle;
+    const metricsOpen = l.unauthenticatedMetricsAccess === true;
+    if (!gate && !metricsOpen) return handle;
+    return observe(async (req) => {
+      gate?.(req);
+      return dispatch(metricsOpen ? { ...req, unauthenticatedMetricsAccess: true } : req);
+    });
   };
 
   return {

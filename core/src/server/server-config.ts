@@ -14,6 +14,8 @@ export interface ListenerConfig {
   /** The unauthenticated sys/generate-root/* and sys/rekey/* are refused on this listener (absent: served). */
   disableUnauthedGenerateRootEndpoints?: boolean;
   disableUnauthedRekeyEndpoints?: boolean;
+  /** sys/metrics is served here without a token (listener telemetry.unauthenticated_metrics_access). */
+  unauthenticatedMetricsAccess?: boolean;
 }
 
 export interface ServerConfig {
@@ -32,7 +34,7 @@ export interface ServerConfig {
   logFile?: string;
   /** Level of the request log line (default debug), or off. */
   logRequestsLevel?: LogLevel | 'off';
-  telemetry: { prometheusRetentionTime: number; disableHostname: boolean };
+  telemetry: { prometheusRetentionTime: number; disableHostname: boolean; metricsPrefix?: string };
   /** Serve the web UI at /ui/ (`ui = true`; on in dev mode). */
   ui?: boolean;
   /** Dev servers only: plugin processes run unsandboxed and write CPU profiles here (see the supervisor). */
@@ -64,6 +66,7 @@ function fromFileConfig(c: import('../config/config.js').Config): ServerConfig {
       requireRequestHeader: l.requireRequestHeader,
       disableUnauthedGenerateRootEndpoints: l.disableUnauthedGenerateRootEndpoints,
       disableUnauthedRekeyEndpoints: l.disableUnauthedRekeyEndpoints,
+      ...(l.unauthenticatedMetricsAccess ? { unauthenticatedMetricsAccess: true } : {}),
     })),
     storage: c.storage,
     pluginDirectory: c.pluginDirectory ?? null,

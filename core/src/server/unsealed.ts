@@ -101,7 +101,14 @@ export async function unseal(ctx: UnsealContext, opts: { restoreLeasesInBackgrou
   const passwordPolicies = createPasswordPolicyStore({ store: barrier, namespaces });
   const corsStore = createCorsStore(barrier, cors);
   await corsStore.load();
-  const audit = createAuditBroker({ store: barrier, logger: logger.named('audit'), onDeviceFailure: (path) => metrics.auditFailures.inc({ device: path }) });
+  const audit = createAuditBroker({
+    store: barrier,
+    logger: logger.named('audit'),
+    onDeviceFailure: (path, kind) => {
+      metrics.auditFailures.inc({ device: path });
+      (kind === 'request' ? metrics.vault.auditRequestFailure : metrics.vault.auditResponseFailure).inc();
+    },
+  });
   await audit.load();
   const catalog = createPluginCatalog({ store: barrier, pluginDirectory: config.pluginDirectory, builtins: builtinPlugins() });
   // A mount's lease TTLs now: the lease manager caps leases with them; each request to a plugin carries them.
