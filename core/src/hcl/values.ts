@@ -26,24 +26,20 @@ export const lenientInt = z.preprocess(
   z.number({ message: 'must be an integer' }).int('must be an integer'),
 );
 
+const durationOf = (parse: (v: string | number) => number, examples: string) =>
+  z.union([z.string(), z.number()]).transform((v, ctx) => {
+    try {
+      return parse(v);
+    } catch {
+      ctx.addIssue({ code: 'custom', message: `must be a duration such as ${examples}` });
+      return z.NEVER;
+    }
+  });
+
 /** Seconds. */
-export const duration = z.union([z.string(), z.number()]).transform((v, ctx) => {
-  try {
-    return parseDuration(v);
-  } catch {
-    ctx.addIssue({ code: 'custom', message: 'must be a duration such as "768h", "30m" or a number of seconds' });
-    return z.NEVER;
-  }
-});
+export const duration = durationOf(parseDuration, '"768h", "30m" or a number of seconds');
 
 /** Milliseconds. */
-export const durationMs = z.union([z.string(), z.number()]).transform((v, ctx) => {
-  try {
-    return parseDurationMs(v);
-  } catch {
-    ctx.addIssue({ code: 'custom', message: 'must be a duration such as "10s" or "250ms"' });
-    return z.NEVER;
-  }
-});
+export const durationMs = durationOf(parseDurationMs, '"10s" or "250ms"');
 
 export const nonEmpty = z.string({ message: 'must be a string' }).trim().min(1, 'must not be empty');
