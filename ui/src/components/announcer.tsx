@@ -11,11 +11,18 @@ export function Announcer() {
   const [message, set] = useState('');
   useEffect(() => {
     // A repeated message is announced again: clear first, then set.
+    let clear: ReturnType<typeof setTimeout> | undefined;
     setMessage = (m) => {
       set('');
+      clearTimeout(clear);
       setTimeout(() => set(m), 30);
+      // Said once; it does not stay on screen.
+      clear = setTimeout(() => set(''), 8000);
     };
-    return () => void (setMessage = null);
+    return () => {
+      clearTimeout(clear);
+      setMessage = null;
+    };
   }, []);
   return (
     <p role="status" class="announcer">

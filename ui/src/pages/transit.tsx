@@ -204,7 +204,7 @@ function Playground({ mount }: { mount: MountInfo }) {
         )}
       </section>
       <p>
-        <Link href={hrefOf(mount, 'keys/')}>All paths of {mount.path}</Link>
+        <Link href={hrefOf(mount, 'keys/')}>Browse {mount.path}keys/</Link> (each key's own pages: read, configure, rotate, delete)
       </p>
     </section>
   );
