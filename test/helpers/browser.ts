@@ -8,12 +8,13 @@
 import { mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import type { RunningServer } from './server';
 import { sharedService } from './services';
 
 /** Where screenshots go: STRONGROOM_TEST_OUTPUT, else test-output/ at the checkout's root. */
 const OUTPUT_DIR = resolve(process.env.STRONGROOM_TEST_OUTPUT ?? resolve(__dirname, '../../test-output'), 'ui');
 
-export async function launchBrowser(): Promise<Browser> {
+async function launchBrowser(): Promise<Browser> {
   const executablePath = sharedService('chromium', 'STRONGROOM_TEST_CHROMIUM').STRONGROOM_TEST_CHROMIUM!;
   // Root (as in CI) cannot use Chromium's sandbox; the pages are our own, served on loopback.
   return chromium.launch({ executablePath, headless: true, chromiumSandbox: false, args: ['--disable-gpu', '--disable-dev-shm-usage', '--no-first-run'] });
@@ -41,7 +42,7 @@ export interface UiPage {
  * role="alert"): a 5xx, or any failure of the UI's own files or the favicon,
  * fails the test.
  */
-export async function openPage(browser: Browser, baseUrl: string, opts: { width?: number; height?: number } = {}): Promise<UiPage> {
+async function openPage(browser: Browser, baseUrl: string, opts: { width?: number; height?: number } = {}): Promise<UiPage> {
   const context = await browser.newContext({ viewport: { width: opts.width ?? 1280, height: opts.height ?? 860 }, baseURL: baseUrl });
   const page = await context.newPage();
   mkdirSync(OUTPUT_DIR, { recursive: true });
@@ -97,4 +98,40 @@ export async function eventually<T>(check: () => Promise<T> | T, timeoutMs = 10_
       await new Promise((r) => setTimeout(r, 100));
     }
   }
+}
+
+/**
+ * A browser test file's set-up: one server and one browser for the file, a
+ * fresh page (context) per test, closed (and checked for console errors) after it.
+ */
+export function uiSuite(start: () => Promise<RunningServer>): { readonly server: RunningServer; readonly ui: UiPage; reopen(opts: { width?: number; height?: number }): Promise<UiPage> } {
+  let server: RunningServer;
+  let browser: Browser;
+  let ui: UiPage;
+  beforeAll(async () => {
+    [server, browser] = await Promise.all([start(), launchBrowser()]);
+  });
+  afterAll(async () => {
+    await browser?.close();
+  });
+  beforeEach(async () => {
+    ui = await openPage(browser, server.url);
+  });
+  afterEach(async () => {
+    await ui.close();
+  });
+  return {
+    get server() {
+      return server;
+    },
+    get ui() {
+      return ui;
+    },
+    /** Closes this test's page and opens another (a phone-sized one, say). */
+    async reopen(opts) {
+      await ui.close();
+      ui = await openPage(browser, server.url, opts);
+      return ui;
+    },
+  };
 }

@@ -7,67 +7,51 @@
  */
 import { resolve } from 'node:path';
 import { Client } from 'pg';
-import type { Browser } from 'playwright-core';
 import { postgresUrl } from '../helpers/databases';
-import { eventually, launchBrowser, openPage, signInWithToken, type UiPage } from '../helpers/browser';
+import { eventually, signInWithToken, uiSuite } from '../helpers/browser';
 import { externalPlugin } from '../helpers/plugins';
-import { scratchDir, startDevServer, type RunningServer } from '../helpers/server';
+import { scratchDir, startDevServer } from '../helpers/server';
 
 jest.setTimeout(120_000);
 
 const INVENTORY_MAIN = resolve(__dirname, '../fixtures/inventory-plugin/dist/main.js');
 const pluginDir = scratchDir('sr-ui-plugins-');
 
-let server: RunningServer;
-let browser: Browser;
-let ui: UiPage;
+const suite = uiSuite(() => startDevServer({ extraArgs: [`-dev-plugin-dir=${pluginDir}`] }));
 
-beforeAll(async () => {
-  [server, browser] = await Promise.all([startDevServer({ extraArgs: [`-dev-plugin-dir=${pluginDir}`] }), launchBrowser()]);
-});
-afterAll(async () => {
-  await browser?.close();
-});
-beforeEach(async () => {
-  ui = await openPage(browser, server.url);
-});
-afterEach(async () => {
-  await ui.close();
-});
-
-const mountsNav = () => ui.page.getByRole('navigation', { name: 'Mounts' });
+const mountsNav = () => suite.ui.page.getByRole('navigation', { name: 'Mounts' });
 
 describe('transit', () => {
   it('creates a key, encrypts text and decrypts it back, and encrypts base64', async () => {
-    expect((await server.api('POST', 'sys/mounts/transit', { type: 'transit' })).status).toBe(204);
-    const { page } = ui;
-    await signInWithToken(page, server.rootToken);
+    expect((await suite.server.api('POST', 'sys/mounts/transit', { type: 'transit' })).status).toBe(204);
+    const { page } = suite.ui;
+    await signInWithToken(page, suite.server.rootToken);
     await mountsNav().getByRole('link', { name: 'transit/', exact: true }).click();
     await page.getByLabel('Key name').fill('orders');
     await page.getByRole('button', { name: 'Create key' }).click();
     await page.getByRole('list', { name: 'Keys' }).getByRole('link', { name: 'orders' }).waitFor();
-    expect((await server.api('GET', 'transit/keys/orders')).status).toBe(200);
+    expect((await suite.server.api('GET', 'transit/keys/orders')).status).toBe(200);
 
     await page.getByLabel('Plaintext').fill('the eagle lands at noon');
     await page.getByRole('button', { name: 'Encrypt', exact: true }).click();
     const ciphertext = (await page.getByRole('status', { name: 'Ciphertext' }).textContent()) ?? '';
     expect(ciphertext).toMatch(/^service:v1:/);
     // The server decrypts what the UI encrypted.
-    const check = await server.api('POST', 'transit/decrypt/orders', { ciphertext });
+    const check = await suite.server.api('POST', 'transit/decrypt/orders', { ciphertext });
     expect(Buffer.from(check.body.data.plaintext, 'base64').toString()).toBe('the eagle lands at noon');
 
     await page.getByLabel('Operation').selectOption('Decrypt');
     await page.getByLabel('Ciphertext').fill(ciphertext);
     await page.getByRole('button', { name: 'Decrypt', exact: true }).click();
     await eventually(async () => expect(await page.getByRole('status', { name: 'Plaintext as text' }).textContent()).toBe('the eagle lands at noon'));
-    await ui.screenshot('transit-decrypt');
+    await suite.ui.screenshot('transit-decrypt');
 
     await page.getByLabel('Operation').selectOption('Encrypt');
     await page.getByLabel('Base64').check();
     await page.getByLabel('Plaintext').fill(Buffer.from([0, 1, 2, 255]).toString('base64'));
     await page.getByRole('button', { name: 'Encrypt', exact: true }).click();
     const binary = (await page.getByRole('status', { name: 'Ciphertext' }).textContent()) ?? '';
-    const back = await server.api('POST', 'transit/decrypt/orders', { ciphertext: binary });
+    const back = await suite.server.api('POST', 'transit/decrypt/orders', { ciphertext: binary });
     expect(Buffer.from(back.body.data.plaintext, 'base64')).toEqual(Buffer.from([0, 1, 2, 255]));
   });
 });
@@ -75,10 +59,10 @@ describe('transit', () => {
 describe('a third-party plugin', () => {
   it('gets list, form and read pages from its description, with field errors beside the field and secret values masked', async () => {
     const plugin = externalPlugin(pluginDir, 'inventory', INVENTORY_MAIN);
-    expect((await server.api('POST', 'sys/plugins/catalog/secret/inventory', { command: plugin.command, sha256: plugin.sha256, version: 'v1.0.0' })).status).toBe(204);
-    expect((await server.api('POST', 'sys/mounts/stock', { type: 'inventory', description: 'what we own' })).status).toBe(204);
-    const { page } = ui;
-    await signInWithToken(page, server.rootToken);
+    expect((await suite.server.api('POST', 'sys/plugins/catalog/secret/inventory', { command: plugin.command, sha256: plugin.sha256, version: 'v1.0.0' })).status).toBe(204);
+    expect((await suite.server.api('POST', 'sys/mounts/stock', { type: 'inventory', description: 'what we own' })).status).toBe(204);
+    const { page } = suite.ui;
+    await signInWithToken(page, suite.server.rootToken);
     await mountsNav().getByRole('link', { name: 'stock/', exact: true }).click();
     await page.getByRole('heading', { name: 'stock/', exact: true }).waitFor();
     await page.getByRole('link', { name: 'items/' }).click();
@@ -106,28 +90,28 @@ describe('a third-party plugin', () => {
     const describedBy = (await page.getByLabel('quantity', { exact: true }).getAttribute('aria-describedby')) ?? '';
     expect(describedBy).toContain((await quantityError.getAttribute('id')) ?? 'missing');
     expect(await page.getByLabel('quantity', { exact: true }).getAttribute('aria-invalid')).toBe('true');
-    await ui.screenshot('plugin-field-error');
+    await suite.ui.screenshot('plugin-field-error');
 
     await page.getByLabel('quantity', { exact: true }).fill('3');
     await page.getByLabel('kind', { exact: true }).selectOption('license');
     await page.getByLabel('tags', { exact: true }).fill('blue\nspare');
     await page.getByRole('button', { name: 'Save' }).click();
     await page.getByRole('heading', { name: 'Current values' }).waitFor();
-    expect((await server.api('GET', 'stock/items/laptop-7')).body.data).toEqual({ owner: 'ops', quantity: 3, kind: 'license', tags: ['blue', 'spare'], active: true, serial: 'SN-4711-XYZ' });
+    expect((await suite.server.api('GET', 'stock/items/laptop-7')).body.data).toEqual({ owner: 'ops', quantity: 3, kind: 'license', tags: ['blue', 'spare'], active: true, serial: 'SN-4711-XYZ' });
 
     // The read view masks the sensitive field until revealed.
     const values = page.getByRole('region', { name: 'Current values' });
     expect(await values.textContent()).not.toContain('SN-4711-XYZ');
     await values.getByRole('button', { name: 'Reveal' }).click();
     await values.getByText('SN-4711-XYZ').waitFor();
-    await ui.screenshot('plugin-read');
+    await suite.ui.screenshot('plugin-read');
 
     await page.getByRole('navigation', { name: 'Breadcrumb' }).getByRole('link', { name: 'items' }).click();
     await page.getByRole('list', { name: 'Entries of stock/items/' }).getByRole('link', { name: 'laptop-7' }).click();
     await page.getByRole('button', { name: 'Delete' }).click();
     await page.getByRole('button', { name: 'Confirm delete' }).click();
     await page.getByText('No entries.').waitFor();
-    expect((await server.api('GET', 'stock/items/laptop-7')).status).toBe(404);
+    expect((await suite.server.api('GET', 'stock/items/laptop-7')).status).toBe(404);
   });
 });
 
@@ -143,8 +127,8 @@ describe('PostgreSQL credentials', () => {
         await c.end();
       }
     };
-    expect((await server.api('POST', 'sys/mounts/database', { type: 'database' })).status).toBe(204);
-    const conn = await server.api('POST', 'database/config/pg', {
+    expect((await suite.server.api('POST', 'sys/mounts/database', { type: 'database' })).status).toBe(204);
+    const conn = await suite.server.api('POST', 'database/config/pg', {
       plugin_name: 'postgresql-database-plugin',
       connection_url: `postgresql://{{username}}:{{password}}@${superUrl.host}${superUrl.pathname}`,
       username: decodeURIComponent(superUrl.username),
@@ -154,7 +138,7 @@ describe('PostgreSQL credentials', () => {
     expect([conn.status, conn.text]).toEqual([204, '']);
     expect(
       (
-        await server.api('POST', 'database/roles/ui-readonly', {
+        await suite.server.api('POST', 'database/roles/ui-readonly', {
           db_name: 'pg',
           default_ttl: '1h',
           max_ttl: '2h',
@@ -164,8 +148,8 @@ describe('PostgreSQL credentials', () => {
       ).status,
     ).toBe(204);
 
-    const { page } = ui;
-    await signInWithToken(page, server.rootToken);
+    const { page } = suite.ui;
+    await signInWithToken(page, suite.server.rootToken);
     await mountsNav().getByRole('link', { name: 'database/', exact: true }).click();
     const creds = page.getByRole('form', { name: 'creds/{name}', exact: true });
     await creds.getByLabel('name').fill('ui-readonly');
@@ -180,7 +164,7 @@ describe('PostgreSQL credentials', () => {
     expect(await password.locator('code').textContent()).toBe('••••••••');
     await password.getByRole('button', { name: 'Reveal' }).click();
     const secret = (await password.locator('code').textContent())!;
-    // The credential works on the real server.
+    // The credential works on the real suite.server.
     const login = new Client({ connectionString: `postgresql://${encodeURIComponent(username)}:${encodeURIComponent(secret)}@${superUrl.host}${superUrl.pathname}`, connectionTimeoutMillis: 5000 });
     await login.connect();
     expect((await login.query('SELECT current_user AS u')).rows[0].u).toBe(username);
@@ -191,7 +175,7 @@ describe('PostgreSQL credentials', () => {
     const first = (await timer.textContent())!;
     expect(first).toMatch(/^(59m|1h 00m)/);
     await eventually(async () => expect(await timer.textContent()).not.toBe(first), 5000);
-    await ui.screenshot('database-credentials');
+    await suite.ui.screenshot('database-credentials');
 
     await page.getByRole('button', { name: 'Renew' }).click();
     await page.getByRole('status').filter({ hasText: 'Lease renewed' }).waitFor();

@@ -14,10 +14,9 @@ import { announce } from '../components/announcer';
 import { ConfirmButton } from '../components/confirm-button';
 import { ErrorMessage } from '../components/error-message';
 import { GeneratedForm } from '../components/generated-form';
+import { usePagedKeys } from '../components/paged-keys';
 import { LeasePanel } from '../components/lease-panel';
 import { DataView } from '../components/value-view';
-
-const PAGE_SIZE = 50;
 
 function useSpec(apiPath: string): { spec: MountSpec | null; error: unknown } {
   const session = useSession();
@@ -164,29 +163,17 @@ function PathView({ mount, apiPath, spec, sub }: { mount: MountInfo; apiPath: st
 
 function ListView({ mount, apiPath, spec, sub, template }: { mount: MountInfo; apiPath: string; spec: MountSpec; sub: string; template: Template }) {
   const [, navigate] = useLocation();
-  const [pages, setPages] = useState<string[]>(['']);
-  const after = pages[pages.length - 1]!;
-  const [state, setState] = useState<{ keys: string[] | null; error: unknown }>({ keys: null, error: null });
+  const { keys, error, pager } = usePagedKeys(`${apiPath}${sub}`);
   const [newName, setNewName] = useState('');
-  useEffect(() => {
-    let live = true;
-    setState({ keys: null, error: null });
-    api.list(`${apiPath}${sub}`, { after: after || undefined, limit: PAGE_SIZE }).then(
-      (r) => live && setState({ keys: r.keys, error: null }),
-      (error: unknown) => live && setState({ keys: null, error }),
-    );
-    return () => void (live = false);
-  }, [apiPath, sub, after]);
   // A child path with a write operation: the list can create its entries.
   const creatable = useMemo(() => {
     const m = matchPath(spec, `${sub}new-entry`, 'item');
     return m?.template.write ? m.template : null;
   }, [spec, sub]);
-  const keys = state.keys;
   return (
     <>
       <p class="hint">{template.list?.summary || template.description}</p>
-      <ErrorMessage error={state.error} />
+      <ErrorMessage error={error} />
       {keys && keys.length === 0 && <p>No entries.</p>}
       {keys && keys.length > 0 && (
         <ul class="keys" aria-label={`Entries of ${mount.path}${sub}`}>
@@ -197,18 +184,7 @@ function ListView({ mount, apiPath, spec, sub, template }: { mount: MountInfo; a
           ))}
         </ul>
       )}
-      <div class="actions">
-        {pages.length > 1 && (
-          <button type="button" onClick={() => setPages(pages.slice(0, -1))}>
-            Previous page
-          </button>
-        )}
-        {keys && keys.length === PAGE_SIZE && (
-          <button type="button" onClick={() => setPages([...pages, keys[keys.length - 1]!])}>
-            Next page
-          </button>
-        )}
-      </div>
+      {pager}
       {creatable && (
         <form
           class="inline"

@@ -13,6 +13,7 @@ import { announce } from '../components/announcer';
 import { ConfirmButton } from '../components/confirm-button';
 import { ErrorMessage } from '../components/error-message';
 import { MaskedValue } from '../components/masked-value';
+import { usePagedKeys } from '../components/paged-keys';
 import { Breadcrumbs, hrefOf } from './generated';
 
 interface VersionMeta {
@@ -39,17 +40,7 @@ export function KvPage({ mount, sub }: { mount: MountInfo; sub: string }) {
 }
 
 function KvList({ mount, dir, onCreate }: { mount: MountInfo; dir: string; onCreate: () => void }) {
-  const [pages, setPages] = useState<string[]>(['']);
-  const [state, setState] = useState<{ keys: string[] | null; error: unknown }>({ keys: null, error: null });
-  const after = pages[pages.length - 1]!;
-  useEffect(() => {
-    let live = true;
-    api.list(`${mount.path}metadata/${encodePath(dir)}`, { after: after || undefined, limit: 50 }).then(
-      (r) => live && setState({ keys: r.keys, error: null }),
-      (error: unknown) => live && setState({ keys: null, error }),
-    );
-    return () => void (live = false);
-  }, [mount.path, dir, after]);
+  const { keys, error, pager } = usePagedKeys(`${mount.path}metadata/${encodePath(dir)}`);
   return (
     <section>
       {dir && <Breadcrumbs mount={mount} sub={dir} />}
@@ -62,29 +53,18 @@ function KvList({ mount, dir, onCreate }: { mount: MountInfo; dir: string; onCre
           Create secret
         </button>
       </div>
-      <ErrorMessage error={state.error} />
-      {state.keys && state.keys.length === 0 && <p>No secrets here yet.</p>}
-      {state.keys && state.keys.length > 0 && (
+      <ErrorMessage error={error} />
+      {keys && keys.length === 0 && <p>No secrets here yet.</p>}
+      {keys && keys.length > 0 && (
         <ul class="keys" aria-label="Secrets">
-          {state.keys.map((k) => (
+          {keys.map((k) => (
             <li key={k}>
               <Link href={hrefOf(mount, `${dir}${k}`)}>{k}</Link>
             </li>
           ))}
         </ul>
       )}
-      <div class="actions">
-        {pages.length > 1 && (
-          <button type="button" onClick={() => setPages(pages.slice(0, -1))}>
-            Previous page
-          </button>
-        )}
-        {state.keys && state.keys.length === 50 && (
-          <button type="button" onClick={() => setPages([...pages, state.keys![49]!])}>
-            Next page
-          </button>
-        )}
-      </div>
+      {pager}
     </section>
   );
 }
