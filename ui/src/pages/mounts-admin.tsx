@@ -81,7 +81,8 @@ export function MountsAdminPage({ table }: { table: 'secret' | 'auth' }) {
 
 function TuneForm({ base, mount, onDone }: { base: string; mount: MountInfo; onDone: () => void }) {
   const [values, setValues] = useState({ description: mount.description, default_lease_ttl: '', max_lease_ttl: '' });
-  const [initial, setInitial] = useState(values);
+  /** The values read back; null until then (the fields wait for them, so nothing typed is overwritten). */
+  const [initial, setInitial] = useState<typeof values | null>(null);
   const [error, setError] = useState<unknown>(null);
   useEffect(() => {
     api.read<{ default_lease_ttl: number; max_lease_ttl: number; description?: string }>(`${base}/${mount.path}tune`).then((r) => {
@@ -94,7 +95,7 @@ function TuneForm({ base, mount, onDone }: { base: string; mount: MountInfo; onD
     e.preventDefault();
     setError(null);
     // Only what was changed: the TTLs read back are the effective ones, and sending them would pin them.
-    const body = Object.fromEntries(Object.entries(values).filter(([k, v]) => v !== initial[k as keyof typeof initial]));
+    const body = Object.fromEntries(Object.entries(values).filter(([k, v]) => v !== initial?.[k as keyof typeof values]));
     try {
       await api.write(`${base}/${mount.path}tune`, body);
       onDone();
@@ -114,13 +115,17 @@ function TuneForm({ base, mount, onDone }: { base: string; mount: MountInfo; onD
   return (
     <form class="card" onSubmit={submit} aria-label={`Tune ${mount.path}`}>
       <h2>Tune {mount.path}</h2>
-      {input('description', 'Description', 'Shown beside the mount.')}
-      {input('default_lease_ttl', 'Default lease TTL', 'Seconds or a duration (1h); 0 for the system default.')}
-      {input('max_lease_ttl', 'Max lease TTL', 'Seconds or a duration (768h); 0 for the system default.')}
+      {initial && (
+        <>
+          {input('description', 'Description', 'Shown beside the mount.')}
+          {input('default_lease_ttl', 'Default lease TTL', 'Seconds or a duration (1h); 0 for the system default.')}
+          {input('max_lease_ttl', 'Max lease TTL', 'Seconds or a duration (768h); 0 for the system default.')}
+          <div class="actions">
+            <button type="submit">Save tuning</button>
+          </div>
+        </>
+      )}
       <ErrorMessage error={error} />
-      <div class="actions">
-        <button type="submit">Save tuning</button>
-      </div>
     </form>
   );
 }
