@@ -294,6 +294,18 @@ we = call("adapter.post sys/wrapping/wrap (empty object)", lambda: c.adapter.pos
 if we:
     call("sys.unwrap (empty object)", lambda: c.sys.unwrap(we["wrap_info"]["token"]), lambda r: eq(r["data"], {}))
 
+# ---- cubbyhole: the caller's own kv store (hvac has no class for it; kv v1 on mount "cubbyhole" and the plain calls) ----
+call("kv.v1.create_or_update_secret (cubbyhole)", lambda: c.secrets.kv.v1.create_or_update_secret("hvac/note", {"n": "mine"}, mount_point="cubbyhole"))
+call("kv.v1.read_secret (cubbyhole)", lambda: c.secrets.kv.v1.read_secret("hvac/note", mount_point="cubbyhole"), lambda r: eq(r["data"], {"n": "mine"}))
+call("kv.v1.list_secrets (cubbyhole)", lambda: c.secrets.kv.v1.list_secrets("hvac", mount_point="cubbyhole"), lambda r: eq(r["data"]["keys"], ["note"]))
+call("client.write (cubbyhole)", lambda: c.write("cubbyhole/plain", value="p"))
+call("client.read (cubbyhole)", lambda: c.read("cubbyhole/plain"), lambda r: eq(r["data"], {"value": "p"}))
+nb = call("token.create (cubbyhole neighbour)", lambda: tk.create(policies=["default"], ttl="10m"))
+if nb:
+    nc_ = hvac.Client(url=URL, token=nb["auth"]["client_token"])
+    refused("kv.v1.read_secret (another token's cubbyhole)", lambda: nc_.secrets.kv.v1.read_secret("hvac/note", mount_point="cubbyhole"), "InvalidPath")
+call("kv.v1.delete_secret (cubbyhole)", lambda: c.secrets.kv.v1.delete_secret("hvac/note", mount_point="cubbyhole"))
+
 # ---- generate-root (OTP scheme) ----
 call("sys.read_root_generation_progress", lambda: c.sys.read_root_generation_progress(), lambda r: eq(r["started"], False))
 start = call("sys.start_root_token_generation", lambda: c.sys.start_root_token_generation(), lambda r: eq(len(r["otp"]), r["otp_length"]))

@@ -78,6 +78,13 @@ it('every node-vault call the suite makes succeeds with the right answer', async
   await call('mount generic (kv version 1)', () => v.mount({ mount_point: 'nv-gen', type: 'generic' }));
   await call('write (generic)', () => v.write('nv-gen/old', { v: 'g' }));
   await call('read (generic)', () => v.read('nv-gen/old'), (r) => eq(r.data, { v: 'g' }));
+  // The cubbyhole: the caller's own kv store, which no other token sees.
+  await call('write (cubbyhole)', () => v.write('cubbyhole/nv/note', { n: 'mine' }));
+  await call('read (cubbyhole)', () => v.read('cubbyhole/nv/note'), (r) => eq(r.data, { n: 'mine' }));
+  await call('list (cubbyhole)', () => v.list('cubbyhole/nv'), (r) => eq(r.data.keys, ['note']));
+  const neighbour = await call('tokenCreate (cubbyhole neighbour)', () => v.tokenCreate({ policies: ['default'], ttl: '10m' }));
+  if (neighbour) await refused("read (another token's cubbyhole)", () => nodeVault({ endpoint: s.url, token: neighbour.auth.client_token }).read('cubbyhole/nv/note'), 404);
+  await call('delete (cubbyhole)', () => v.delete('cubbyhole/nv/note'));
   await call('read sys/mounts/:path/tune (effective TTLs)', () => v.read('sys/mounts/nv-kv2/tune'), (r) => eq([r.data.default_lease_ttl, r.data.max_lease_ttl], [2764800, 2764800]));
   await call('write (kv v2 data)', () => v.write('nv-kv2/data/svc', { data: { a: '1' } }), (r) => eq(r.data.version, 1));
   await call('update (kv v2 PATCH)', () => v.update('nv-kv2/data/svc', { data: { b: '2' } }), (r) => eq(r.data.version, 2));

@@ -125,10 +125,10 @@ describe('isolation', () => {
     expect((await s.api('GET', 'kv/data/x', undefined, as(tokenA, 'tenant-a'))).body.data.data).toEqual({ v: 'a' });
     expect((await s.api('GET', 'tenant-b/kv/data/x', undefined, as(tokenB))).body.data.data).toEqual({ v: 'b' });
 
-    // The root namespace has no kv/ and no policy "app"; a new namespace starts with no secrets engine.
+    // The root namespace has no kv/ and no policy "app"; a new namespace starts with no secrets engine but its cubbyhole.
     expect((await s.api('GET', 'sys/mounts')).body.data['kv/']).toBeUndefined();
     const mounts = (await s.api('GET', 'sys/mounts', undefined, ns('tenant-a'))).body.data;
-    expect(Object.keys(mounts).sort()).toEqual(['kv/', 'sys/']);
+    expect(Object.keys(mounts).sort()).toEqual(['cubbyhole/', 'kv/', 'sys/']);
     expect(Object.keys((await s.api('GET', 'sys/auth', undefined, ns('tenant-a'))).body.data)).toEqual(['token/']);
     expect((await s.api('GET', 'sys/policies/acl/app')).status).toBe(404);
     const accessorsA = (await s.api('GET', 'auth/token/accessors?list=true', undefined, ns('tenant-a'))).body.data.keys as string[];

@@ -51,8 +51,8 @@ describe('finding 7: sys/internal/ui/mounts shows only mounts the caller can use
     const t = await tokenWith('path "secret/data/app/*" { capabilities = ["read"] }');
     const r = await s.api('GET', 'sys/internal/ui/mounts', undefined, { token: t });
     expect(r.status).toBe(200);
-    // sys/ too: the default policy grants sys/capabilities-self and friends (Vault shows it as well).
-    expect(Object.keys(r.body.data.secret).sort()).toEqual(['secret/', 'sys/']);
+    // sys/ and cubbyhole/ too: the default policy grants sys/capabilities-self and friends and cubbyhole/* (Vault shows them as well).
+    expect(Object.keys(r.body.data.secret).sort()).toEqual(['cubbyhole/', 'secret/', 'sys/']);
     // The default policy grants auth/token/lookup-self and friends.
     expect(Object.keys(r.body.data.auth)).toEqual(['token/']);
     const root = await s.api('GET', 'sys/internal/ui/mounts');

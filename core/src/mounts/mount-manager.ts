@@ -4,7 +4,7 @@
  * plugin is starting answers after it is ready, one whose plugin failed
  * answers a clear 503, and neither holds up unseal or other mounts.
  */
-import { badRequest, type Backend, type BackendDescription } from '@strongroom/sdk-plugin/host';
+import { badRequest, permissionDenied, type Backend, type BackendDescription } from '@strongroom/sdk-plugin/host';
 import type { CoreLogger } from '../log/logger.js';
 import type { Namespace, NamespaceRegistry } from '../namespace/namespaces.js';
 import { compileSpecialPaths, type PathMatcher } from './special-paths.js';
@@ -81,6 +81,9 @@ export interface MountManager {
   rebind(filter: (e: MountEntry) => boolean): Promise<void>;
   unloadAll(): Promise<void>;
 }
+
+/** Types that exist once per namespace, mounted by the core itself (Vault's singleton mounts). */
+const SINGLETON_TYPES = new Set(['system', 'token', 'cubbyhole']);
 
 /** How long a disable waits for the requests in flight on the mount (a plugin call's own deadline is 30 s). */
 const DRAIN_MS = 30_000;
@@ -226,6 +229,8 @@ export function createMountManager(deps: {
       const path = normalizeMountPath(rawPath);
       checkReservedPath(table, path);
       if (!input.type) throw badRequest('type: a mount type is required');
+      // Vault's answer and status: these are never mounted by a request, anywhere.
+      if (SINGLETON_TYPES.has(input.type)) throw permissionDenied(`mount type of "${input.type}" is not mountable`);
       const rp = table === 'auth' ? `auth/${path}` : path;
       const conflict = deps.router.conflict(ns.id, rp);
       if (conflict) throw badRequest(`path is already in use at ${conflict}`);
@@ -251,7 +256,8 @@ export function createMountManager(deps: {
       const rp = table === 'auth' ? `auth/${path}` : path;
       const found = deps.router.get(ns.id, rp);
       if (!found || found.entry.table !== table) return;
-      if (found.entry.system) throw badRequest(`cannot disable the system mount "${rp}"`);
+      // Vault's text: sys/, cubbyhole/ and auth/token/ stay.
+      if (found.entry.system) throw badRequest(`cannot unmount "${rp}"`);
       // Requests already inside the mount finish (their leases get registered, so
       // they are revoked too); the plugin is still there to revoke them.
       await closeAndRevoke(found, ns, rp);
@@ -294,7 +300,7 @@ export function createMountManager(deps: {
       if (src.table !== dst.table) throw badRequest('to: cannot move a mount between the secrets and auth tables');
       const found = deps.router.get(ns.id, src.rp);
       if (!found || found.entry.table !== src.table || routePath(found.entry) !== src.rp) throw badRequest(`from: no mount at "${src.rp}"`);
-      if (found.entry.system) throw badRequest(`from: cannot move the system mount "${src.rp}"`);
+      if (found.entry.system) throw badRequest(`from: cannot remount "${src.rp}"`);
       checkReservedPath(dst.table, dst.path);
       const conflict = deps.router.conflict(ns.id, dst.rp);
       if (conflict) throw badRequest(`to: path is already in use at ${conflict}`);

@@ -39,7 +39,7 @@ interface Served {
   wrapTtl: number | null;
 }
 
-const IN_PROCESS_TYPES = new Set(['system', 'token']);
+const IN_PROCESS_TYPES = new Set(['system', 'token', 'cubbyhole']);
 
 export interface PipelineDeps {
   namespaces: NamespaceRegistry;
@@ -129,7 +129,7 @@ export function createPipeline(deps: PipelineDeps) {
       },
       headers: NO_HEADERS,
     };
-    // The token and the caller's entry go only to the core's in-process backends (sys/, auth/token/), never to a plugin.
+    // The token and the caller's entry go only to the core's in-process backends (sys/, auth/token/, cubbyhole/), never to a plugin.
     if (IN_PROCESS_TYPES.has(mount.type)) {
       if (api.token) logical.clientToken = api.token;
       if (api.token && token) (logical as InProcessRequest).callerEntry = token.entry;

@@ -14,6 +14,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { StrongroomError } from '@strongroom/sdk-plugin/host';
 import { createBarrier } from '../barrier/barrier.js';
+import { CUBBYHOLE_MOUNT_PATH, CUBBYHOLE_TYPE } from '../cubbyhole/cubbyholes.js';
 import { createReplayGuard, verifyForwarded } from '../ha/forward.js';
 import { DEFAULT_HA_TIMINGS, createHaManager, type HaManager, type HaTimings } from '../ha/ha-manager.js';
 import { leaderStatus } from '../ha/leader.js';
@@ -47,9 +48,11 @@ import { teardown, unseal, type Unsealed, type UnsealContext } from './unsealed.
 
 const CORE_VERSION = '0.1.0';
 
-/** The mounts every namespace starts with: its sys/ and its token auth method. */
+/** The mounts every namespace starts with: its sys/, its cubbyhole and its token auth method. */
 const DEFAULT_MOUNTS = () => [
   { table: 'mounts' as const, path: 'sys/', input: { type: 'system', description: 'system endpoints used for control, policy and debugging' }, system: true },
+  // Local, as in Vault: a token's cubbyhole is never replicated.
+  { table: 'mounts' as const, path: CUBBYHOLE_MOUNT_PATH, input: { type: CUBBYHOLE_TYPE, description: 'per-token private secret storage', local: true }, system: true },
   { table: 'auth' as const, path: 'token/', input: { type: 'token', description: 'token based credentials' }, system: true },
 ];
 

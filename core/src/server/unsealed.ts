@@ -9,6 +9,8 @@
 import { badRequest, toOpenApi, type MountEnv } from '@strongroom/sdk-plugin/host';
 import { createAuditBroker, type AuditBroker } from '../audit/broker.js';
 import type { Barrier } from '../barrier/barrier.js';
+import { createCubbyholeBackend } from '../cubbyhole/backend.js';
+import { createCubbyholes, CUBBYHOLE_TYPE } from '../cubbyhole/cubbyholes.js';
 import { createExpirationManager, type ExpirationManager } from '../expiration/index.js';
 import { forwardingKey } from '../ha/forward.js';
 import type { HaManager } from '../ha/ha-manager.js';
@@ -155,13 +157,14 @@ export async function unseal(ctx: UnsealContext, opts: { restoreLeasesInBackgrou
     systemMaxTtl: system.maxTtl,
     leases: { revokeByToken: async (k) => void (await expiration.revokeByToken(k)) },
     onDestroy: async (e) => {
-      if (wrapping.isWrappingToken(e)) await wrapping.forget(e.key);
+      await cubbyholes.destroy(e);
+      if (wrapping.isWrappingToken(e)) await wrapping.forgetLegacy(e.key);
     },
     renewLogin: engineCalls.renewLogin,
     logger,
   });
-  const wrapping: ResponseWrapping = createResponseWrapping({ store: barrier, tokens, maxTtl: system.maxTtl });
-  await tokens.startExpiry();
+  const cubbyholes = createCubbyholes({ store: barrier, router, namespaces });
+  const wrapping: ResponseWrapping = createResponseWrapping({ cubbyholes, legacy: barrier, tokens, maxTtl: system.maxTtl });
   const access = createTokenAccess({ policies, namespaces, aclCache, tokens });
 
   const mounts: MountManager = createMountManager({
@@ -236,6 +239,10 @@ export async function unseal(ctx: UnsealContext, opts: { restoreLeasesInBackgrou
         ).create(env);
         return { backend, description: backend.describe(), runningVersion: builtin };
       }
+      if (entry.type === CUBBYHOLE_TYPE) {
+        const backend = await createCubbyholeBackend({ cubbyholes }).create(env);
+        return { backend, description: backend.describe(), runningVersion: builtin };
+      }
       if (entry.type === 'token') {
         const backend = await createTokenAuthBackend({ tokens, namespaces }).create(env);
         return { backend, description: backend.describe(), runningVersion: builtin };
@@ -253,6 +260,8 @@ export async function unseal(ctx: UnsealContext, opts: { restoreLeasesInBackgrou
   const pipeline = createPipeline({ namespaces, router, logger, metrics, audit, wrapping, tokens: createTokenPort(tokens, ttlsOf), acl: access.acl, leases: expiration });
   const namespaceAdmin = createNamespaceAdmin({ registry: namespaces, store: namespaceStore, storage: barrier, mounts, defaultMounts: defaultMounts, policies, leases: expiration, tokens, logger });
   await mounts.load(defaultMounts);
+  // Token expiry starts once the mount tables are bound: an expiring token's cubbyhole is found through them.
+  await tokens.startExpiry();
   namespaceAdmin.resumeDeletions();
 
   // Lease restore runs in the background after an unseal: requests are served meanwhile (an HA takeover awaits it).

@@ -4,20 +4,25 @@
  * caller gets only a single-use wrapping token (`wrap_info`).
  *
  * What must stay true:
- * - the wrapped response is stored only behind the barrier, under the HMAC of
- *   its wrapping token (never the token itself);
+ * - the wrapped response is kept, as in Vault, in the wrapping token's own
+ *   cubbyhole (`cubbyhole/response`), so behind the barrier under the HMAC of
+ *   the token (never the token itself), where no other token can read it;
  * - it is handed out at most once: the token's single use is taken under the
  *   token store's lock before the entry is read, and the entry is deleted with
- *   the token (unwrap, expiry or revocation all end in `forget`);
+ *   the token (unwrap, expiry or revocation all destroy its cubbyhole);
  * - the wrapped response never reaches a log or an audit entry: audit sees
  *   `wrap_info` only.
  */
-import { badRequest, parseDuration, FieldParseError } from '@strongroom/sdk-plugin/host';
+import { badRequest, parseDuration, FieldParseError, StrongroomError } from '@strongroom/sdk-plugin/host';
+import type { Cubbyholes } from '../cubbyhole/cubbyholes.js';
 import type { Physical } from '../storage/physical.js';
 import { RESPONSE_WRAPPING_POLICY_NAME } from '../policy/policy.js';
 import type { TokenEntry, TokenStore } from '../token/index.js';
 
-const WRAPPED_PREFIX = 'sys/wrapped/';
+/** The wrapped response's key in the wrapping token's cubbyhole (Vault's). */
+const RESPONSE_KEY = 'response';
+/** Where a server before issue 27 kept wrapped responses (by token HMAC); still read and deleted. */
+const LEGACY_PREFIX = 'sys/wrapped/';
 /** sys/wrapping/wrap without a wrap TTL header: Vault's default of five minutes. */
 export const DEFAULT_WRAP_TTL = 300;
 
@@ -60,14 +65,16 @@ export interface ResponseWrapping {
   unwrap(token: string, used?: TokenEntry): Promise<Record<string, unknown>>;
   /** Moves a wrapped response to a fresh wrapping token with the same TTL; the old token stops working. */
   rewrap(token: string, used?: TokenEntry): Promise<WrapInfo>;
-  /** Drops the wrapped response of a revoked or expired token (by token key). */
-  forget(tokenKey: string): Promise<void>;
+  /** Drops what a server before issue 27 kept outside the cubbyhole for a revoked or expired wrapping token. */
+  forgetLegacy(tokenKey: string): Promise<void>;
   /** Whether a token entry is a wrapping token. */
   isWrappingToken(entry: TokenEntry): boolean;
 }
 
 export interface ResponseWrappingDeps {
-  store: Pick<Physical, 'get' | 'put' | 'delete'>;
+  cubbyholes: Pick<Cubbyholes, 'inNamespace'>;
+  /** The barrier, for entries a server before issue 27 wrote at `sys/wrapped/`. */
+  legacy: Pick<Physical, 'get' | 'delete'>;
   tokens: Pick<TokenStore, 'createWrapping' | 'lookup' | 'useToken' | 'revokeEntry'>;
   /** Longest wrap TTL accepted, seconds (the system max lease TTL). */
   maxTtl: number;
@@ -78,7 +85,7 @@ export interface ResponseWrappingDeps {
 export const invalidWrappingToken = () => badRequest('wrapping token is not valid or does not exist');
 
 export function createResponseWrapping(deps: ResponseWrappingDeps): ResponseWrapping {
-  const { store, tokens } = deps;
+  const { cubbyholes, legacy, tokens } = deps;
   const now = deps.now ?? (() => new Date());
   const encode = (e: WrappedEntry) => Buffer.from(JSON.stringify(e), 'utf8');
 
@@ -91,8 +98,15 @@ export function createResponseWrapping(deps: ResponseWrappingDeps): ResponseWrap
     return e;
   }
 
-  async function read(key: string): Promise<WrappedEntry> {
-    const raw = await store.get(WRAPPED_PREFIX + key);
+  /** The wrapping token's cubbyhole, in the namespace it was made in. */
+  function cubbyholeOf(entry: Pick<TokenEntry, 'key' | 'namespaceId'>) {
+    const box = cubbyholes.inNamespace(entry.namespaceId, entry.key);
+    if (!box) throw new StrongroomError('unavailable', 'the cubbyhole mount is not available');
+    return box;
+  }
+
+  async function read(entry: TokenEntry): Promise<WrappedEntry> {
+    const raw = (await cubbyholeOf(entry).get(RESPONSE_KEY)) ?? (await legacy.get(LEGACY_PREFIX + entry.key));
     if (raw === null) throw invalidWrappingToken();
     return JSON.parse(Buffer.from(raw).toString('utf8')) as WrappedEntry;
   }
@@ -110,9 +124,9 @@ export function createResponseWrapping(deps: ResponseWrappingDeps): ResponseWrap
       entry = taken.entry;
     }
     try {
-      return { wrapped: await read(entry.key), entry };
+      return { wrapped: await read(entry), entry };
     } finally {
-      // Revoking the token forgets the entry (the token store's revocation hook).
+      // Revoking the token destroys its cubbyhole (the token store's revocation hook).
       await tokens.revokeEntry(entry);
     }
   }
@@ -128,7 +142,7 @@ export function createResponseWrapping(deps: ResponseWrappingDeps): ResponseWrap
       wrapped_accessor: opts.wrappedAccessor ?? '',
     };
     try {
-      await store.put(WRAPPED_PREFIX + created.entry.key, encode(entry));
+      await cubbyholeOf(created.entry).put(RESPONSE_KEY, encode(entry));
     } catch (err) {
       await tokens.revokeEntry(created.entry).catch(() => undefined);
       throw err;
@@ -161,7 +175,7 @@ export function createResponseWrapping(deps: ResponseWrappingDeps): ResponseWrap
     wrap,
     async lookup(token) {
       const e = await live(token);
-      const w = await read(e.key);
+      const w = await read(e);
       return { creation_ttl: w.creation_ttl, creation_time: w.creation_time, creation_path: w.creation_path };
     },
     async unwrap(token, used) {
@@ -176,8 +190,8 @@ export function createResponseWrapping(deps: ResponseWrappingDeps): ResponseWrap
         ...(old.wrapped_accessor ? { wrappedAccessor: old.wrapped_accessor } : {}),
       });
     },
-    async forget(tokenKey) {
-      await store.delete(WRAPPED_PREFIX + tokenKey);
+    async forgetLegacy(tokenKey) {
+      await legacy.delete(LEGACY_PREFIX + tokenKey);
     },
   };
 }
