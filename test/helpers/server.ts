@@ -151,6 +151,36 @@ export async function restartConfigServer(prev: RunningServer & { configFile: st
   return Object.assign(s, { configFile: prev.configFile });
 }
 
+/**
+ * A production server on LevelDB storage at `<its directory>/data`,
+ * initialized with one key share (`unsealKey`) and unsealed, its root token set.
+ */
+export async function startUnsealedLevelServer(): Promise<RunningServer & { configFile: string }> {
+  const s = await startConfigServer('storage "level" { path = "$DIR/data" }\nlistener "tcp" { address = "127.0.0.1:$PORT" tls_disable = true }\n');
+  const init = await s.api('POST', 'sys/init', { secret_shares: 1, secret_threshold: 1 }, { token: null });
+  if (init.status !== 200) throw new Error(`init: ${init.status} ${init.text}`);
+  s.unsealKey = init.body.keys[0];
+  s.rootToken = init.body.root_token;
+  return unsealed(s, s.unsealKey);
+}
+
+/**
+ * Restarts a production server on its data (after it exited) and unseals it
+ * with its one key; the root token carries over.
+ */
+export async function restartUnsealed(prev: RunningServer & { configFile: string }): Promise<RunningServer & { configFile: string }> {
+  const s = await restartConfigServer(prev);
+  s.rootToken = prev.rootToken;
+  return unsealed(s, prev.unsealKey);
+}
+
+async function unsealed<S extends RunningServer>(s: S, key: string): Promise<S> {
+  s.unsealKey = key;
+  const r = await s.api('POST', 'sys/unseal', { key }, { token: null });
+  if (r.body?.sealed !== false) throw new Error(`unseal: ${r.status} ${r.text}`);
+  return s;
+}
+
 /** A token of a fresh ACL policy holding `policy` (HCL), created by the root token; `extra` goes to auth/token/create. */
 export async function tokenWithPolicy(s: RunningServer, policy: string, extra: Record<string, unknown> = {}): Promise<string> {
   const name = `p${Math.random().toString(36).slice(2, 10)}`;

@@ -6,38 +6,21 @@
  * a namespace, and response wrapping kept in the wrapping token's cubbyhole
  * so lookup and unwrap work after a restart.
  */
-import { Level } from 'level';
 import { join } from 'node:path';
-import { restartConfigServer, startConfigServer, tokenWithPolicy, type RunningServer } from '../helpers/server';
+import { levelStorageKeys } from '../helpers/level-keys';
+import { restartUnsealed, startUnsealedLevelServer, tokenWithPolicy, type RunningServer } from '../helpers/server';
 
 jest.setTimeout(120_000);
 
-const CONFIG = `storage "level" { path = "$DIR/data" }
-listener "tcp" { address = "127.0.0.1:$PORT" tls_disable = true }
-`;
-
-type Cfg = RunningServer & { configFile: string };
-let s: Cfg;
-let unsealKey = '';
+let s: RunningServer & { configFile: string };
 let cubbyUuid = '';
 
 async function restart(): Promise<void> {
-  const root = s.rootToken;
-  s = await restartConfigServer(s);
-  s.rootToken = root;
-  expect((await s.api('POST', 'sys/unseal', { key: unsealKey }, { token: null })).body.sealed).toBe(false);
+  s = await restartUnsealed(s);
 }
 
 /** Every storage key, read from LevelDB while the server is stopped (keys are plain text). */
-async function storageKeys(): Promise<string[]> {
-  const db = new Level<string, Buffer>(join(s.dataDir, 'data'), { keyEncoding: 'utf8', valueEncoding: 'buffer' });
-  await db.open();
-  try {
-    return await db.keys().all();
-  } finally {
-    await db.close();
-  }
-}
+const storageKeys = () => levelStorageKeys(join(s.dataDir, 'data'));
 const cubbyholeKeys = (keys: string[]) => keys.filter((k) => k.startsWith(`logical/${cubbyUuid}/`));
 
 /** A service token with only the default policy (which grants cubbyhole/*). */
@@ -48,11 +31,7 @@ async function defaultToken(extra: Record<string, unknown> = {}, namespace?: str
 }
 
 beforeAll(async () => {
-  s = await startConfigServer(CONFIG);
-  const init = await s.api('POST', 'sys/init', { secret_shares: 1, secret_threshold: 1 }, { token: null });
-  unsealKey = init.body.keys[0];
-  s.rootToken = init.body.root_token;
-  expect((await s.api('POST', 'sys/unseal', { key: unsealKey }, { token: null })).body.sealed).toBe(false);
+  s = await startUnsealedLevelServer();
   cubbyUuid = (await s.api('GET', 'sys/mounts')).body.data['cubbyhole/'].uuid;
 });
 afterAll(async () => {

@@ -5,26 +5,16 @@
  * deletion (refused with children, a leaf leaves nothing in storage), and a
  * SIGKILL and restart keeping every namespace and its contents.
  */
-import { Level } from 'level';
 import { join } from 'node:path';
-import { restartConfigServer, startConfigServer, type RunningServer } from '../helpers/server';
+import { levelStorageKeys } from '../helpers/level-keys';
+import { restartUnsealed, startUnsealedLevelServer, type RunningServer } from '../helpers/server';
 
 jest.setTimeout(120_000);
 
-const CONFIG = `storage "level" { path = "$DIR/data" }
-listener "tcp" { address = "127.0.0.1:$PORT" tls_disable = true }
-`;
+let s: RunningServer & { configFile: string };
 
-type Cfg = RunningServer & { configFile: string };
-let s: Cfg;
-let unsealKey = '';
-
-/** Restarts the server on its data (after it exited) and unseals it; the root token carries over. */
 async function restart(): Promise<void> {
-  const root = s.rootToken;
-  s = await restartConfigServer(s);
-  s.rootToken = root;
-  expect((await s.api('POST', 'sys/unseal', { key: unsealKey }, { token: null })).body.sealed).toBe(false);
+  s = await restartUnsealed(s);
 }
 
 const ns = (path: string) => ({ headers: { 'X-Service-Namespace': path } });
@@ -39,22 +29,10 @@ async function until<T>(fn: () => Promise<T>, ok: (v: T) => boolean, ms = 20_000
   }
 }
 
-async function storageKeys(dir: string): Promise<string[]> {
-  const db = new Level<string, Buffer>(join(dir, 'data'), { keyEncoding: 'utf8', valueEncoding: 'buffer' });
-  await db.open();
-  try {
-    return await db.keys().all();
-  } finally {
-    await db.close();
-  }
-}
+const storageKeys = (dir: string) => levelStorageKeys(join(dir, 'data'));
 
 beforeAll(async () => {
-  s = await startConfigServer(CONFIG);
-  const init = await s.api('POST', 'sys/init', { secret_shares: 1, secret_threshold: 1 }, { token: null });
-  unsealKey = init.body.keys[0];
-  s.rootToken = init.body.root_token;
-  expect((await s.api('POST', 'sys/unseal', { key: unsealKey }, { token: null })).body.sealed).toBe(false);
+  s = await startUnsealedLevelServer();
 });
 afterAll(async () => {
   await s.stop('SIGKILL');
