@@ -52,6 +52,28 @@ const ATTEMPT_FLAGS = {
   nonce: { kind: 'string' as const, help: 'Nonce of the attempt (given by -init); required with a key share.' },
 };
 
+/** `operator rekey -verify`: the verification of a rekey's new shares (sys/rekey/verify). */
+async function rekeyVerify(ctx: Ctx): Promise<void> {
+  const show = (body: Record<string, any>) =>
+    printData(ctx, body, () => keyValues(ctx.out, [['Verification Nonce', body.nonce || 'n/a'], ['Started', body.started], ['New Shares', body.n], ['New Threshold', body.t], ['Verification Progress', `${body.progress}/${body.t}`]]));
+  if (boolFlag(ctx, 'cancel')) {
+    const r = await ctx.client.delete('sys/rekey/verify');
+    ensureOk(r, 'restarting rekey verification');
+    ctx.out('Success! Rekey verification restarted: give the new keys with the new nonce.');
+    return show(r.body);
+  }
+  if (boolFlag(ctx, 'status')) {
+    const r = await ctx.client.read('sys/rekey/verify');
+    ensureOk(r, 'reading rekey verification status');
+    return show(r.body);
+  }
+  if (!flag(ctx, 'nonce')) throw new UsageError('-nonce (the verification nonce) is required with a key share (see -verify -status)');
+  const r = await ctx.client.put('sys/rekey/verify', { key: keyArg(ctx), nonce: flag(ctx, 'nonce') });
+  ensureOk(r, 'verifying rekey');
+  if (!r.body.complete) return show(r.body);
+  printData(ctx, r.body, () => ctx.out(`Success! Rekey verified: the new unseal keys are in force (nonce ${r.body.nonce}).`));
+}
+
 export const operatorVerbs: Record<string, Command> = {
   status: {
     usage: '[options]',
@@ -145,14 +167,24 @@ export const operatorVerbs: Record<string, Command> = {
   },
   'operator rekey': {
     usage: '[options] [KEY]',
-    synopsis: 'Make new unseal key shares: -init starts (with -key-shares/-key-threshold), then each holder gives a current share with -nonce.',
+    synopsis: 'Make new unseal key shares: -init starts (with -key-shares/-key-threshold), then each holder gives a current share with -nonce; with -verify, the new shares take effect once holders give them back with -verify and the verification nonce.',
     flags: {
       ...ATTEMPT_FLAGS,
       'key-shares': { kind: 'string', help: 'Number of new key shares (with -init; default 5).', aliases: ['n'] },
       'key-threshold': { kind: 'string', help: 'New threshold (with -init; default 3).', aliases: ['t'] },
+      verify: { kind: 'bool', help: 'With -init: require verification of the new shares. Otherwise act on the verification: give a new share (with -nonce, the verification nonce), -status, -cancel (restarts it).' },
+      'backup-retrieve': { kind: 'bool', help: 'Read the backup of PGP-encrypted shares (never made here: PGP is not supported).' },
+      'backup-delete': { kind: 'bool', help: 'Delete the backup of PGP-encrypted shares.' },
     },
     max: 1,
     async run(ctx) {
+      if (boolFlag(ctx, 'backup-retrieve') || boolFlag(ctx, 'backup-delete')) {
+        const retrieve = boolFlag(ctx, 'backup-retrieve');
+        const r = retrieve ? await ctx.client.read('sys/rekey/backup') : await ctx.client.delete('sys/rekey/backup');
+        ensureOk(r, retrieve ? 'retrieving backed-up keys' : 'deleting backed-up keys');
+        return retrieve ? printData(ctx, r.body?.data, () => keyValues(ctx.out, [['Nonce', r.body.data.nonce]])) : ctx.out('Success! Deleted backed-up keys (if they existed)');
+      }
+      if (boolFlag(ctx, 'verify') && !boolFlag(ctx, 'init')) return rekeyVerify(ctx);
       if (boolFlag(ctx, 'cancel')) {
         const r = await ctx.client.delete('sys/rekey/init');
         ensureOk(r, 'canceling rekey');
@@ -164,7 +196,7 @@ export const operatorVerbs: Record<string, Command> = {
         return printData(ctx, r.body, () => keyValues(ctx.out, [['Nonce', r.body.nonce || 'n/a'], ['Started', r.body.started], ['Rekey Progress', `${r.body.progress}/${r.body.required}`], ['New Shares', r.body.n], ['New Threshold', r.body.t]]));
       }
       if (boolFlag(ctx, 'init')) {
-        const r = await ctx.client.put('sys/rekey/init', { secret_shares: intFlag(ctx, 'key-shares', 5), secret_threshold: intFlag(ctx, 'key-threshold', 3) });
+        const r = await ctx.client.put('sys/rekey/init', { secret_shares: intFlag(ctx, 'key-shares', 5), secret_threshold: intFlag(ctx, 'key-threshold', 3), require_verification: boolFlag(ctx, 'verify') });
         ensureOk(r, 'initializing rekey');
         return printData(ctx, r.body, () => keyValues(ctx.out, [['Nonce', r.body.nonce], ['Started', r.body.started], ['Rekey Progress', `${r.body.progress}/${r.body.required}`], ['New Shares', r.body.n], ['New Threshold', r.body.t]]));
       }
@@ -174,7 +206,12 @@ export const operatorVerbs: Record<string, Command> = {
       if (!r.body.complete) return printData(ctx, r.body, () => keyValues(ctx.out, [['Nonce', r.body.nonce], ['Rekey Progress', `${r.body.progress}/${r.body.required}`]]));
       printData(ctx, r.body, () => {
         (r.body.keys_base64 as string[]).forEach((k, i) => ctx.out(`Key ${i + 1}: ${k}`));
-        ctx.out(`\nOperation nonce: ${r.body.nonce}\n\nStrongroom rekeyed with ${r.body.keys_base64.length} key shares and a key threshold of ${r.body.t ?? 'the new threshold'}.`);
+        ctx.out(`\nOperation nonce: ${r.body.nonce}\n`);
+        if (r.body.verification_required) {
+          ctx.out(`The new unseal keys are not in effect yet: the current ones still unseal. Give the threshold of the new keys back with\n"operator rekey -verify -nonce=${r.body.verification_nonce} KEY" to put them in force.\n\nVerification nonce: ${r.body.verification_nonce}`);
+        } else {
+          ctx.out(`Strongroom rekeyed with ${r.body.keys_base64.length} key shares and a key threshold of ${r.body.t ?? 'the new threshold'}.`);
+        }
       });
     },
   },

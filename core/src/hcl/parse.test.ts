@@ -61,6 +61,10 @@ describe('parseHcl: blocks', () => {
     });
   });
 
+  it('takes a block whose brace sits on the next line, as HCL does', () => {
+    expect(parseHcl('path "auth/*"\n{\n  capabilities = ["sudo"]\n}\nui\n\n{}')).toEqual({ path: { 'auth/*': { capabilities: ['sudo'] } }, ui: {} });
+  });
+
   it('treats label-less blocks like object attributes and collects repeats', () => {
     expect(parseHcl('ui {}\nt { a = 1 }\nt { a = 2 }')).toEqual({ ui: {}, t: [{ a: 1 }, { a: 2 }] });
   });
@@ -95,6 +99,7 @@ describe('parseHcl: errors name line and column', () => {
     ['bad number', 'a = 12ab', 1, 5, /invalid number/],
     ['trailing garbage after JSON', '{"a": 1} x', 1, 10, /after the closing/],
     ['equals after labels', 'path "x" = 1', 1, 10, /unexpected "="/],
+    ['labels then a new item, no brace', 'path "x"\na = 1', 1, 9, /expected "=" or "\{"/],
   ];
   it.each(cases)('%s', (_name, text, line, column, message) => {
     let caught: unknown;

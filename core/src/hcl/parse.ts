@@ -328,6 +328,15 @@ function createParser(tokens: Token[], source: string | undefined) {
         labels.push(next());
         continue;
       }
+      // HCL allows a block's brace on the next line (`path "auth/*"` newline `{`), as Vault's policy fixtures write it.
+      if (tok.kind === 'newline') {
+        let ahead = 0;
+        while (peek(ahead).kind === 'newline') ahead++;
+        if (isPunct(peek(ahead), '{')) {
+          pos += ahead;
+          continue;
+        }
+      }
       fail(tok, `expected "=" or "{" after key "${keyTok.text}", found ${describe(tok)}`);
     }
   }

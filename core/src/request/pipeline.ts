@@ -153,6 +153,7 @@ export function createPipeline(deps: PipelineDeps) {
       }
       sudo = decision.sudo;
       if (binding.root(relativePath) && !sudo) throw permissionDenied('permission denied');
+      if (sudo && IN_PROCESS_TYPES.has(mount.type)) (logical as InProcessRequest).callerSudo = true;
       if (!api.help) enforceWrappingBounds(decision, req.wrapTtl);
     }
 

@@ -40,6 +40,8 @@ export interface CallerToken {
  */
 export type InProcessRequest = LogicalRequest & {
   callerEntry?: TokenEntry;
+  /** The caller's ACL grants `sudo` on this request's path (auth/token/create honours it, as Vault does). */
+  callerSudo?: boolean;
   /** The request's wrap TTL in seconds (sys/wrapping/wrap uses it as the wrapping token's TTL). */
   wrapTtl?: number;
 };

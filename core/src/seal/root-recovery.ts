@@ -2,7 +2,10 @@
  * Root recovery ceremonies that take the operators' unseal key shares while
  * the server runs: generate-root (a new root token, returned XOR'd with a
  * one-time password, Vault's OTP scheme) and rekey (new shares and threshold;
- * the old shares stop working).
+ * the old shares stop working). With `require_verification`, a rekey's new
+ * shares are handed out first and put in force only once the threshold of
+ * them is given back at sys/rekey/verify (Vault's rekey verification): until
+ * then the old shares stay the valid ones.
  *
  * Security invariants:
  * - the new root token never travels in clear: only base64(token XOR otp),
@@ -13,12 +16,14 @@
  * - submitted shares are compared in constant time, kept only until the
  *   threshold is reached or the attempt ends, then zeroed;
  * - every step of an attempt carries its nonce, so a share meant for one
- *   attempt cannot complete another.
+ *   attempt cannot complete another;
+ * - a new key awaiting verification lives in memory only and is zeroed when
+ *   the rekey is cancelled or completes.
  */
 import { randomUUID, timingSafeEqual } from 'node:crypto';
 import { badRequest } from '@strongroom/sdk-plugin/host';
 import { randomBase62 } from '../token/ids.js';
-import { decodePart, type InitResult } from './seal-manager.js';
+import { decodePart, type PendingRekey } from './seal-manager.js';
 
 /** Length of a root token id (`srs.` + 24 base62) and so of the OTP (Vault's current scheme: 28). */
 const OTP_LENGTH = 28;
@@ -26,7 +31,7 @@ const OTP_LENGTH = 28;
 export interface RecoverySeal {
   sealConfig(): Promise<{ secret_shares: number; secret_threshold: number } | null>;
   verifyParts(parts: readonly Buffer[]): Promise<boolean>;
-  rekey(cfg: { secret_shares: number; secret_threshold: number }): Promise<InitResult>;
+  prepareRekey(cfg: { secret_shares: number; secret_threshold: number }): PendingRekey;
 }
 
 interface Attempt {
@@ -44,8 +49,12 @@ function createShareCollector(kind: string) {
     queue = run.catch(() => undefined);
     return run;
   };
-  const end = () => {
+  const clearParts = () => {
     if (attempt) for (const p of attempt.parts) p.fill(0);
+    if (attempt) attempt.parts = [];
+  };
+  const end = () => {
+    clearParts();
     attempt = null;
   };
   return {
@@ -58,6 +67,8 @@ function createShareCollector(kind: string) {
       return attempt;
     },
     end,
+    /** Drops the shares given so far; the attempt and its nonce stay. */
+    clearParts,
     exclusive,
     /** Adds a share; resolves to the full set once `threshold` are in (the caller must then `end()`). */
     add(key: unknown, nonce: unknown, threshold: number): Buffer[] | null {
@@ -166,25 +177,53 @@ export interface RekeyStatus {
   pgp_fingerprints: null;
   backup: boolean;
   verification_required: boolean;
+  verification_nonce?: string;
+}
+
+export interface RekeyVerifyStatus {
+  started: boolean;
+  nonce: string;
+  t: number;
+  n: number;
+  progress: number;
 }
 
 export function createRekey(deps: { seal: RecoverySeal; parseConfig(input: unknown): { secret_shares: number; secret_threshold: number } }) {
   const shares = createShareCollector('rekey');
-  let next: { secret_shares: number; secret_threshold: number } | null = null;
+  // The new shares given back, under their own nonce (sys/rekey/verify).
+  const checks = createShareCollector('rekey verification');
+  // Every step goes through the one queue: a verification must not race an update or a cancel.
+  const exclusive = shares.exclusive;
+  let next: { cfg: { secret_shares: number; secret_threshold: number }; nonce: string; verify: boolean } | null = null;
+  let pending: PendingRekey | null = null;
 
   const status = async (): Promise<RekeyStatus> => ({
-    started: shares.attempt !== null,
-    nonce: shares.attempt?.nonce ?? '',
-    t: next?.secret_threshold ?? 0,
-    n: next?.secret_shares ?? 0,
+    started: next !== null,
+    nonce: next?.nonce ?? '',
+    t: next?.cfg.secret_threshold ?? 0,
+    n: next?.cfg.secret_shares ?? 0,
     progress: shares.attempt?.parts.length ?? 0,
     required: (await deps.seal.sealConfig())?.secret_threshold ?? 0,
     pgp_fingerprints: null,
     backup: false,
-    verification_required: false,
+    verification_required: next?.verify ?? false,
+    ...(checks.attempt ? { verification_nonce: checks.attempt.nonce } : {}),
   });
+  const verifyStatus = (): RekeyVerifyStatus => {
+    if (!next) throw badRequest('no rekey configuration found');
+    return {
+      started: checks.attempt !== null,
+      nonce: checks.attempt?.nonce ?? '',
+      t: next.cfg.secret_threshold,
+      n: next.cfg.secret_shares,
+      progress: checks.attempt?.parts.length ?? 0,
+    };
+  };
   const cancel = () => {
     shares.end();
+    checks.end();
+    pending?.discard();
+    pending = null;
     next = null;
   };
   const isOn = (v: unknown) => v === true || v === 'true';
@@ -192,29 +231,72 @@ export function createRekey(deps: { seal: RecoverySeal; parseConfig(input: unkno
   return {
     status,
     start: (input: Record<string, unknown>) =>
-      shares.exclusive(async () => {
-        if (isOn(input.require_verification)) throw badRequest('require_verification: rekey verification is not supported');
+      exclusive(async () => {
         if (isOn(input.backup)) throw badRequest('backup: PGP key backup is not supported');
         const cfg = deps.parseConfig({ secret_shares: input.secret_shares, secret_threshold: input.secret_threshold, ...(input.pgp_keys ? { pgp_keys: input.pgp_keys } : {}) });
-        shares.begin();
-        next = cfg;
+        if (next) throw badRequest('rekey already in progress');
+        const attempt = shares.begin();
+        next = { cfg, nonce: attempt.nonce, verify: isOn(input.require_verification) };
         return status();
       }),
-    cancel: () => shares.exclusive(async () => cancel()),
+    cancel: () => exclusive(async () => cancel()),
     update: (input: { key?: unknown; nonce?: unknown }) =>
-      shares.exclusive(async () => {
+      exclusive(async () => {
+        if (pending) throw badRequest('rekey operation is in verification mode: give the new key shares to sys/rekey/verify');
         const cfg = await deps.seal.sealConfig();
         const full = shares.add(input.key, input.nonce, cfg?.secret_threshold ?? 1);
         if (!full) return status();
-        const nonce = shares.attempt!.nonce;
         const target = next!;
+        let ok = false;
         try {
-          if (!(await deps.seal.verifyParts(full))) throw badRequest('key: the unseal key shares do not combine to the unseal key; the rekey progress was reset');
+          ok = await deps.seal.verifyParts(full);
+        } finally {
+          if (!ok) cancel();
+          else shares.end();
+        }
+        if (!ok) throw badRequest('key: the unseal key shares do not combine to the unseal key; the rekey progress was reset');
+        const made = deps.seal.prepareRekey(target.cfg);
+        const answer = { complete: true, nonce: target.nonce, keys: made.keys, keys_base64: made.keys_base64, pgp_fingerprints: null, backup: false };
+        if (!target.verify) {
+          try {
+            await made.commit();
+          } finally {
+            cancel();
+          }
+          return { ...answer, verification_required: false, verification_nonce: '' };
+        }
+        // Not in force yet: the old shares stay valid until the new ones are given back.
+        pending = made;
+        const check = checks.begin();
+        return { ...answer, verification_required: true, verification_nonce: check.nonce };
+      }),
+    verifyStatus: () => exclusive(async () => verifyStatus()),
+    /** A fresh verification nonce and no progress; the rekey and its new shares stay. */
+    verifyRestart: () =>
+      exclusive(async () => {
+        if (!next) throw badRequest('no rekey in progress');
+        if (!pending) throw badRequest('no rekey verification in progress');
+        checks.end();
+        checks.begin();
+        return verifyStatus();
+      }),
+    verify: (input: { key?: unknown; nonce?: unknown }) =>
+      exclusive(async () => {
+        if (!next) throw badRequest('no rekey in progress');
+        if (!pending) throw badRequest('no rekey verification in progress');
+        const made = pending;
+        const full = checks.add(input.key, input.nonce, made.secret_threshold);
+        if (!full) return verifyStatus();
+        const nonce = checks.attempt!.nonce;
+        const ok = made.matches(full);
+        checks.clearParts();
+        if (!ok) throw badRequest('rekey verification failed; incorrect key shares supplied (the verification progress was reset)');
+        try {
+          await made.commit();
         } finally {
           cancel();
         }
-        const result = await deps.seal.rekey(target);
-        return { complete: true, nonce, keys: result.keys, keys_base64: result.keys_base64, pgp_fingerprints: null, backup: false, verification_required: false, verification_nonce: '' };
+        return { nonce, complete: true };
       }),
   };
 }

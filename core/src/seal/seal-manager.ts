@@ -44,6 +44,17 @@ export interface InitResult {
   keys_base64: string[];
 }
 
+/** New unseal key shares made by a rekey and not yet in force (SealManager.prepareRekey). */
+export interface PendingRekey extends InitResult {
+  secret_shares: number;
+  secret_threshold: number;
+  /** Whether these shares (the threshold of them) combine to the new key; constant time; never throws on a wrong set. */
+  matches(parts: readonly Buffer[]): boolean;
+  /** Puts the new key in force; the old shares stop working. Once only. */
+  commit(): Promise<void>;
+  discard(): void;
+}
+
 export type SealHook = () => void | Promise<void>;
 
 export interface SealManager {
@@ -59,8 +70,13 @@ export interface SealManager {
   sealConfig(): Promise<{ secret_shares: number; secret_threshold: number } | null>;
   /** Whether these parts (threshold many) combine to the current unseal key. Never throws on a wrong key. */
   verifyParts(parts: readonly Buffer[]): Promise<boolean>;
-  /** Rekey: a new unseal key split as `cfg` says replaces the old one (the server stays unsealed). */
-  rekey(cfg: { secret_shares: number; secret_threshold: number }): Promise<InitResult>;
+  /**
+   * Rekey, first step: a new unseal key split as `cfg` says, not yet in force.
+   * `commit()` makes it replace the old one (the server stays unsealed);
+   * `matches()` says whether shares of it combine to it (rekey verification);
+   * `discard()` forgets it.
+   */
+  prepareRekey(cfg: { secret_shares: number; secret_threshold: number }): PendingRekey;
   /** Runs onSeal hooks (while storage is still readable), then wipes every key. */
   seal(): Promise<void>;
   /** Hooks run in registration order; each returns its unsubscribe function. */
@@ -333,22 +349,49 @@ export function createSealManager(deps: SealManagerDeps): SealManager {
       }
     },
 
-    rekey: (next) =>
-      exclusive(async () => {
-        if (barrier.sealed) throw new StrongroomError('unavailable', 'Vault is sealed');
-        const cfg: SealConfig = { type: 'shamir', secret_shares: next.secret_shares, secret_threshold: next.secret_threshold };
-        const key = randomBytes(KEY_BYTES);
-        const shares = cfg.secret_shares === 1 ? [Buffer.from(key)] : split(key, cfg.secret_shares, cfg.secret_threshold);
-        try {
-          await barrier.rekey(key, { extraOps: [{ type: 'put', key: SEAL_CONFIG_PATH, value: Buffer.from(JSON.stringify(cfg)) }] });
-          config = cfg;
-          resetProgress();
-          return { keys: shares.map((s) => s.toString('hex')), keys_base64: shares.map((s) => s.toString('base64')) };
-        } finally {
-          key.fill(0);
-          for (const s of shares) s.fill(0);
-        }
-      }),
+    prepareRekey: (next) => {
+      const cfg: SealConfig = { type: 'shamir', secret_shares: next.secret_shares, secret_threshold: next.secret_threshold };
+      const key = randomBytes(KEY_BYTES);
+      const shares = cfg.secret_shares === 1 ? [Buffer.from(key)] : split(key, cfg.secret_shares, cfg.secret_threshold);
+      const out = { keys: shares.map((s) => s.toString('hex')), keys_base64: shares.map((s) => s.toString('base64')) };
+      for (const s of shares) s.fill(0);
+      let spent = false;
+      const discard = () => {
+        key.fill(0);
+        spent = true;
+      };
+      return {
+        ...out,
+        secret_shares: cfg.secret_shares,
+        secret_threshold: cfg.secret_threshold,
+        matches: (parts) => {
+          if (spent || parts.length < cfg.secret_threshold) return false;
+          let got: Buffer | null = null;
+          try {
+            got = cfg.secret_shares === 1 ? Buffer.from(parts[0]!) : combine([...parts]);
+            return got.length === key.length && timingSafeEqual(got, key);
+          } catch (err) {
+            if (err instanceof ShamirError) return false;
+            throw err;
+          } finally {
+            got?.fill(0);
+          }
+        },
+        commit: () =>
+          exclusive(async () => {
+            if (spent) throw badRequest('this rekey is no longer in progress');
+            if (barrier.sealed) throw new StrongroomError('unavailable', 'Vault is sealed');
+            try {
+              await barrier.rekey(key, { extraOps: [{ type: 'put', key: SEAL_CONFIG_PATH, value: Buffer.from(JSON.stringify(cfg)) }] });
+              config = cfg;
+              resetProgress();
+            } finally {
+              discard();
+            }
+          }),
+        discard,
+      };
+    },
 
     seal: () =>
       exclusive(async () => {

@@ -39,6 +39,7 @@ import { corsPaths, createCorsStore } from '../sys/cors.js';
 import { leasePaths, revokeLeasePrefix } from '../sys/leases.js';
 import { createNamespaceAdmin, type NamespaceAdmin } from '../sys/namespace-admin.js';
 import { rootRecoveryPaths } from '../sys/root-recovery.js';
+import { counterPaths } from '../sys/counters.js';
 import { wrappingPaths } from '../sys/wrapping.js';
 import { scoped, type SysPathDef } from '../sys/sys-path.js';
 import { createTokenAuthBackend } from '../token-auth/backend.js';
@@ -227,6 +228,7 @@ export async function unseal(ctx: UnsealContext, opts: { restoreLeasesInBackgrou
               // Every namespace has its own leases.
               ...scoped(false, leasePaths({ expiration, namespaces, logger, tokens })),
               ...wrappingPaths({ wrapping }),
+              ...counterPaths({ tokens }),
               ...corsPaths({ cors, store: corsStore }),
               // Attempts live as long as this unsealed state: sealing ends them.
               ...rootRecoveryPaths({

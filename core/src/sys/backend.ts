@@ -44,6 +44,7 @@ const SYS_ROOT_PATHS = [
   'plugins/reload/*',
   'raw',
   'raw/*',
+  'rekey/backup',
   'remount',
   'revoke-force/*',
   'revoke-prefix/*',

@@ -1,17 +1,19 @@
 /**
  * The root recovery ceremonies over HTTP, in two forms:
- * - Vault's sys/generate-root/{attempt,update} and sys/rekey/{init,update}:
+ * - Vault's sys/generate-root/{attempt,update} and sys/rekey/{init,update,verify}:
  *   unauthenticated (the operators' key shares are the credential), answered
  *   as plain JSON objects outside the envelope. Anyone who reaches them can
  *   start or cancel an attempt, so a listener can refuse them
  *   (`disable_unauthed_generate_root_endpoints`,
  *   `disable_unauthed_rekey_endpoints`, OpenBao's listener switches).
  * - OpenBao's authenticated forms, sys/generate-root-token/{attempt,update}
- *   and sys/rotate/root/{init,update}: the same ceremonies behind a token
+ *   and sys/rotate/root/{init,update,verify}: the same ceremonies behind a token
  *   with `sudo` on the path, answered in the envelope (`data`), as OpenBao's
  *   API client reads them. Served on every listener.
+ * And sys/rekey/backup (a token with sudo, as in Vault): backups are of
+ * PGP-encrypted shares, which are not made here, so there is never one.
  */
-import { StrongroomError, f, type LogicalResponse } from '@strongroom/sdk-plugin/host';
+import { StrongroomError, badRequest, f, type LogicalResponse } from '@strongroom/sdk-plugin/host';
 import type { ApiRequest } from '../http/types.js';
 import type { createGenerateRoot, createRekey } from '../seal/root-recovery.js';
 import { defineSysPath, type SysPathDef } from './sys-path.js';
@@ -27,14 +29,28 @@ export const AUTHENTICATED_ROOT_RECOVERY_PATHS = ['generate-root-token/*', 'rota
 
 export function rootRecoveryPaths(deps: Ceremonies): SysPathDef[] {
   return [
-    ...ceremonyPaths(deps, { generateRoot: 'generate-root/attempt', generateRootUpdate: 'generate-root/update', rekey: 'rekey/init', rekeyUpdate: 'rekey/update' }, { unauthenticated: true, answer: flat }),
-    ...ceremonyPaths(deps, { generateRoot: 'generate-root-token/attempt', generateRootUpdate: 'generate-root-token/update', rekey: 'rotate/root/init', rekeyUpdate: 'rotate/root/update' }, { unauthenticated: false, answer: enveloped }),
+    ...ceremonyPaths(deps, { generateRoot: 'generate-root/attempt', generateRootUpdate: 'generate-root/update', rekey: 'rekey/init', rekeyUpdate: 'rekey/update', rekeyVerify: 'rekey/verify' }, { unauthenticated: true, answer: flat }),
+    ...ceremonyPaths(deps, { generateRoot: 'generate-root-token/attempt', generateRootUpdate: 'generate-root-token/update', rekey: 'rotate/root/init', rekeyUpdate: 'rotate/root/update', rekeyVerify: 'rotate/root/verify' }, { unauthenticated: false, answer: enveloped }),
+    defineSysPath({
+      rootOnly: true,
+      pattern: 'rekey/backup',
+      synopsis: 'The backup of a rekey\'s PGP-encrypted shares (a token with sudo): PGP is not supported, so there is none.',
+      operations: {
+        read: {
+          summary: 'Read the backed-up shares.',
+          handler: async () => {
+            throw badRequest('no backed-up keys found');
+          },
+        },
+        delete: { summary: 'Delete the backed-up shares.', handler: async () => null },
+      },
+    }),
   ];
 }
 
 function ceremonyPaths(
   deps: Ceremonies,
-  at: { generateRoot: string; generateRootUpdate: string; rekey: string; rekeyUpdate: string },
+  at: { generateRoot: string; generateRootUpdate: string; rekey: string; rekeyUpdate: string; rekeyVerify: string },
   how: { unauthenticated: boolean; answer: Answer },
 ): SysPathDef[] {
   const { generateRoot, rekey } = deps;
@@ -76,8 +92,8 @@ function ceremonyPaths(
         secret_shares: f.any().optional().describe('Number of new shares.'),
         secret_threshold: f.any().optional().describe('Shares needed to unseal with the new key.'),
         pgp_keys: f.any().optional().describe('Not supported.'),
-        backup: f.any().optional().describe('Not supported.'),
-        require_verification: f.any().optional().describe('Not supported.'),
+        backup: f.any().optional().describe('Not supported (it backs up PGP-encrypted shares).'),
+        require_verification: f.any().optional().describe('The new shares take effect only once the threshold of them is given back at the verify path.'),
       },
       synopsis: `Start, read or cancel a rekey${who}.`,
       operations: {
@@ -93,6 +109,18 @@ function ceremonyPaths(
       fields: shareFields,
       synopsis: `Give one current unseal key share to the rekey${who}.`,
       operations: { update: { summary: 'Add a share; at the threshold the new shares are returned.', handler: async (req) => answer(await rekey.update(req.data)) } },
+    }),
+    defineSysPath({
+      rootOnly: true,
+      pattern: at.rekeyVerify,
+      unauthenticated,
+      fields: shareFields,
+      synopsis: `Verify a rekey's new shares before they take effect${who}.`,
+      operations: {
+        read: { summary: 'Progress of the verification.', handler: async () => answer(await rekey.verifyStatus()) },
+        update: { summary: 'Give one new share (with the verification nonce); at the new threshold the new key takes effect.', handler: async (req) => answer(await rekey.verify(req.data)) },
+        delete: { summary: 'Restart the verification: a new nonce, no progress (the rekey stays).', handler: async () => answer(await rekey.verifyRestart()) },
+      },
     }),
   ];
 }

@@ -75,7 +75,8 @@ export function createTokenAuthBackend(deps: TokenAuthDeps): BackendFactory {
               toCreateTokenRequest(req.data, {
                 orphanEndpoint: kind === 'orphan',
                 ...(kind === 'role' ? { roleName: String(req.data.role_name) } : {}),
-                callerHasSudo: parent.policies.includes('root'),
+                // Vault's rule: root, or sudo on the path called, may create orphans and tokens beyond the caller's policies.
+                callerHasSudo: parent.policies.includes('root') || (req.raw as InProcessRequest).callerSudo === true,
                 namespaceId: nsOf(req),
               }),
             );

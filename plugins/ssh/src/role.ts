@@ -61,8 +61,8 @@ function keyLengths(m: Record<string, unknown>): Record<string, number[]> {
   return out;
 }
 
-/** The stored role from a validated write; `zeroAddress` says whether the role is a zero-address role. */
-export function buildRole(d: RoleInput, zeroAddress: boolean): SshRole {
+/** The stored role from a validated write. */
+export function buildRole(d: RoleInput): SshRole {
   const keyType = String(d.key_type ?? '').toLowerCase();
   if (keyType === '') throw badRequest('field "key_type": missing required field');
   if (keyType === 'dynamic') throw badRequest('field "key_type": dynamic key type roles are no longer supported');
@@ -101,7 +101,7 @@ export function buildRole(d: RoleInput, zeroAddress: boolean): SshRole {
     if (common.default_user === '') throw badRequest('field "default_user": missing required field for OTP roles');
     const cidrs = cidr.validateCidrs(parseCommaList(d.cidr_list), 'cidr_list');
     const excluded = cidr.validateCidrs(parseCommaList(d.exclude_cidr_list), 'exclude_cidr_list');
-    if (cidrs.length === 0 && !zeroAddress) throw badRequest('field "cidr_list": missing required field (the role is not in config/zeroaddress)');
+    // No CIDRs is allowed, as in Vault: the role then serves only through config/zeroaddress.
     return { ...common, key_type: 'otp', cidr_list: cidrs.join(','), exclude_cidr_list: excluded.join(',') };
   }
   const algorithm = String(d.algorithm_signer);

@@ -28,7 +28,8 @@ export function issuerPaths({ store }: SshDeps): PathDef[] {
             await store.records.batch([...ids.map((id) => store.issuers.deleteOp(id)), store.issuerConfig.putOp({ default: '' })]);
             return ids.length;
           });
-          return n > 0 ? { warnings: [`Deleted ${n} issuers, including the configured 'default'.`] } : null;
+          // Vault's single CA is deleted silently; only issuers beyond the default are worth a warning.
+          return n > 1 ? { warnings: [`Deleted ${n} issuers, including the configured 'default'.`] } : null;
         },
       },
     },

@@ -147,10 +147,8 @@ export function otpPaths(deps: SshDeps, secret: SecretTypeDef): PathDef[] {
         handler: async (req) => {
           const roles = req.data.roles ?? [];
           if (roles.length === 0) throw badRequest('field "roles": missing required field');
-          await store.zeroAddress.lock(async () => {
-            for (const r of roles) if (!(await store.roles.view(r))) throw badRequest(`field "roles": role "${r}" does not exist`);
-            await store.zeroAddress.put({ roles: [...new Set(roles)] });
-          });
+          // A role that does not exist yet is accepted, so roles and this list can be written in either order.
+          await store.zeroAddress.lock(() => store.zeroAddress.put({ roles: [...new Set(roles)] }));
           return null;
         },
       },

@@ -40,8 +40,7 @@ export function rolePaths({ store }: SshDeps): PathDef[] {
       update: {
         summary: 'Create or replace a role.',
         handler: async (req) => {
-          const zero = (await store.zeroAddressRoles()) ?? [];
-          await store.roles.put(req.data.name, buildRole(req.data, zero.includes(req.data.name)));
+          await store.roles.put(req.data.name, buildRole(req.data));
           return null;
         },
       },
