@@ -320,6 +320,25 @@ if start:
         nc = hvac.Client(url=URL, token=new_root)
         call("token.lookup_self (generated root)", lambda: nc.auth.token.lookup_self(), lambda r: eq(r["data"]["policies"], ["root"]))
 
+# ---- SSH zero-address roles, a policy with the brace on the next line, sudo on token create, token counters ----
+call("sys.enable_secrets_engine (ssh)", lambda: c.sys.enable_secrets_engine("ssh", path="hvac-ssh"))
+call("write ssh config/zeroaddress (before its role)", lambda: c.write("hvac-ssh/config/zeroaddress", roles="zr"))
+call("write ssh role (OTP, no cidr_list)", lambda: c.write("hvac-ssh/roles/zr", key_type="otp", default_user="ubuntu"))
+call("write ssh creds (zero-address)", lambda: c.write("hvac-ssh/creds/zr", ip="192.0.2.9"), lambda r: eq(r["data"]["ip"], "192.0.2.9"))
+call("write ssh config/ca", lambda: c.write("hvac-ssh/config/ca", key_type="ed25519"))
+call("delete ssh config/ca (204)", lambda: c.delete("hvac-ssh/config/ca"), lambda r: eq(r.status_code, 204))
+call("sys.create_or_update_policy (brace on the next line)", lambda: c.sys.create_or_update_policy("hvac-sudo-create", 'path "auth/token/create"\n{\n  capabilities = ["create", "update", "sudo"]\n}\n'))
+sudo_tok = call("token.create (sudo on auth/token/create)", lambda: tk.create(policies=["hvac-sudo-create"], ttl="10m"))
+if sudo_tok:
+    sc = hvac.Client(url=URL, token=sudo_tok["auth"]["client_token"])
+    call("token.create (no_parent, with sudo)", lambda: sc.auth.token.create(no_parent=True, policies=["hvac-reader"], ttl="5m"), lambda r: eq((r["auth"]["orphan"], r["auth"]["policies"]), (True, ["default", "hvac-reader"])))
+call("sys.create_or_update_policy (token create without sudo)", lambda: c.sys.create_or_update_policy("hvac-plain-create", 'path "auth/token/create" { capabilities = ["create", "update"] }'))
+plain_tok = call("token.create (no sudo)", lambda: tk.create(policies=["hvac-plain-create"], ttl="10m"))
+if plain_tok:
+    pl = hvac.Client(url=URL, token=plain_tok["auth"]["client_token"])
+    refused("token.create (no_parent, without sudo)", lambda: pl.auth.token.create(no_parent=True), "InvalidRequest", "root or sudo privileges required to create orphan token")
+call("read sys/internal/counters/tokens", lambda: c.read("sys/internal/counters/tokens"), lambda r: eq(r["data"]["counters"]["service_tokens"]["total"] > 0, True))
+
 # ---- rekey ----
 call("sys.read_rekey_progress", lambda: c.sys.read_rekey_progress(), lambda r: eq(r["started"], False))
 rk = call("sys.start_rekey", lambda: c.sys.start_rekey(secret_shares=3, secret_threshold=2), lambda r: eq(r["n"], 3))
@@ -333,6 +352,21 @@ if rk:
         refused("sys.submit_unseal_key (the old key)", lambda: c.sys.submit_unseal_key(UNSEAL_KEY), "InvalidRequest")
         call("sys.submit_unseal_key (reset)", lambda: c.sys.submit_unseal_key(reset=True))
         call("sys.submit_unseal_keys (new keys)", lambda: c.sys.submit_unseal_keys(new_keys[:2]), lambda r: eq(r["sealed"], False))
+
+# ---- rekey backup and verification ----
+refused("sys.read_backup_keys (none)", lambda: c.sys.read_backup_keys(), "InvalidRequest", "no backed-up keys found")
+call("adapter.delete sys/rekey/backup", lambda: c.adapter.delete("/v1/sys/rekey/backup"))
+current_keys = new_keys[:2] if rk and done else [UNSEAL_KEY]
+rv = call("sys.start_rekey (require_verification)", lambda: c.sys.start_rekey(secret_shares=2, secret_threshold=2, require_verification=True), lambda r: eq(r["verification_required"], True))
+if rv:
+    upd = call("sys.rekey_multi (to verification)", lambda: c.sys.rekey_multi(current_keys, nonce=rv["nonce"]), lambda r: eq((r["complete"], r["verification_required"], len(r["keys"])), (True, True, 2)))
+    if upd:
+        call("sys.read_rekey_verify_progress", lambda: c.sys.read_rekey_verify_progress(), lambda r: eq((r["nonce"], r["progress"]), (upd["verification_nonce"], 0)))
+        again = call("sys.cancel_rekey_verify (new nonce)", lambda: c.sys.cancel_rekey_verify(), lambda r: eq(r["nonce"] != upd["verification_nonce"], True))
+        if again:
+            call("sys.rekey_verify_multi", lambda: c.sys.rekey_verify_multi(upd["keys"], nonce=again["nonce"]), lambda r: eq(r["complete"], True))
+            call("sys.seal (after a verified rekey)", lambda: c.sys.seal())
+            call("sys.submit_unseal_keys (the verified keys)", lambda: c.sys.submit_unseal_keys(upd["keys"]), lambda r: eq(r["sealed"], False))
 
 # ---- clean-up calls ----
 call("sys.disable_audit_device", lambda: c.sys.disable_audit_device("file"))

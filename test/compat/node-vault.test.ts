@@ -224,6 +224,38 @@ it('every node-vault call the suite makes succeeds with the right answer', async
   const emptyWrap = await call('write sys/wrapping/wrap (empty object)', () => v.write('sys/wrapping/wrap', {}, { headers: { 'X-Vault-Wrap-TTL': '60' } }), (r) => eq(typeof r.wrap_info.token, 'string'));
   if (emptyWrap) await call('unwrap (empty object)', () => v.unwrap({ token: emptyWrap.wrap_info.token }), (r) => eq(r.data, {}));
 
+  // ---- SSH zero-address roles, policies with the brace on the next line, sudo on token create, token counters ----
+  await call('mount ssh', () => v.mount({ mount_point: 'nv-ssh', type: 'ssh' }));
+  await call('write ssh config/zeroaddress (before its role)', () => v.write('nv-ssh/config/zeroaddress', { roles: 'nv-otp' }));
+  await call('write ssh role (OTP, no cidr_list)', () => v.write('nv-ssh/roles/nv-otp', { key_type: 'otp', default_user: 'ubuntu' }));
+  await call('write ssh creds (zero-address)', () => v.write('nv-ssh/creds/nv-otp', { ip: '192.0.2.7' }), (r) => eq(r.data.ip, '192.0.2.7'));
+  await call('write ssh config/ca', () => v.write('nv-ssh/config/ca', { key_type: 'ed25519' }));
+  await call('delete ssh config/ca (204)', () => v.delete('nv-ssh/config/ca'), (r) => eq(r, undefined));
+  await call('addPolicy (brace on the next line)', () => v.addPolicy({ name: 'nv-sudo-create', rules: 'path "auth/token/create"\n{\n  capabilities = ["create", "update", "sudo"]\n}\n' }));
+  const sudoTok = await call('tokenCreate (sudo on auth/token/create)', () => v.tokenCreate({ policies: ['nv-sudo-create'], ttl: '10m' }));
+  if (sudoTok) {
+    const sv = nodeVault({ endpoint: s.url, token: sudoTok.auth.client_token });
+    await call('tokenCreate (no_parent, with sudo)', () => sv.tokenCreate({ no_parent: true, policies: ['nv-reader'], ttl: '5m' }), (r) => eq([r.auth.orphan, r.auth.policies], [true, ['default', 'nv-reader']]));
+  }
+  await call('addPolicy (token create without sudo)', () => v.addPolicy({ name: 'nv-plain-create', rules: 'path "auth/token/create" { capabilities = ["create", "update"] }' }));
+  const plainTok = await call('tokenCreate (no sudo)', () => v.tokenCreate({ policies: ['nv-plain-create'], ttl: '10m' }));
+  if (plainTok) await refused('tokenCreate (no_parent, without sudo)', () => nodeVault({ endpoint: s.url, token: plainTok.auth.client_token }).tokenCreate({ no_parent: true }), 400);
+  await call('read sys/internal/counters/tokens', () => v.read('sys/internal/counters/tokens'), (r) => eq(r.data.counters.service_tokens.total > 0, true));
+
+  // ---- rekey backup and verification (cancelled: the unseal key stays for the end) ----
+  await refused('read sys/rekey/backup (none)', () => v.read('sys/rekey/backup'), 400);
+  await call('delete sys/rekey/backup', () => v.delete('sys/rekey/backup'));
+  const rk = await call('write sys/rekey/init (require_verification)', () => v.write('sys/rekey/init', { secret_shares: 2, secret_threshold: 2, require_verification: true }), (r) => eq(r.verification_required, true));
+  if (rk) {
+    const upd = await call('write sys/rekey/update (to verification)', () => v.write('sys/rekey/update', { key: s.unsealKeys[0]!, nonce: rk.nonce }), (r) => eq([r.complete, r.verification_required, r.keys.length], [true, true, 2]));
+    if (upd) {
+      await call('read sys/rekey/verify', () => v.read('sys/rekey/verify'), (r) => eq([r.nonce, r.progress], [upd.verification_nonce, 0]));
+      await call('write sys/rekey/verify (one new share)', () => v.write('sys/rekey/verify', { key: upd.keys[0], nonce: upd.verification_nonce }), (r) => eq(r.progress, 1));
+      await call('delete sys/rekey/verify (restart)', () => v.delete('sys/rekey/verify'), (r) => eq(r.progress, 0));
+    }
+    await call('delete sys/rekey/init (cancel during verification)', () => v.delete('sys/rekey/init'));
+  }
+
   // ---- generate-root ----
   await call('generateRootCancel (none started)', () => v.generateRootCancel());
   const started = await call('generateRootInit', () => v.generateRootInit(), (r) => eq(r.started, true));
