@@ -5,6 +5,7 @@
  * auth/token/create; sys/internal/counters/tokens; sys/rekey/backup and
  * rekey verification (sys/rekey/verify).
  */
+import { cliRunner } from '../helpers/cli';
 import { startDevServer, tokenWithPolicy, type RunningServer } from '../helpers/server';
 
 jest.setTimeout(120_000);
@@ -83,6 +84,7 @@ describe('policies and token creation as Vault has them', () => {
 });
 
 describe('rekey backup and verification', () => {
+  let current: string[] = [];
   /** Whether these shares unseal the server; a refused share leaves it sealed and the progress reset. */
   const unsealsWith = async (keys: string[]) => {
     for (const key of keys) await s.api('POST', 'sys/unseal', { key }, { token: null });
@@ -152,5 +154,30 @@ describe('rekey backup and verification', () => {
     expect((await s.api('PUT', 'sys/seal', {})).status).toBe(204);
     expect(await unsealsWith([old])).toBe(false);
     expect(await unsealsWith(keys.slice(0, 2))).toBe(true);
+    current = keys;
+  });
+
+  it('the CLI: operator rekey -init -verify, the current shares, then -verify with the new ones', async () => {
+    const cli = cliRunner({ addr: s.url, token: s.rootToken });
+    const run = async (...args: string[]) => {
+      const r = await cli.run(args);
+      if (r.code !== 0) throw new Error(`${args.join(' ')}: exit ${r.code}\n${r.stdout}\n${r.stderr}`);
+      return r.stdout;
+    };
+    const nonce = JSON.parse(await run('operator', 'rekey', '-init', '-verify', '-key-shares=2', '-key-threshold=2', '-format=json')).nonce as string;
+    await run('operator', 'rekey', `-nonce=${nonce}`, current[0]!);
+    const out = await run('operator', 'rekey', `-nonce=${nonce}`, current[1]!);
+    expect(out).toContain('not in effect yet');
+    const newKeys = [...out.matchAll(/^Key \d: (\S+)$/gm)].map((m) => m[1]!);
+    const vnonce = /^Verification nonce: (\S+)$/m.exec(out)![1]!;
+    expect(newKeys).toHaveLength(2);
+    expect(await run('operator', 'rekey', '-verify', '-status')).toMatch(/Verification Progress\s+0\/2/);
+    await run('operator', 'rekey', '-verify', `-nonce=${vnonce}`, newKeys[0]!);
+    expect(await run('operator', 'rekey', '-verify', `-nonce=${vnonce}`, newKeys[1]!)).toContain('the new unseal keys are in force');
+    expect((await cli.run(['operator', 'rekey', '-backup-retrieve'])).stderr).toContain('no backed-up keys found');
+
+    expect((await s.api('PUT', 'sys/seal', {})).status).toBe(204);
+    expect(await unsealsWith(current.slice(0, 2))).toBe(false);
+    expect(await unsealsWith(newKeys)).toBe(true);
   });
 });

@@ -68,7 +68,7 @@ async function rekeyVerify(ctx: Ctx): Promise<void> {
     return show(r.body);
   }
   if (!flag(ctx, 'nonce')) throw new UsageError('-nonce (the verification nonce) is required with a key share (see -verify -status)');
-  const r = await ctx.client.put('sys/rekey/verify', { key: keyArg(ctx), nonce: flag(ctx, 'nonce') });
+  const r = await ctx.client.put('sys/rekey/verify', { key: await keyArg(ctx), nonce: flag(ctx, 'nonce') });
   ensureOk(r, 'verifying rekey');
   if (!r.body.complete) return show(r.body);
   printData(ctx, r.body, () => ctx.out(`Success! Rekey verified: the new unseal keys are in force (nonce ${r.body.nonce}).`));
