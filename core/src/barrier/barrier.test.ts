@@ -189,6 +189,26 @@ describe('barrier', () => {
     expect(text(await barrier.get('hot'))).toBe('new');
   });
 
+
+  it('hands a reader its own copy: a write that wipes the cached value before the reader resumes does not reach it', async () => {
+    const { barrier } = await setup();
+    await barrier.put('hot', Buffer.from('{"v":1}'));
+    await barrier.get('hot'); // cached now
+    const hit = barrier.get('hot'); // answered from the cache, resumes on a later tick
+    const miss = (async () => {
+      await barrier.put('cold', Buffer.from('{"v":2}'));
+      return barrier.get('cold'); // a fill whose value is cached and handed out
+    })();
+    // Writes of both keys drop (and wipe) the cached copies while the readers are still waiting.
+    const writes = Promise.all([barrier.put('hot', Buffer.from('{"v":3}')), (async () => {
+      await new Promise((r) => setImmediate(r));
+      await barrier.put('cold', Buffer.from('{"v":4}'));
+    })()]);
+    expect(text(await hit)).toBe('{"v":1}');
+    expect(['{"v":2}', '{"v":4}']).toContain(text(await miss));
+    await writes;
+    expect(text(await barrier.get('hot'))).toBe('{"v":3}');
+  });
   it('serves hot reads from the cache and drops them on seal', async () => {
     const inner = createInmemPhysical();
     let reads = 0;

@@ -167,7 +167,13 @@ export function createBarrier(physical: KeyValueStore, opts: BarrierOptions = {}
 
   // Decrypted values, least recently used out first, wiped as they leave. The read cache's
   // guard keeps a read that fetched the old envelope before a write landed from re-filling it.
-  const cache = createReadCache<Buffer>({ max: cacheLimit, freeze: false, rememberMisses: false, onEvict: (v) => v.fill(0) });
+  const cache = createReadCache<Buffer>({
+    max: cacheLimit,
+    freeze: false,
+    rememberMisses: false,
+    copy: (v) => Buffer.from(v),
+    onEvict: (v) => v.fill(0),
+  });
 
   const unsealed = (): Keyring => {
     if (keyring === null) throw new BarrierSealedError();
@@ -332,7 +338,9 @@ export function createBarrier(physical: KeyValueStore, opts: BarrierOptions = {}
 
     async get(key) {
       unsealed();
-      const value = await cache.get(
+      // The caller owns what it gets: the cache copies in and out, so a write that wipes the
+      // cached copy before this caller resumes cannot touch it.
+      return cache.get(
         key,
         async () => {
           const envelope = await physical.get(key);
@@ -341,8 +349,6 @@ export function createBarrier(physical: KeyValueStore, opts: BarrierOptions = {}
         },
         (v) => cacheable(key, v.length),
       );
-      // The caller owns what it gets: the cached copy is never handed out.
-      return value === null ? null : Buffer.from(value);
     },
 
     async put(key, value) {

@@ -24,7 +24,7 @@ const STORAGE_BUCKETS = [0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005,
 /** go-metrics' Prometheus summaries, which Vault's timers are: these quantiles over a 10 s window. */
 const VAULT_SUMMARY = { percentiles: [0.5, 0.9, 0.99], maxAgeSeconds: 10, ageBuckets: 5 };
 
-export const DEFAULT_METRICS_PREFIX = 'strongroom';
+const DEFAULT_METRICS_PREFIX = 'strongroom';
 
 export interface MetricsOptions {
   /** The first part of every series' name (telemetry.metrics_prefix); default `strongroom`. */

@@ -13,8 +13,10 @@
  * ticket that a write or drop of its key marks stale.
  *
  * Values are frozen by default, so a caller cannot alter the cached copy (a
- * cache of buffers, which cannot be frozen, copies them in and out instead and
- * wipes them on eviction through `onEvict`). Misses are remembered apart, in a
+ * cache of buffers, which cannot be frozen, copies them in and out instead
+ * through `copy`, and wipes them on eviction through `onEvict`). The copy out
+ * is made in the same tick as the lookup: a wipe by a write that lands before
+ * the caller resumes must not reach what the caller was handed. Misses are remembered apart, in a
  * small set of their own with the same rules (a write or drop forgets the key):
  * a write of a new key reads it twice (the existence check, then the handler
  * under its lock) and the second read needs no storage round trip, while a
@@ -46,6 +48,8 @@ export interface ReadCacheOptions<T> {
   rememberMisses?: boolean;
   /** Called as a value leaves the cache (dropped, evicted, cleared): a cache of secrets wipes it here. */
   onEvict?: (value: T) => void;
+  /** Copies a value into the cache and out to each caller (a cache of buffers that `onEvict` wipes). */
+  copy?: (value: T) => T;
 }
 
 /** Misses remembered at most; the oldest goes first. */
@@ -59,6 +63,7 @@ export function createReadCache<T extends object>(opts: ReadCacheOptions<T>): Re
   const freeze = opts.freeze !== false;
   const rememberMisses = opts.rememberMisses !== false;
   const evicted = opts.onEvict;
+  const copy = opts.copy;
   let max = opts.max;
 
   const remove = (key: string) => {
@@ -105,6 +110,13 @@ export function createReadCache<T extends object>(opts: ReadCacheOptions<T>): Re
     }
     const keep = keepThis ?? opts.keep;
     if (keep && !keep(value)) return value;
+    if (copy) {
+      // The loaded value goes to the caller; the cache keeps its own copy, which an eviction may wipe.
+      remove(key);
+      entries.set(key, copy(value));
+      trim();
+      return value;
+    }
     const kept = freeze ? deepFreeze(value) : value;
     remove(key);
     entries.set(key, kept);
@@ -122,7 +134,7 @@ export function createReadCache<T extends object>(opts: ReadCacheOptions<T>): Re
         entries.delete(key);
         entries.set(key, hit);
       }
-      return Promise.resolve(hit);
+      return Promise.resolve(copy ? copy(hit) : hit);
     },
     peek: (key) => entries.get(key),
     async write(key, op) {
