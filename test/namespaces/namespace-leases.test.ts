@@ -106,6 +106,30 @@ describe('tokens, audit and metrics in namespaces', () => {
     expect((await s.api('GET', 'auth/token/lookup-self', undefined, { token: child, ...ns('org') })).status).toBe(403);
   });
 
+  it("a token's lease carries its namespace, stays inside it, and when it falls due revokes the token and the secret leases it holds", async () => {
+    await s.api('PUT', 'sys/policies/acl/creds', { policy: 'path "lt/creds/r" { capabilities = ["read"] }' }, ns('org'));
+    const token = (await s.api('POST', 'auth/token/create', { policies: ['creds'], ttl: '3s' }, ns('org'))).body.auth.client_token as string;
+    const held = await s.api('GET', 'lt/creds/r', undefined, { token, ...ns('org') });
+    expect(held.status).toBe(200);
+    // Listed and looked up as a lease of its namespace (and of the parent), never of a child or a sibling.
+    const keys = (await s.api('LIST', 'sys/leases/lookup/auth/token/create', undefined, ns('org'))).body.data.keys as string[];
+    const mine = keys.filter((k) => k.endsWith(`.${ids.org}`));
+    expect(mine.length).toBeGreaterThanOrEqual(1);
+    const leaseIds = mine.map((k) => `auth/token/create/${k}`);
+    const looked = await Promise.all(leaseIds.map(async (id) => (await s.api('POST', 'sys/leases/lookup', { lease_id: id }, ns('org'))).body.data));
+    const lease = looked.find((d) => d.ttl <= 3)!;
+    expect(lease).toBeDefined();
+    expect((await s.api('POST', 'sys/leases/lookup', { lease_id: lease.id })).status).toBe(200);
+    expect((await s.api('POST', 'sys/leases/lookup', { lease_id: lease.id }, ns('org/team'))).status).toBe(400);
+    expect((await s.api('POST', 'sys/leases/revoke', { lease_id: lease.id }, ns('org/team'))).status).toBe(400);
+    // Due: the expiration manager revokes the token, and with it the lease it held.
+    await waitFor('the token lease to fall due', async () => (await s.api('POST', 'sys/leases/lookup', { lease_id: lease.id }, ns('org'))).status === 400, 20_000);
+    expect((await s.api('GET', 'auth/token/lookup-self', undefined, { token, ...ns('org') })).status).toBe(403);
+    await waitFor('the held secret lease to go', async () => (await s.api('POST', 'sys/leases/lookup', { lease_id: held.body.lease_id }, ns('org'))).status === 400, 20_000);
+    const rec = await s.api('GET', 'lt/records', undefined, ns('org'));
+    expect(rec.body.data.revoked[held.body.data.username]?.count).toBe(1);
+  });
+
   it('writes the namespace id and path into audit entries', async () => {
     const file = join(scratchDir('sr-ns-audit-'), 'audit.log');
     expect((await s.api('PUT', 'sys/audit/file', { type: 'file', options: { file_path: file } })).status).toBe(204);

@@ -1,10 +1,10 @@
 import { StrongroomError, badRequest, unrecoverable, type SecretSpec } from '@strongroom/sdk-plugin/host';
 import { createFaultyStore } from '@strongroom/sdk-plugin/host';
 import { createInmemPhysical } from '../storage/inmem.js';
-import type { Physical } from '../storage/physical.js';
+import type { Physical, PhysicalOp } from '../storage/physical.js';
 import { createManualClock, type ManualClock } from '@strongroom/sdk-plugin/host';
-import { createExpirationManager, defaultExpirationOptions, type ExpirationDeps, type ExpirationManager, type Revoker } from './expiration-manager.js';
-import { decodeEntry, DUE_INDEX_COMPLETE_KEY, DUE_INDEX_PREFIX, dueIndexFolder, dueIndexKey, leaseBodyKey, LEASE_BODY_PREFIX, type LeaseEntry } from './lease-entry.js';
+import { createExpirationManager, defaultExpirationOptions, type ExpirationDeps, type ExpirationManager, type Revoker, type TokenLease } from './expiration-manager.js';
+import { decodeEntry, DUE_INDEX_PREFIX, dueIndexFolder, dueIndexKey, leaseBodyKey, LEASE_BODY_PREFIX, type LeaseEntry } from './lease-entry.js';
 
 type Failure = StrongroomError | 'hang';
 
@@ -493,7 +493,8 @@ describe('renew', () => {
     const h = setup();
     const fixed = await h.mgr.register({ ...db, secret: secret({ renewable: false }) });
     await expect(h.mgr.renew(fixed.leaseId, 0)).rejects.toThrow(/not renewable/);
-    await expect(h.mgr.renew('auth/token/create/abc', 0)).rejects.toThrow(/auth\/token\/renew/);
+    await h.mgr.putTokenLease(tokenLease(), []);
+    await expect(h.mgr.renew(`auth/token/create/${TOKEN_KEY}`, 0)).rejects.toThrow(/auth\/token\/renew/);
     await expect(h.mgr.renew('database/creds/x/nope', 0)).rejects.toMatchObject({ status: 400 });
     await expect(h.mgr.renew(fixed.leaseId, -1)).rejects.toThrow(/increment/);
     const queued = await h.mgr.register({ ...db, secret: secret() });
@@ -542,45 +543,44 @@ describe('restore', () => {
     expect(h.fake.revoked).toEqual([short.leaseId, long.leaseId]);
   });
 
-  it('logs and skips a corrupt entry without aborting, and never logs its content', async () => {
+  it('logs and skips a malformed index key without aborting, and never logs a corrupt body', async () => {
     const h = setup();
-    const leases = [];
-    for (let i = 0; i < 5; i++) leases.push(await h.mgr.register({ ...db, secret: secret() }));
-    await h.store.put('sys/expire/id/root/database/creds/readonly/AAAA', new TextEncoder().encode('{"secret":"hunter2"'));
-    await h.store.put('sys/expire/id/root/database/creds/readonly/BBBB', new TextEncoder().encode('{"v":1,"leaseId":"database/creds/readonly/BBBB"}'));
+    for (let i = 0; i < 5; i++) await h.mgr.register({ ...db, secret: secret() });
+    await h.store.put(`${DUE_INDEX_PREFIX}database/creds/readonly/AAAA/not-an-index-key`, new Uint8Array(0));
+    // A corrupt body under a valid index key: restored (restore reads no body), refused only when acted on.
+    const corruptId = 'database/creds/readonly/BBBB';
+    await h.store.put(leaseBodyKey(corruptId), new TextEncoder().encode('{"secret":"hunter2"'));
+    await h.store.put(dueIndexKey({ leaseId: corruptId, expireTime: h.clock.now() + 1_000, irrevocableReason: null, mountPath: 'database/', mountUuid: 'db-uuid' }), new Uint8Array(0));
     const mgr = h.restart();
-    expect(await mgr.restore()).toMatchObject({ loaded: 5, corrupt: 2, failed: false });
-    const warning = h.logs.lines.find((l) => l.msg.includes('corrupt'));
-    expect(warning?.meta).toEqual({ key: 'sys/expire/id/root/database/creds/readonly/AAAA' });
+    expect(await mgr.restore()).toMatchObject({ loaded: 6, corrupt: 1, failed: false });
+    const warning = h.logs.lines.find((l) => l.msg.includes('malformed'));
+    expect(warning?.meta).toEqual({ key: `${DUE_INDEX_PREFIX}database/creds/readonly/AAAA/not-an-index-key` });
+    await advance(h, 1_000);
+    expect(mgr.irrevocable({ namespaceId: '', includeChildNamespaces: false }).leases.map((l) => l.lease_id)).toEqual([corruptId]);
     expect(JSON.stringify(h.logs.lines)).not.toContain('hunter2');
-    expect(mgr.stats().leases).toBe(5);
+    expect(mgr.stats().leases).toBe(6);
   });
 
-  it('restores from the header line alone, and still reads bodies stored without one', async () => {
+  it('still reads a lease body an earlier version stored with a restore header line', async () => {
     const h = setup();
     const current = await h.mgr.register({ ...db, secret: secret({ ttl: 100 }) });
     const stored = new TextDecoder().decode((await h.store.get(leaseBodyKey(current.leaseId)))!);
-    expect(stored.split('\n')[0]).toBe(JSON.stringify([current.expireTime, 0, 'db-uuid', 'database/', '']));
-    // A body from before the header existed: the entry's JSON alone.
+    expect(stored.startsWith('{')).toBe(true);
     const legacyId = 'database/creds/readonly/LegacyLegacyLegacyLega';
     const legacy: LeaseEntry = { ...(await readEntry(h.store, current.leaseId))!, leaseId: legacyId, expireTime: current.expireTime + 50_000 };
-    await h.store.put(leaseBodyKey(legacyId), new TextEncoder().encode(JSON.stringify(legacy)));
-    // Restore trusts the header: a lease whose JSON part is damaged is still scheduled, and fails only when acted on.
-    const damagedId = 'database/creds/readonly/DamagedDamagedDamagedDa';
-    const header = JSON.stringify([current.expireTime + 10_000, 0, 'db-uuid', 'database/', '']);
-    await h.store.put(leaseBodyKey(damagedId), new TextEncoder().encode(`${header}\n{"v":1,`));
+    const header = JSON.stringify([legacy.expireTime, 0, 'db-uuid', 'database/', '']);
+    await h.store.put(leaseBodyKey(legacyId), new TextEncoder().encode(`${header}\n${JSON.stringify(legacy)}`));
+    await h.store.put(dueIndexKey(legacy), new Uint8Array(0));
     const mgr = h.restart();
-    expect(await mgr.restore()).toMatchObject({ loaded: 3, corrupt: 0 });
+    expect(await mgr.restore()).toMatchObject({ loaded: 2, corrupt: 0 });
     expect((await mgr.lookup(legacyId)).ttl).toBe(150);
-    await expect(mgr.lookup(damagedId)).rejects.toMatchObject({ code: 'internal' });
     await advance(h, 100_000);
     expect(h.fake.revoked).toEqual([current.leaseId]);
     await advance(h, 50_000);
     expect(h.fake.revoked).toEqual([current.leaseId, legacyId]);
-    expect(mgr.countIrrevocable({ namespaceId: '', includeChildNamespaces: false }).leaseCount).toBe(1);
   });
 
-  it('keeps irrevocable leases irrevocable across a restart, from the bodies and from the due index', async () => {
+  it('keeps irrevocable leases irrevocable across restarts', async () => {
     const h = setup();
     h.fake.failByMount.set('db-uuid', unrecoverable('gone'));
     const lease = await h.mgr.register({ ...db, secret: secret({ ttl: 1 }) });
@@ -592,17 +592,13 @@ describe('restore', () => {
         expect.objectContaining({ lease_id: lease.leaseId, mount_path: 'database/', error: expect.stringContaining('gone') }),
       ]);
     }
-    expect(h.logs.lines.filter((l) => l.msg === 'restoring leases').map((l) => l.meta?.from)).toEqual(['lease bodies', 'due index']);
   });
 
-  it('restores from the due index alone once it is complete: no lease body is read', async () => {
+  it('restores from the due index alone: no lease body is read, and a new store runs no migration', async () => {
     const counted = bodyReadCounter(createInmemPhysical());
     const h = setup({}, counted.store);
     const short = await h.mgr.register({ ...db, secret: secret({ ttl: 100 }) });
     const long = await h.mgr.register({ ...db, mountUuid: 'db-ns1', namespaceId: 'ns1', secret: secret({ ttl: 10_000 }) });
-    // A new store is indexed from the start: the first restore (nothing to read) marks it complete.
-    await h.restart().restore();
-    expect(await h.store.get(DUE_INDEX_COMPLETE_KEY)).not.toBeNull();
     const before = counted.bodyReads();
     const mgr = h.restart();
     expect(await mgr.restore()).toMatchObject({ loaded: 2, corrupt: 0, failed: false });
@@ -622,16 +618,16 @@ describe('restore', () => {
     expect(await keysUnder(h.store, DUE_INDEX_PREFIX)).toEqual([]);
   });
 
-  it('builds the due index from the bodies of a store written before it', async () => {
+  it('gives a store written before the due index its index through tidy; the next restore loads its leases', async () => {
     const h = setup();
     const leases = [await h.mgr.register({ ...db, secret: secret({ ttl: 100 }) }), await h.mgr.register({ ...db, secret: secret({ ttl: 200 }) })];
     // The store as an older version left it: bodies, no index keys.
     for (const k of await keysUnder(h.store, DUE_INDEX_PREFIX)) await h.store.delete(k);
-    expect(await h.restart().restore()).toMatchObject({ loaded: 2 });
+    expect(await h.restart().restore()).toMatchObject({ loaded: 0 });
+    expect(await h.mgr.tidy()).toMatchObject({ dueKeysRepaired: 2 });
     const entries = await Promise.all(leases.map((l) => readEntry(h.store, l.leaseId)));
     expect(await keysUnder(h.store, DUE_INDEX_PREFIX)).toEqual(entries.map((e) => dueIndexKey(e!)).sort());
     expect(await h.restart().restore()).toMatchObject({ loaded: 2 });
-    expect(h.logs.lines.filter((l) => l.msg === 'restoring leases').map((l) => l.meta?.from)).toEqual(['lease bodies', 'due index']);
   });
 
   it('never revokes early on a stale or edited index key, and repairs it', async () => {
@@ -684,6 +680,87 @@ describe('restore', () => {
     expect(mgr.stats().leases).toBe(30);
     await advance(h, 5_000);
     expect(h.fake.revoked).toEqual([target.leaseId, fresh.leaseId]);
+  });
+});
+
+const TOKEN_KEY = 'a'.repeat(64);
+const tokenLease = (over: Partial<TokenLease> = {}): TokenLease => ({
+  tokenKey: TOKEN_KEY,
+  path: 'auth/token/create',
+  namespaceId: 'root',
+  mountPath: 'auth/token/',
+  mountUuid: 'token-uuid',
+  issueTime: 0,
+  expireTime: Date.UTC(2100, 0, 1),
+  lastRenewalTime: null,
+  ttl: 60,
+  renewable: true,
+  ...over,
+});
+
+describe('token leases', () => {
+  function withTokens() {
+    const revokedTokens: string[] = [];
+    let failure: Error | null = null;
+    const h = setup({
+      revokeToken: async (key) => {
+        if (failure) throw failure;
+        revokedTokens.push(key);
+      },
+    });
+    return { h, revokedTokens, fail: (e: Error | null) => (failure = e) };
+  }
+
+  it('expires a token through the token store, moves with its renewals, and is listed and looked up as a lease', async () => {
+    const { h, revokedTokens } = withTokens();
+    const marker: PhysicalOp = { type: 'put', key: 'sys/token/id/marker', value: new Uint8Array([1]) };
+    const t0 = h.clock.now();
+    await h.mgr.putTokenLease(tokenLease({ issueTime: t0, expireTime: t0 + 60_000 }), [marker]);
+    // The token store's own write went in the same batch.
+    expect(await h.store.get('sys/token/id/marker')).not.toBeNull();
+    const id = `auth/token/create/${TOKEN_KEY}`;
+    expect(await h.mgr.listPrefix('', 'auth/token/create/')).toEqual([TOKEN_KEY]);
+    expect(await h.mgr.lookup(id)).toMatchObject({ id, ttl: 60, renewable: true });
+    await advance(h, 30_000);
+    await h.mgr.putTokenLease(tokenLease({ issueTime: t0, expireTime: t0 + 120_000, lastRenewalTime: t0 + 30_000, ttl: 90 }), []);
+    expect(await keysUnder(h.store, dueIndexFolder(id))).toHaveLength(1);
+    await advance(h, 60_000);
+    expect(revokedTokens).toEqual([]);
+    await advance(h, 30_000);
+    expect(revokedTokens).toEqual([TOKEN_KEY]);
+    expect(await keysUnder(h.store, 'sys/expire/')).toEqual([]);
+    // Never in the token index: a token's lease is its own, not one it owns.
+    expect(await keysUnder(h.store, 'sys/expire-token/')).toEqual([]);
+  });
+
+  it('carries the namespace in the id, is dropped with the token, and is revoked at once even unasked to sync', async () => {
+    const { h, revokedTokens } = withTokens();
+    await h.mgr.putTokenLease(tokenLease({ namespaceId: 'ns1', mountUuid: 'token-ns1' }), []);
+    expect(await h.mgr.listPrefix('ns1', 'auth/token/create/')).toEqual([`${TOKEN_KEY}.ns1`]);
+    expect(await h.mgr.listPrefix('', 'auth/token/create/')).toEqual([]);
+    await h.mgr.dropTokenLease(`auth/token/create/${TOKEN_KEY}.ns1`, []);
+    expect(await keysUnder(h.store, 'sys/expire/')).toEqual([]);
+    expect(h.mgr.stats().leases).toBe(0);
+
+    await h.mgr.putTokenLease(tokenLease({ path: 'auth/approle/login', mountPath: 'auth/approle/', mountUuid: 'approle-uuid' }), []);
+    await h.mgr.revoke(`auth/approle/login/${TOKEN_KEY}`);
+    expect(revokedTokens).toEqual([TOKEN_KEY]);
+    await expect(h.mgr.putTokenLease(tokenLease({ mountPath: 'auth/approle/' }), [])).rejects.toMatchObject({ status: 400 });
+    await expect(h.mgr.putTokenLease(tokenLease({ tokenKey: 'not-a-key' }), [])).rejects.toThrow(/tokenKey/);
+  });
+
+  it('retries a failed token revocation with backoff, then keeps it irrevocable and reported', async () => {
+    const { h, revokedTokens, fail } = withTokens();
+    fail(new StrongroomError('unavailable', 'storage down'));
+    await h.mgr.putTokenLease(tokenLease({ issueTime: h.clock.now(), expireTime: h.clock.now() + 1_000 }), []);
+    await advance(h, 1_000);
+    for (let i = 0; i < defaultExpirationOptions.maxRevokeAttempts; i++) await advance(h, 10_000 * 2 ** i);
+    const list = h.mgr.irrevocable({ namespaceId: '', includeChildNamespaces: false });
+    expect(list.leases).toEqual([expect.objectContaining({ lease_id: `auth/token/create/${TOKEN_KEY}`, mount_path: 'auth/token/', error: 'storage down' })]);
+    fail(null);
+    await h.mgr.revokePrefix('', 'auth/token/', { force: true });
+    expect(revokedTokens).toEqual([TOKEN_KEY]);
+    expect(h.mgr.stats().irrevocable).toBe(0);
   });
 });
 

@@ -1,40 +1,42 @@
 /**
- * The expiration manager: every secret a plugin hands out becomes a lease here, and every
- * lease ends revoked by its plugin, or kept and reported as irrevocable: never lost.
+ * The expiration manager: the one due-revocation service. Every secret a plugin hands out, and
+ * every expiring service token, is a lease here (OpenBao's shape: a token's lease lives under
+ * its creation path); every lease ends revoked (by its plugin, or by the token store for a
+ * token) or kept and reported as irrevocable: never lost.
  *
  * Invariants this module guards:
  * - A lease is stored (body + token index, in one atomic batch) before its id is returned;
  *   when the store refuses, the secret is revoked at once so no credential outlives its record.
+ *   A token's lease is written in the same batch as the token itself.
  * - Memory holds only id -> (mount ordinal, state) as one small integer, plus the kit's due
  *   scheduler (one timer, armed for the earliest due lease); lease bodies (with the engine's
  *   internal data) are read from the barrier when needed and never logged.
  * - Every change to one lease runs under that lease's lock, so a revocation, a renewal and a
- *   force-removal never interleave on the same body.
+ *   force-removal never interleave on the same body (a token lease's other writes hold the
+ *   token's lock instead: see putTokenLease).
  * - Revocations go through per-mount FIFOs served round-robin with per-mount caps: a hanging
- *   or failing backend cannot starve another mount.
+ *   or failing backend cannot starve another mount. A failure is retried with exponential
+ *   backoff and jitter, then the lease is irrevocable.
+ *
+ * Its concerns live beside it: TTL policy (ttl-policy.ts), restore (restore.ts), tidy
+ * (tidy.ts), irrevocable reports (irrevocable.ts), the stored shape (lease-entry.ts).
  */
-import { badRequest, internalError, StrongroomError, unrecoverable, type Logger, type MountTtls, type SecretSpec } from '@strongroom/sdk-plugin/host';
+import { badRequest, createDueScheduler, createKeyedMutex, internalError, StrongroomError, systemClock, unrecoverable } from '@strongroom/sdk-plugin/host';
 import { z } from 'zod';
 import type { PhysicalOp } from '../storage/physical.js';
-import type { KeyValueStore } from '../storage/keys.js';
-import { systemClock, type Clock } from '@strongroom/sdk-plugin/host';
-import { createDueScheduler, createKeyedMutex } from '@strongroom/sdk-plugin/host';
 import { createFairQueue } from './fair-queue.js';
+import { countIrrevocable, listIrrevocable } from './irrevocable.js';
+import { createLeaseTable, QUEUED, REVOKING, SCHEDULED } from './lease-table.js';
 import {
   decodeEntry,
-  decodeRestoreFields,
   decodeString,
-  DUE_INDEX_COMPLETE_KEY,
-  DUE_INDEX_PREFIX,
   dueIndexFolder,
   dueIndexKey,
-  encodeString,
   isKeySafe,
   isRootNamespace,
   leaseBodyFolder,
   leaseBodyKey,
   leaseIdFromBodyKey,
-  LEASE_BODY_PREFIX,
   leaseDeleteOps,
   leaseWriteOps,
   makeLeaseId,
@@ -43,48 +45,20 @@ import {
   parseDueIndexKey,
   toLookup,
   tokenIndexFolder,
-  TOKEN_INDEX_PREFIX,
+  tokenLeaseEntry,
   type LeaseEntry,
-  type LeaseLookup,
 } from './lease-entry.js';
+import { restoreLeases, yieldToEventLoop } from './restore.js';
+import { BULK_CONCURRENCY, forEachLimit, tidyLeases } from './tidy.js';
+import { issueTtl, renewTtl } from './ttl-policy.js';
+import { errorText, isRetryable, leaseIdSchema, namespaceParam, parseOr400, registerSchema, tokenLeaseSchema } from './validate.js';
+import type { ExpirationDeps, ExpirationManager, ExpirationOptions, IrrevocableQuery, RestoreResult, TokenLease } from './types.js';
 
-/** What the core does with the owning plugin (HandleRequest with operation revoke or renew). */
-export interface Revoker {
-  /** Must enforce its own deadline. Throw StrongroomError (user-safe, scrubbed message); `retryable` decides retries. */
-  revokeSecret(lease: LeaseEntry): Promise<void>;
-  renewSecret(lease: LeaseEntry, increment: number): Promise<RenewSecretResult>;
-}
-
-export interface RenewSecretResult {
-  /** Seconds the engine grants (0: the increment, else the mount default); capped here by max TTL. */
-  ttl: number;
-  /** false when the engine says the secret can no longer be renewed. */
-  renewable?: boolean;
-  data?: Record<string, unknown>;
-  warnings?: string[];
-}
-
-export interface ExpirationOptions {
-  /** Revocations in flight overall. */
-  maxInFlight: number;
-  /** Revocations in flight for one mount (keep below maxInFlight so a hung mount leaves room). */
-  maxInFlightPerMount: number;
-  /** First retry delay; doubles per failure, with +-50 % jitter. */
-  retryBaseMs: number;
-  /** Failures after which a lease becomes irrevocable. */
-  maxRevokeAttempts: number;
-  /** How often an irrevocable lease is tried again. */
-  irrevocableRetryMs: number;
-  /** Seconds; used when a mount reports no max TTL (Vault's 32 days). */
-  fallbackMaxTtl: number;
-  /** Restore yields to the event loop after this many leases, so requests are served meanwhile. */
-  restoreYieldEvery: number;
-  random: () => number;
-}
+export type * from './types.js';
 
 // Mass expiry is bound by the durable barrier deletes of each revocation; more
 // in flight share more of each group-committed fsync (measured with
-// core/dist/expiration/bench.js: 8 per mount ~1.5k/s, 32 per mount ~3.6k/s).
+// scripts/bench/lease-bench.js: 8 per mount ~1.5k/s, 32 per mount ~3.6k/s).
 export const defaultExpirationOptions: ExpirationOptions = {
   maxInFlight: 64,
   maxInFlightPerMount: 32,
@@ -96,236 +70,24 @@ export const defaultExpirationOptions: ExpirationOptions = {
   random: Math.random,
 };
 
-export interface ExpirationDeps {
-  /** The barrier's store (values encrypted by it); the manager writes under sys/expire/ and sys/expire-token/. */
-  store: KeyValueStore;
-  revoker: Revoker;
-  logger: Pick<Logger, 'debug' | 'info' | 'warn' | 'error'>;
-  /** The mount's default and max lease TTL in seconds, already defaulted to and capped by the system's. */
-  mountTtls(mountUuid: string): MountTtls;
-  /** Whether the token behind this key (an HMAC of the token) still exists and is unexpired; used by tidy. */
-  tokenExists(tokenKey: string): Promise<boolean>;
-  /** For include_child_namespaces: is `candidateId` below `ancestorId`? Without it only exact matches count. */
-  isDescendantNamespace?(ancestorId: string, candidateId: string): boolean;
-  clock?: Clock;
-  options?: Partial<ExpirationOptions>;
-  /** Metrics hooks, by mount path: each successful revocation (`expired`: the lease ran out its TTL) and each lease that turns irrevocable. */
-  /** Lease events for metrics; namespaceId is '' for the root namespace. */
-  events?: { revoked?(mountPath: string, expired: boolean, namespaceId: string): void; irrevocable?(mountPath: string, namespaceId: string): void };
-  /** How often restore and tidy log their progress; default 5 s. */
-  progressEveryMs?: number;
-}
-
-export interface RegisterInput {
-  /** Mount path relative to its namespace, with trailing slash ("database/"). */
-  mountPath: string;
-  mountUuid: string;
-  /** '' (or 'root') for the root namespace. */
-  namespaceId: string;
-  /** Request path relative to the mount ("creds/readonly"). */
-  requestPath: string;
-  secret: SecretSpec;
-  /** HMAC of the requesting token ('' when the lease is tied to no token). */
-  tokenKey: string;
-}
-
-export interface RegisteredLease {
-  leaseId: string;
-  /** Seconds, after capping. */
-  ttl: number;
-  renewable: boolean;
-  issueTime: number;
-  expireTime: number;
-  warnings: string[];
-}
-
-export interface RenewedLease {
-  leaseId: string;
-  renewable: boolean;
-  /** Seconds. */
-  leaseDuration: number;
-  data?: Record<string, unknown>;
-  warnings: string[];
-}
-
-export interface IrrevocableQuery {
-  /** '' for root. */
-  namespaceId: string;
-  includeChildNamespaces: boolean;
-}
-
-export interface IrrevocableLease {
-  lease_id: string;
-  mount_id: string;
-  mount_path: string;
-  namespace_id: string;
-  expire_time: string;
-  error: string;
-}
-
-export interface IrrevocableList {
-  leaseCount: number;
-  leases: IrrevocableLease[];
-  warnings: string[];
-}
-
-export interface IrrevocableCount {
-  leaseCount: number;
-  /** Per mount uuid. */
-  counts: Record<string, number>;
-}
-
-export interface RestoreResult {
-  loaded: number;
-  /** Already known (registered, renewed or revoked while the restore ran). */
-  skipped: number;
-  /** Corrupt entries logged and left in storage (revoke-force removes them). */
-  corrupt: number;
-  /** True when a storage error stopped the scan early; calling restore() again resumes safely. */
-  failed: boolean;
-  durationMs: number;
-}
-
-export interface TidyResult {
-  scanned: number;
-  revoked: number;
-  indexEntriesRemoved: number;
-  /** Leases whose due-index key was missing or stale, repaired. */
-  dueKeysRepaired: number;
-}
-
-export interface ExpirationStats {
-  leases: number;
-  /** Leases waiting on the timer (not queued, not being revoked). */
-  scheduled: number;
-  queuedRevocations: number;
-  inFlightRevocations: number;
-  irrevocable: number;
-  restoring: boolean;
-  revoked: number;
-  revokeFailures: number;
-}
-
-export interface ExpirationManager {
-  register(input: RegisterInput): Promise<RegisteredLease>;
-  lookup(leaseId: string): Promise<LeaseLookup>;
-  /** One level of lease ids below `prefix` in a namespace ("" lists the mounts), for LIST sys/leases/lookup/:prefix. */
-  listPrefix(namespaceId: string, prefix: string): Promise<string[]>;
-  renew(leaseId: string, increment: number): Promise<RenewedLease>;
-  /** sync: revoke now and throw the backend's error; otherwise queue (persisted) and return. */
-  revoke(leaseId: string, opts?: { sync?: boolean }): Promise<void>;
-  /** revoke-prefix (force false) and revoke-force (force true: ignores backend errors, removes entries; always sync). Returns the count. */
-  revokePrefix(namespaceId: string, prefix: string, opts?: { sync?: boolean; force?: boolean }): Promise<number>;
-  /** All leases of a token: queued unless sync. Returns the count. */
-  revokeByToken(tokenKey: string, opts?: { sync?: boolean }): Promise<number>;
-  tidy(): Promise<TidyResult>;
-  /** sys/leases?type=irrevocable: at most `limit` leases (default 10000) with a warning when more exist; 'none' lists all. */
-  irrevocable(query: IrrevocableQuery & { limit?: number | 'none' }): IrrevocableList;
-  countIrrevocable(query: IrrevocableQuery): IrrevocableCount;
-  /** Background restore after unseal: streams the store, never holds lease bodies. */
-  restore(): Promise<RestoreResult>;
-  /** On seal: stops timers and queues and drops memory. Terminal: make a new manager on unseal. */
-  stop(): void;
-  stats(): ExpirationStats;
-  /** Leases held per mount path (namespace-relative), for the leases gauge. */
-  /** Leases held per mount, each mount named by its path and its namespace id ('' for root). */
-  countByMount(): Array<{ mountPath: string; namespaceId: string; count: number }>;
-  /**
-   * Resolves once no revocation is queued or in flight and no restore or lease operation runs
-   * (tests, graceful shutdown). A due entry whose timer has not fired yet does not count.
-   */
-  whenIdle(): Promise<void>;
-}
-
 /** Due entries moved to the queue per tick before yielding, so a mass expiry never blocks requests. */
 const EXPIRE_CHUNK = 10_000;
-const BULK_CONCURRENCY = 16;
-const REASON_MAX = 240;
 const IRREVOCABLE_LIST_CAP = 10_000;
 
-// A lease in memory is one small integer (a V8 Smi, no object): mount ordinal * 4 + state.
-const SCHEDULED = 0;
-const QUEUED = 1;
-const REVOKING = 2;
-const lease = (mount: number, state: number): number => mount * 4 + state;
-const mountOf = (v: number): number => v >>> 2;
-const stateOf = (v: number): number => v & 3;
-
-interface MountRef {
-  uuid: string;
-  path: string;
-  namespaceId: string;
-}
-
 type Outcome = { ok: true } | { ok: false; error: unknown; entry: LeaseEntry | null; corrupt: boolean };
-
-const leaseIdSchema = z.string().min(1, 'lease_id is required').max(4096);
-const registerSchema = z.object({
-  mountPath: z.string().min(1).max(1024).regex(/^[^/].*\/$/, 'must end with / and not start with /'),
-  mountUuid: z.string().min(1).max(128),
-  namespaceId: z.string().max(64).refine((s) => s === '' || isKeySafe(s), 'must be key-safe'),
-  requestPath: z.string().max(4096),
-  tokenKey: z.string().max(256).refine((s) => s === '' || isKeySafe(s), 'must be key-safe'),
-  secret: z.object({
-    type: z.string().max(256),
-    ttl: z.number().finite(),
-    maxTtl: z.number().finite(),
-    renewable: z.boolean(),
-    internalData: z.record(z.string(), z.unknown()),
-  }),
-});
-
-function parseOr400<T>(schema: z.ZodType<T>, value: unknown, field: string): T {
-  const r = schema.safeParse(value);
-  if (r.success) return r.data;
-  const issue = r.error.issues[0];
-  const where = issue && issue.path.length > 0 ? `${field}.${issue.path.join('.')}` : field;
-  throw badRequest(`invalid ${where}: ${issue?.message ?? 'invalid value'}`);
-}
-
-/** A namespace id goes into storage keys: root ('' or 'root') or key-safe, nothing else. */
-function namespaceParam(namespaceId: unknown): string {
-  const ns = parseOr400(z.string().max(64).refine((s) => s === '' || isKeySafe(s), 'must be key-safe'), namespaceId, 'namespace');
-  return isRootNamespace(ns) ? '' : ns;
-}
-
-/** User-safe error text: StrongroomError messages are scrubbed by contract, anything else is not shown. */
-function errorText(err: unknown): string {
-  const text = err instanceof StrongroomError ? err.message : 'internal error';
-  return text.length > REASON_MAX ? text.slice(0, REASON_MAX) : text;
-}
-
-function isRetryable(err: unknown): boolean {
-  return err instanceof StrongroomError ? err.retryable : true;
-}
-
-const yieldToEventLoop = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
-
-async function forEachLimit<T>(items: T[], limit: number, fn: (item: T) => Promise<void>): Promise<void> {
-  let next = 0;
-  const worker = async (): Promise<void> => {
-    while (next < items.length) {
-      const item = items[next++]!;
-      await fn(item);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
-}
-
-/** Due-index keys written per batch while the index is built from the bodies. */
-const DUE_INDEX_BUILD_BATCH = 1000;
 
 export function createExpirationManager(deps: ExpirationDeps): ExpirationManager {
   const { store, revoker, logger } = deps;
   const clock = deps.clock ?? systemClock;
   const opts: ExpirationOptions = { ...defaultExpirationOptions, ...deps.options };
   const progressEveryMs = deps.progressEveryMs ?? 5000;
+  const revokeToken = async (tokenKey: string): Promise<void> => {
+    if (!deps.revokeToken) throw unrecoverable('no token store to revoke a token lease');
+    await deps.revokeToken(tokenKey);
+  };
 
-  let index = new Map<string, number>();
+  const table = createLeaseTable();
   const queue = createFairQueue({ maxInFlight: opts.maxInFlight, maxInFlightPerMount: opts.maxInFlightPerMount });
-  const mounts: MountRef[] = [];
-  const mountOrdinals = new Map<string, number>();
-  let irrevocableLeases = new Map<string, { mount: number; expireTime: number; reason: string }>();
   const locks = createKeyedMutex();
 
   let pumpQueued = false;
@@ -340,16 +102,6 @@ export function createExpirationManager(deps: ExpirationDeps): ExpirationManager
     if (stopped) throw new StrongroomError('unavailable', 'leases are unavailable while sealed');
   };
 
-  const mountOrdinal = (uuid: string, path: string, namespaceId: string): number => {
-    let n = mountOrdinals.get(uuid);
-    if (n === undefined) {
-      n = mounts.length;
-      mounts.push({ uuid, path, namespaceId: isRootNamespace(namespaceId) ? '' : namespaceId });
-      mountOrdinals.set(uuid, n);
-    }
-    return n;
-  };
-
   // ---- the one timer: the kit's due scheduler ----
 
   /** Due leases join their mount's revocation FIFO; the queue is pumped once per handed-out chunk. */
@@ -357,10 +109,9 @@ export function createExpirationManager(deps: ExpirationDeps): ExpirationManager
     clock,
     chunk: EXPIRE_CHUNK,
     onDue(id) {
-      const v = index.get(id);
-      if (v === undefined || stateOf(v) !== SCHEDULED) return;
-      index.set(id, lease(mountOf(v), QUEUED));
-      queue.push(mountOf(v), id);
+      if (table.state(id) !== SCHEDULED) return;
+      table.setState(id, QUEUED);
+      queue.push(table.mountOf(id)!, id);
       if (!pumpQueued) {
         pumpQueued = true;
         queueMicrotask(() => {
@@ -373,9 +124,7 @@ export function createExpirationManager(deps: ExpirationDeps): ExpirationManager
 
   /** (Re)schedules a lease still held in memory. */
   const schedule = (id: string, at: number): void => {
-    const v = index.get(id);
-    if (stopped || v === undefined) return;
-    index.set(id, lease(mountOf(v), SCHEDULED));
+    if (stopped || !table.setState(id, SCHEDULED)) return;
     due.schedule(id, at);
   };
 
@@ -386,26 +135,18 @@ export function createExpirationManager(deps: ExpirationDeps): ExpirationManager
   // ---- memory bookkeeping ----
 
   const forget = (id: string): void => {
-    index.delete(id);
+    table.forget(id);
     due.cancel(id);
-    irrevocableLeases.delete(id);
     if (restoring) removedDuringRestore.add(id);
   };
 
   /** The lease's state, adding it (scheduled, not yet armed) when memory does not hold it; undefined once stopped. */
   const ensureLease = (id: string, entry: LeaseEntry): number | undefined => {
-    if (stopped) return undefined;
-    let v = index.get(id);
-    if (v === undefined) {
-      v = lease(mountOrdinal(entry.mountUuid, entry.mountPath, entry.namespaceId), SCHEDULED);
-      index.set(id, v);
-    }
-    return stateOf(v);
+    return stopped ? undefined : table.hold(id, entry);
   };
 
   const markIrrevocable = (id: string, expireTime: number, reason: string): void => {
-    const v = index.get(id);
-    if (!stopped && v !== undefined) irrevocableLeases.set(id, { mount: mountOf(v), expireTime, reason });
+    if (!stopped) table.markIrrevocable(id, expireTime, reason);
   };
 
   /**
@@ -470,7 +211,8 @@ export function createExpirationManager(deps: ExpirationDeps): ExpirationManager
       return { ok: true };
     }
     try {
-      await revoker.revokeSecret(entry);
+      if (entry.kind === 'token') await revokeToken(entry.tokenKey);
+      else await revoker.revokeSecret(entry);
     } catch (error) {
       if (!force) return { ok: false, error, entry, corrupt: false };
       logger.warn('force revocation: ignoring the backend error', { leaseId: id, error: errorText(error) });
@@ -534,22 +276,20 @@ export function createExpirationManager(deps: ExpirationDeps): ExpirationManager
       if (stopped) return;
       const job = queue.take();
       if (!job) return;
-      const v = index.get(job.id);
-      if (v === undefined || stateOf(v) !== QUEUED) {
+      if (table.state(job.id) !== QUEUED) {
         queue.done(job.mount);
         continue;
       }
-      index.set(job.id, lease(mountOf(v), REVOKING));
+      table.setState(job.id, REVOKING);
       void withLock(job.id, async () => {
         // A sync revoke or a force may have finished this lease while it waited.
-        const cur = index.get(job.id);
-        if (cur === undefined || stateOf(cur) !== REVOKING) return;
+        if (table.state(job.id) !== REVOKING) return;
         const outcome = await attemptRevoke(job.id, false, true);
         if (!outcome.ok) await recordFailure(job.id, outcome);
       })
         .catch((error: unknown) => {
           logger.error('unexpected error in lease revocation', { leaseId: job.id, error: (error as Error)?.message });
-          if (index.has(job.id)) schedule(job.id, clock.now() + backoffMs(1));
+          if (table.has(job.id)) schedule(job.id, clock.now() + backoffMs(1));
         })
         .finally(() => {
           queue.done(job.mount);
@@ -569,8 +309,7 @@ export function createExpirationManager(deps: ExpirationDeps): ExpirationManager
     const entry = decodeEntry(bytes);
     const now = clock.now();
     if (!entry || entry.leaseId !== id) {
-      const v = index.get(id);
-      if (v !== undefined && stateOf(v) === SCHEDULED) schedule(id, now);
+      if (table.state(id) === SCHEDULED) schedule(id, now);
       return true;
     }
     if (entry.expireTime > now) {
@@ -590,6 +329,12 @@ export function createExpirationManager(deps: ExpirationDeps): ExpirationManager
     throw internalError('failed to revoke the lease');
   };
 
+  const loadEntryOrNull = async (id: string): Promise<LeaseEntry | null> => {
+    const bytes = await store.get(leaseBodyKey(id));
+    const entry = bytes === null ? null : decodeEntry(bytes);
+    return entry && entry.leaseId === id ? entry : null;
+  };
+
   const loadEntry = async (id: string): Promise<LeaseEntry> => {
     const bytes = await store.get(leaseBodyKey(id));
     if (bytes === null) throw badRequest('invalid lease');
@@ -598,163 +343,54 @@ export function createExpirationManager(deps: ExpirationDeps): ExpirationManager
     return entry;
   };
 
-  // ---- restore ----
+  // ---- restore and tidy (restore.ts, tidy.ts) ----
 
-  /** The reason an irrevocable lease gives, from its body; null when the body is gone or no longer irrevocable. */
-  const irrevocableBody = async (id: string): Promise<LeaseEntry | null> => {
+  const runRestore = (): Promise<RestoreResult> =>
+    restoreLeases({
+      store,
+      logger,
+      clock,
+      yieldEvery: opts.restoreYieldEvery,
+      progressEveryMs,
+      irrevocableRetryMs: opts.irrevocableRetryMs,
+      stopped: () => stopped,
+      known: (id) => table.has(id) || removedDuringRestore.has(id),
+      hold(id, m, at, irrevocable) {
+        table.hold(id, m);
+        if (irrevocable) markIrrevocable(id, irrevocable.expireTime, irrevocable.reason);
+        due.schedule(id, at);
+      },
+      repairDueKeys,
+    });
+
+  /** The due-index key a lease's body calls for (null when the body is gone or corrupt). */
+  const dueKeyOfBody = async (id: string): Promise<string | null> => {
     const bytes = await store.get(leaseBodyKey(id));
     const entry = bytes === null ? null : decodeEntry(bytes);
-    return entry && entry.leaseId === id ? entry : null;
+    return entry && entry.leaseId === id ? dueIndexKey(entry) : null;
   };
 
-  /**
-   * Restore on unseal. From the due index when it is complete: keys only, nothing decrypted
-   * but the bodies of irrevocable leases. Otherwise (a store written before the index) from the
-   * bodies, building the index on the way; once that scan has finished the index is complete.
-   */
-  const runRestore = async (): Promise<RestoreResult> => {
-    const started = performance.now();
-    let loaded = 0;
-    let skipped = 0;
-    let corrupt = 0;
-    let failed = false;
-    let sinceYield = 0;
-    let lastProgress = performance.now();
-    const progress = async (): Promise<void> => {
-      if (performance.now() - lastProgress >= progressEveryMs) {
-        lastProgress = performance.now();
-        logger.info('restoring leases: progress', { loaded, skipped, corrupt, elapsedMs: Math.round(lastProgress - started) });
-      }
-      if (++sinceYield >= opts.restoreYieldEvery) {
-        sinceYield = 0;
-        await yieldToEventLoop();
-      }
-    };
-    const known = (id: string): boolean => index.has(id) || removedDuringRestore.has(id);
-    /** Holds the lease in memory, scheduled at its expire time (an irrevocable one at its next retry). */
-    const load = (id: string, f: { mountUuid: string; mountPath: string; namespaceId: string; expireTime: number }, irrevocableReason: string | null): void => {
-      index.set(id, lease(mountOrdinal(f.mountUuid, f.mountPath, f.namespaceId), SCHEDULED));
-      let at = f.expireTime;
-      if (irrevocableReason !== null) {
-        markIrrevocable(id, f.expireTime, irrevocableReason);
-        at = clock.now() + opts.irrevocableRetryMs;
-      }
-      due.schedule(id, at);
-      loaded++;
-    };
-    let fromIndex = false;
-    try {
-      fromIndex = (await store.get(DUE_INDEX_COMPLETE_KEY)) !== null;
-      logger.info('restoring leases', { from: fromIndex ? 'due index' : 'lease bodies' });
-      if (fromIndex) {
-        for await (const key of store.scanKeys(DUE_INDEX_PREFIX)) {
-          if (stopped) break;
-          const item = parseDueIndexKey(key);
-          if (!item) {
-            corrupt++;
-            logger.warn('skipping a malformed lease index key during restore', { key });
-          } else if (known(item.leaseId)) {
-            skipped++;
-          } else if (!item.irrevocable) {
-            load(item.leaseId, item, null);
-          } else {
-            const entry = await irrevocableBody(item.leaseId);
-            if (entry === null) {
-              skipped++;
-              await repairDueKeys(item.leaseId, null);
-            } else if (!known(item.leaseId)) {
-              load(item.leaseId, entry, entry.irrevocableReason);
-            }
-          }
-          await progress();
-        }
-      } else {
-        let build: PhysicalOp[] = [];
-        for await (const { key, value } of store.scan(LEASE_BODY_PREFIX)) {
-          if (stopped) break;
-          const id = leaseIdFromBodyKey(key);
-          const entry = decodeRestoreFields(value);
-          if (id === null || !entry || (entry.leaseId !== null && entry.leaseId !== id)) {
-            corrupt++;
-            logger.warn('skipping a corrupt lease entry during restore', { key });
-          } else if (known(id)) {
-            skipped++;
-          } else {
-            load(id, entry, entry.irrevocableReason);
-            // A lease renewed or revoked meanwhile may get a stale key here: harmless (see repairDueKeys).
-            build.push({ type: 'put', key: dueIndexKey({ ...entry, leaseId: id }), value: new Uint8Array(0) });
-            if (build.length >= DUE_INDEX_BUILD_BATCH) {
-              await store.batch(build);
-              build = [];
-            }
-          }
-          await progress();
-        }
-        if (build.length > 0) await store.batch(build);
-        if (!stopped) await store.put(DUE_INDEX_COMPLETE_KEY, encodeString('1'));
-      }
-    } catch (error) {
-      failed = true;
-      logger.error('lease restore stopped by a storage error; leases not yet loaded are still served from storage', {
-        error: (error as Error)?.message,
-        loaded,
-      });
-    }
-    const durationMs = performance.now() - started;
-    logger.info('leases restored', { loaded, skipped, corrupt, failed, fromIndex, durationMs: Math.round(durationMs) });
-    return { loaded, skipped, corrupt, failed, durationMs };
-  };
-
-  /**
-   * Tidy's pass over the due index: every body gets the key of its state and keys that match no
-   * body go, each lease under its lock. Returns how many leases needed a repair.
-   */
-  const tidyDueIndex = async (): Promise<number> => {
-    const suspects = new Set<string>();
-    for await (const { key, value } of store.scan(LEASE_BODY_PREFIX)) {
-      const entry = decodeEntry(value);
-      if (entry && entry.leaseId === leaseIdFromBodyKey(key) && (await store.get(dueIndexKey(entry))) === null) suspects.add(entry.leaseId);
-    }
-    for await (const key of store.scanKeys(DUE_INDEX_PREFIX)) {
-      const item = parseDueIndexKey(key);
-      if (item === null) {
-        await store.delete(key);
-        continue;
-      }
-      const bytes = await store.get(leaseBodyKey(item.leaseId));
-      const entry = bytes === null ? null : decodeEntry(bytes);
-      if (entry === null || dueIndexKey(entry) !== key) suspects.add(item.leaseId);
-    }
-    await forEachLimit([...suspects], BULK_CONCURRENCY, (id) =>
-      withLock(id, async () => {
-        const bytes = await store.get(leaseBodyKey(id));
-        const entry = bytes === null ? null : decodeEntry(bytes);
-        await repairDueKeys(id, entry && entry.leaseId === id ? dueIndexKey(entry) : null);
-      }),
-    );
-    return suspects.size;
-  };
-
-  // ---- irrevocable reporting ----
+  // ---- irrevocable reporting (irrevocable.ts) ----
 
   const namespaceFilter = (q: IrrevocableQuery): ((ns: string) => boolean) => {
     const root = namespaceParam(q.namespaceId);
     return (ns) => ns === root || (q.includeChildNamespaces && (deps.isDescendantNamespace?.(root, ns) ?? false));
   };
 
+  /** The due-index keys of a lease other than `keep`, as deletes. */
+  const staleDueKeyOps = async (id: string, keep: string | null): Promise<PhysicalOp[]> => {
+    const ops: PhysicalOp[] = [];
+    for await (const key of store.scanKeys(dueIndexFolder(id))) {
+      if (key !== keep && parseDueIndexKey(key)?.leaseId === id) ops.push({ type: 'delete', key });
+    }
+    return ops;
+  };
+
   return {
     async register(input) {
       assertRunning();
       const parsed = parseOr400(registerSchema, input, 'lease');
-      const { defaultTtl, maxTtl: mountMax } = deps.mountTtls(parsed.mountUuid);
-      const systemMax = mountMax > 0 ? mountMax : opts.fallbackMaxTtl;
-      const maxTtl = Math.floor(parsed.secret.maxTtl > 0 ? Math.min(parsed.secret.maxTtl, systemMax) : systemMax);
-      let ttl = Math.floor(parsed.secret.ttl > 0 ? parsed.secret.ttl : defaultTtl > 0 ? defaultTtl : systemMax);
-      const warnings: string[] = [];
-      if (ttl > maxTtl) {
-        warnings.push(`TTL of ${ttl}s exceeded the effective max_ttl of ${maxTtl}s; the TTL is capped to it`);
-        ttl = maxTtl;
-      }
+      const { ttl, maxTtl, warnings } = issueTtl(parsed.secret, { ...deps.mountTtls(parsed.mountUuid), fallbackMaxTtl: opts.fallbackMaxTtl });
       const now = clock.now();
       const nsId = isRootNamespace(parsed.namespaceId) ? '' : parsed.namespaceId;
       const entry: LeaseEntry = {
@@ -810,25 +446,17 @@ export function createExpirationManager(deps: ExpirationDeps): ExpirationManager
       assertRunning();
       const id = parseOr400(leaseIdSchema, leaseId, 'lease_id');
       const inc = parseOr400(z.number().int().nonnegative(), increment, 'increment');
-      if (id.startsWith('auth/')) throw badRequest('tokens cannot be renewed through this endpoint; use auth/token/renew');
       return withLock(id, async () => {
         const entry = await loadEntry(id);
+        if (entry.kind === 'token') throw badRequest('tokens cannot be renewed through this endpoint; use auth/token/renew');
         const now = clock.now();
-        const v = index.get(id);
+        const state = table.state(id);
         if (entry.irrevocableReason !== null) throw badRequest('lease is irrevocable and cannot be renewed');
-        if ((v !== undefined && stateOf(v) !== SCHEDULED) || entry.expireTime <= now) throw badRequest('lease expired');
+        if ((state !== undefined && state !== SCHEDULED) || entry.expireTime <= now) throw badRequest('lease expired');
         if (!entry.renewable) throw badRequest('lease is not renewable');
         const granted = await revoker.renewSecret(entry, inc);
-        const { defaultTtl, maxTtl: mountMax } = deps.mountTtls(entry.mountUuid);
-        // Max TTL runs from issue time and follows a mount tuned down since issue.
-        const limit = Math.min(entry.maxTtl, mountMax > 0 ? mountMax : opts.fallbackMaxTtl);
-        const remaining = Math.max(0, Math.floor((entry.issueTime + limit * 1000 - now) / 1000));
-        let ttl = Math.floor(granted.ttl > 0 ? granted.ttl : inc > 0 ? inc : defaultTtl > 0 ? defaultTtl : limit);
-        const warnings = [...(granted.warnings ?? [])];
-        if (ttl > remaining) {
-          warnings.push(`TTL of ${ttl}s exceeded the effective max_ttl of ${limit}s from issue; the TTL is capped to ${remaining}s`);
-          ttl = remaining;
-        }
+        const { ttl, warnings } = renewTtl(entry, granted.ttl, inc, { ...deps.mountTtls(entry.mountUuid), fallbackMaxTtl: opts.fallbackMaxTtl }, now);
+        warnings.unshift(...(granted.warnings ?? []));
         const previousDueKey = dueIndexKey(entry);
         entry.ttl = ttl;
         entry.lastRenewalTime = now;
@@ -849,7 +477,8 @@ export function createExpirationManager(deps: ExpirationDeps): ExpirationManager
     async revoke(leaseId, o = {}) {
       assertRunning();
       const id = parseOr400(leaseIdSchema, leaseId, 'lease_id');
-      if (o.sync) return revokeNow(id, false);
+      // A token is revoked at once even unasked: queued, it would stay usable until its turn.
+      if (o.sync || (await loadEntryOrNull(id))?.kind === 'token') return revokeNow(id, false);
       await withLock(id, () => markForRevocation(id));
     },
 
@@ -919,58 +548,14 @@ export function createExpirationManager(deps: ExpirationDeps): ExpirationManager
       if (tidying) throw new StrongroomError('conflict', 'a lease tidy is already running');
       tidying = true;
       try {
-        const known = new Map<string, boolean>();
-        const tokenValid = async (tk: string): Promise<boolean> => {
-          if (tk === '') return false;
-          let v = known.get(tk);
-          if (v === undefined) {
-            v = await deps.tokenExists(tk);
-            known.set(tk, v);
-          }
-          return v;
-        };
-        let scanned = 0;
-        let lastProgress = performance.now();
-        logger.info('tidy: started');
-        const doomed: string[] = [];
-        for await (const { key, value } of store.scan(LEASE_BODY_PREFIX)) {
-          scanned++;
-          const entry = decodeEntry(value);
-          if (!entry) {
-            logger.warn('tidy: skipping a corrupt lease entry', { key });
-            continue;
-          }
-          if (!(await tokenValid(entry.tokenKey))) doomed.push(entry.leaseId);
-          if (scanned % 10_000 === 0 || performance.now() - lastProgress >= progressEveryMs) {
-            lastProgress = performance.now();
-            logger.info('tidy: scanning leases', { scanned, toRevoke: doomed.length });
-          }
-        }
-        logger.info('tidy: scan done', { scanned, toRevoke: doomed.length });
-        let revoked = 0;
-        let done = 0;
-        await forEachLimit(doomed, BULK_CONCURRENCY, async (id) => {
-          const outcome = await withLock(id, () => attemptRevoke(id, true));
-          if (outcome.ok) revoked++;
-          else logger.error('tidy: could not remove a lease', { leaseId: id, error: (outcome.error as Error)?.message });
-          if (++done % 10_000 === 0 || performance.now() - lastProgress >= progressEveryMs) {
-            lastProgress = performance.now();
-            logger.info('tidy: revoking leases', { done, of: doomed.length, revoked });
-          }
+        return await tidyLeases({
+          store,
+          logger,
+          progressEveryMs,
+          tokenExists: deps.tokenExists,
+          forceRevoke: (id) => withLock(id, () => attemptRevoke(id, true)),
+          repairDueKeys: (id) => withLock(id, async () => repairDueKeys(id, await dueKeyOfBody(id))),
         });
-        const danglingKeys: string[] = [];
-        for await (const { key, value } of store.scan(TOKEN_INDEX_PREFIX)) {
-          const slash = key.indexOf('/', TOKEN_INDEX_PREFIX.length);
-          const tk = slash === -1 ? '' : key.slice(TOKEN_INDEX_PREFIX.length, slash);
-          const id = decodeString(value);
-          if (!(await tokenValid(tk)) || (await store.get(leaseBodyKey(id))) === null) danglingKeys.push(key);
-        }
-        for (let i = 0; i < danglingKeys.length; i += 500) {
-          await store.batch(danglingKeys.slice(i, i + 500).map((key) => ({ type: 'delete' as const, key })));
-        }
-        const dueKeysRepaired = await tidyDueIndex();
-        logger.info('tidy finished', { scanned, revoked, indexEntriesRemoved: danglingKeys.length, dueKeysRepaired });
-        return { scanned, revoked, indexEntriesRemoved: danglingKeys.length, dueKeysRepaired };
       } finally {
         tidying = false;
       }
@@ -978,43 +563,27 @@ export function createExpirationManager(deps: ExpirationDeps): ExpirationManager
 
     irrevocable(q) {
       assertRunning();
-      const include = namespaceFilter(q);
-      const ids: string[] = [];
-      for (const [id, info] of irrevocableLeases) if (include(mounts[info.mount]!.namespaceId)) ids.push(id);
-      ids.sort();
-      const warnings: string[] = [];
       const cap = q.limit === 'none' ? Infinity : parseOr400(z.number().int().nonnegative(), q.limit ?? IRREVOCABLE_LIST_CAP, 'limit');
-      if (ids.length > cap) {
-        warnings.push(`${ids.length} irrevocable leases exist; only ${cap} are listed, use limit=none to list them all`);
-      }
-      if (restoring) warnings.push('leases are still being restored; this list may be incomplete');
-      const leases = ids.slice(0, Math.min(ids.length, cap)).map((id): IrrevocableLease => {
-        const info = irrevocableLeases.get(id)!;
-        const mount = mounts[info.mount]!;
-        return {
-          lease_id: id,
-          mount_id: mount.uuid,
-          mount_path: mount.path,
-          namespace_id: mount.namespaceId,
-          expire_time: new Date(info.expireTime).toISOString(),
-          error: info.reason,
-        };
-      });
-      return { leaseCount: ids.length, leases, warnings };
+      return listIrrevocable(table.irrevocable, table.mounts, namespaceFilter(q), cap, restoring !== null);
     },
 
     countIrrevocable(q) {
       assertRunning();
-      const include = namespaceFilter(q);
-      const counts: Record<string, number> = {};
-      let leaseCount = 0;
-      for (const info of irrevocableLeases.values()) {
-        const mount = mounts[info.mount]!;
-        if (!include(mount.namespaceId)) continue;
-        counts[mount.uuid] = (counts[mount.uuid] ?? 0) + 1;
-        leaseCount++;
-      }
-      return { leaseCount, counts };
+      return countIrrevocable(table.irrevocable, table.mounts, namespaceFilter(q));
+    },
+
+    async putTokenLease(l, ops) {
+      assertRunning();
+      const entry = tokenLeaseEntry(parseOr400(tokenLeaseSchema, l, 'token lease'));
+      const dueKey = dueIndexKey(entry);
+      await store.batch([...ops, ...leaseWriteOps(entry, null), ...(await staleDueKeyOps(entry.leaseId, dueKey))]);
+      if (ensureLease(entry.leaseId, entry) === SCHEDULED) schedule(entry.leaseId, entry.expireTime);
+    },
+
+    async dropTokenLease(leaseId, ops) {
+      assertRunning();
+      await store.batch([...ops, { type: 'delete', key: leaseBodyKey(leaseId) }, ...(await staleDueKeyOps(leaseId, null))]);
+      forget(leaseId);
     },
 
     restore() {
@@ -1033,33 +602,20 @@ export function createExpirationManager(deps: ExpirationDeps): ExpirationManager
       stopped = true;
       due.stop();
       due.clear();
-      index = new Map();
-      irrevocableLeases = new Map();
+      table.clear();
       removedDuringRestore = new Set();
       queue.clear();
     },
 
-    countByMount() {
-      const perOrdinal = new Map<number, number>();
-      for (const v of index.values()) perOrdinal.set(mountOf(v), (perOrdinal.get(mountOf(v)) ?? 0) + 1);
-      const out = new Map<string, { mountPath: string; namespaceId: string; count: number }>();
-      for (const [ord, n] of perOrdinal) {
-        const m = mounts[ord];
-        const key = `${m?.namespaceId ?? ''}\u0000${m?.path ?? 'unknown'}`;
-        const cur = out.get(key) ?? { mountPath: m?.path ?? 'unknown', namespaceId: m?.namespaceId ?? '', count: 0 };
-        cur.count += n;
-        out.set(key, cur);
-      }
-      return [...out.values()];
-    },
+    countByMount: () => table.countByMount(),
 
     stats() {
       return {
-        leases: index.size,
+        leases: table.size(),
         scheduled: due.size(),
         queuedRevocations: queue.queued(),
         inFlightRevocations: queue.inFlight(),
-        irrevocable: irrevocableLeases.size,
+        irrevocable: table.irrevocable.size,
         restoring: restoring !== null,
         revoked: revokedCount,
         revokeFailures: failureCount,

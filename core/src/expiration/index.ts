@@ -1,3 +1,2 @@
-;
 export * from './lease-entry.js';
 export * from './expiration-manager.js';

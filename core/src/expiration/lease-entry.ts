@@ -9,9 +9,14 @@
  * - A lease body keeps the engine's internal data (needed to revoke) but never the
  *   response data handed to the client; the barrier encrypts the value.
  *
- * A stored body is one restore header line, a newline, then the entry as JSON:
- *   [expireTime, irrevocable (0 or 1), mountUuid, mountPath, namespaceId]\n{...entry...}
- * Bodies stored before the header existed are JSON alone and still read.
+ * A stored body is the entry as JSON. Bodies written by earlier versions start with a restore
+ * header line (`[expireTime, irrevocable, mountUuid, mountPath, namespaceId]\n`) that restore
+ * no longer needs (it reads the due index); they still read.
+ *
+ * Two kinds of lease share this shape, as OpenBao's leases do: a secret an engine handed out
+ * (revoked by the engine), and a service token's expiry (`kind: 'token'`, id
+ * `<token path>/<tokenKey>[.<ns>]`, revoked by the token store). A token lease is never in
+ * the token index: it is the token's own, not one the token owns.
  *
  * The due index: beside each body, an empty-valued key that names what restore needs,
  *   sys/expire/due/<lease id>/<expireTime>,<irrevocable 0|1>,<mount path length>,<mount uuid>
@@ -24,14 +29,13 @@
  * make one early.
  */
 import { createHash, randomBytes } from 'node:crypto';
+import { badRequest } from '@strongroom/sdk-plugin/host';
 import { z } from 'zod';
 import type { PhysicalOp } from '../storage/physical.js';
 
 export const LEASE_BODY_PREFIX = 'sys/expire/id/';
 export const TOKEN_INDEX_PREFIX = 'sys/expire-token/';
 export const DUE_INDEX_PREFIX = 'sys/expire/due/';
-/** Present once every body has its due-index key (a new store, or after the one-time build). */
-export const DUE_INDEX_COMPLETE_KEY = 'sys/expire/due-index-complete';
 /** Storage segment for the root namespace (namespace ids are base62, so no clash). */
 const ROOT_NS_SEGMENT = 'root';
 
@@ -40,6 +44,8 @@ const keySafe = /^[A-Za-z0-9_-]+$/;
 
 export const leaseEntrySchema = z.object({
   v: z.literal(1),
+  /** Absent: a secret lease. */
+  kind: z.literal('token').optional(),
   leaseId: z.string().min(1),
   mountPath: z.string(),
   mountUuid: z.string(),
@@ -126,6 +132,53 @@ function randomLeaseSuffix(length = 24): string {
   return out;
 }
 
+/** A token's lease id (Vault's): `<token path>/<tokenKey>` plus `.<ns-id>` outside the root namespace. */
+export function tokenLeaseId(path: string, tokenKey: string, namespaceId: string): string {
+  const base = `${path.replace(/\/+$/, '')}/${tokenKey}`;
+  return isRootNamespace(namespaceId) ? base : `${base}.${namespaceId}`;
+}
+
+/** A token's lease as the token store describes it (see TokenLease in types.ts). */
+export interface TokenLeaseFields {
+  tokenKey: string;
+  path: string;
+  namespaceId: string;
+  mountPath: string;
+  mountUuid: string;
+  issueTime: number;
+  expireTime: number;
+  lastRenewalTime: number | null;
+  ttl: number;
+  renewable: boolean;
+}
+
+/** The stored body of a token's lease; its id must fall under its mount path (the due index relies on it). */
+export function tokenLeaseEntry(l: TokenLeaseFields): LeaseEntry {
+  const namespaceId = isRootNamespace(l.namespaceId) ? '' : l.namespaceId;
+  const leaseId = tokenLeaseId(l.path, l.tokenKey, namespaceId);
+  if (!leaseId.startsWith(l.mountPath)) throw badRequest('invalid token lease: its path is not under its mount path');
+  return {
+    v: 1,
+    kind: 'token',
+    leaseId,
+    mountPath: l.mountPath,
+    mountUuid: l.mountUuid,
+    namespaceId,
+    requestPath: l.path.slice(l.mountPath.length),
+    secretType: 'token',
+    internalData: {},
+    tokenKey: l.tokenKey,
+    issueTime: l.issueTime,
+    expireTime: l.expireTime,
+    lastRenewalTime: l.lastRenewalTime,
+    renewable: l.renewable,
+    ttl: l.ttl,
+    maxTtl: 0,
+    revokeAttempts: 0,
+    irrevocableReason: null,
+  };
+}
+
 /** `<mount path><request path>/<random>` plus `.<ns-id>` outside the root namespace. */
 export function makeLeaseId(mountPath: string, requestPath: string, namespaceId: string): string {
   const path = requestPath.replace(/^\/+|\/+$/g, '');
@@ -137,15 +190,12 @@ const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 
 const OPEN_BRACKET = 0x5b;
-const NEWLINE = 0x0a;
 
 function encodeEntry(entry: LeaseEntry): Uint8Array {
-  // JSON.stringify never writes a raw newline, so the first one ends the header.
-  const header = JSON.stringify([entry.expireTime, entry.irrevocableReason === null ? 0 : 1, entry.mountUuid, entry.mountPath, entry.namespaceId]);
-  return encoder.encode(`${header}\n${JSON.stringify(entry)}`);
+  return encoder.encode(JSON.stringify(entry));
 }
 
-/** The entry's JSON text: after the header line, or the whole body when it has none. */
+/** The entry's JSON text: after an earlier version's header line, or the whole body. */
 function entryJson(bytes: Uint8Array): string {
   const text = decoder.decode(bytes);
   return bytes[0] === OPEN_BRACKET ? text.slice(text.indexOf('\n') + 1) : text;
@@ -161,57 +211,6 @@ export function decodeEntry(bytes: Uint8Array): LeaseEntry | null {
   }
   const parsed = leaseEntrySchema.safeParse(raw);
   return parsed.success ? parsed.data : null;
-}
-
-/** The fields a restore keeps in memory; leaseId is null when read from the header (the key names the lease). */
-export type RestoreFields = Pick<LeaseEntry, 'mountUuid' | 'mountPath' | 'namespaceId' | 'expireTime' | 'irrevocableReason'> & { leaseId: string | null };
-
-/**
- * Restore's decoder: the header alone when the body has one and the lease is revocable
- * (an irrevocable one needs its reason from the JSON); otherwise the JSON, checking by hand
- * only the fields restore keeps. Every operation that acts on a lease still reads the body
- * through `decodeEntry`.
- */
-export function decodeRestoreFields(bytes: Uint8Array): RestoreFields | null {
-  if (bytes[0] === OPEN_BRACKET) {
-    const end = bytes.indexOf(NEWLINE);
-    if (end === -1) return null;
-    let h: unknown;
-    try {
-      h = JSON.parse(decoder.decode(bytes.subarray(0, end)));
-    } catch {
-      return null;
-    }
-    if (!Array.isArray(h) || h.length !== 5) return null;
-    const [expireTime, irrevocable, mountUuid, mountPath, namespaceId] = h as unknown[];
-    const ok =
-      typeof expireTime === 'number' &&
-      Number.isFinite(expireTime) &&
-      typeof mountUuid === 'string' &&
-      typeof mountPath === 'string' &&
-      typeof namespaceId === 'string';
-    if (!ok) return null;
-    if (irrevocable === 0) return { leaseId: null, expireTime, mountUuid, mountPath, namespaceId, irrevocableReason: null };
-    if (irrevocable !== 1) return null;
-  }
-  let raw: unknown;
-  try {
-    raw = JSON.parse(entryJson(bytes));
-  } catch {
-    return null;
-  }
-  if (typeof raw !== 'object' || raw === null) return null;
-  const r = raw as Record<string, unknown>;
-  const ok =
-    r.v === 1 &&
-    typeof r.leaseId === 'string' &&
-    typeof r.mountUuid === 'string' &&
-    typeof r.mountPath === 'string' &&
-    typeof r.namespaceId === 'string' &&
-    typeof r.expireTime === 'number' &&
-    Number.isFinite(r.expireTime) &&
-    (r.irrevocableReason === null || typeof r.irrevocableReason === 'string');
-  return ok ? (r as RestoreFields) : null;
 }
 
 const EMPTY = new Uint8Array(0);
@@ -269,10 +268,13 @@ export function leaseWriteOps(entry: LeaseEntry, previousDueKey: string | null):
   return ops;
 }
 
+/** Whether a token owns this lease (indexed under the token, revoked with it). */
+const ownedByToken = (entry: LeaseEntry): boolean => entry.tokenKey !== '' && entry.kind !== 'token';
+
 /** A new lease's writes: body, due-index key and, when a token owns it, the token index. */
 export function newLeaseOps(entry: LeaseEntry): PhysicalOp[] {
   const ops = leaseWriteOps(entry, null);
-  if (entry.tokenKey !== '') ops.push({ type: 'put', key: tokenIndexKey(entry.tokenKey, entry.leaseId), value: encodeString(entry.leaseId) });
+  if (ownedByToken(entry)) ops.push({ type: 'put', key: tokenIndexKey(entry.tokenKey, entry.leaseId), value: encodeString(entry.leaseId) });
   return ops;
 }
 
@@ -282,7 +284,7 @@ export function leaseDeleteOps(entry: LeaseEntry): PhysicalOp[] {
     { type: 'delete', key: leaseBodyKey(entry.leaseId) },
     { type: 'delete', key: dueIndexKey(entry) },
   ];
-  if (entry.tokenKey !== '') ops.push({ type: 'delete', key: tokenIndexKey(entry.tokenKey, entry.leaseId) });
+  if (ownedByToken(entry)) ops.push({ type: 'delete', key: tokenIndexKey(entry.tokenKey, entry.leaseId) });
   return ops;
 }
 

@@ -155,9 +155,8 @@ export async function createCore(opts: { config: ServerConfig; logger: CoreLogge
 
   seal.onInit(async () => {
     // The root token is made while init holds the barrier open; it is returned once, never stored in plain.
-    const tokens = createTokenStore({ store: barrier, ...(await tokenKeys(barrier)), systemDefaultTtl: system.defaultTtl, systemMaxTtl: system.maxTtl, leases: { revokeByToken: async () => undefined }, logger });
+    const tokens = createTokenStore({ store: barrier, ...(await tokenKeys(barrier)), systemDefaultTtl: system.defaultTtl, systemMaxTtl: system.maxTtl, leases: null, logger });
     pendingRootToken = (await tokens.createRoot(pendingRootToken ?? undefined)).id;
-    tokens.stop();
   });
   if (ha && haLock) {
     seal.onUnseal(async () => {

@@ -36,7 +36,7 @@ import { createGenerateRoot, createRekey } from '../seal/root-recovery.js';
 import { parseSealConfig, type SealManager } from '../seal/seal-manager.js';
 import { createSystemBackend } from '../sys/backend.js';
 import { corsPaths, createCorsStore } from '../sys/cors.js';
-import { leasePaths, revokeLeasePrefix } from '../sys/leases.js';
+import { leasePaths } from '../sys/leases.js';
 import { createNamespaceAdmin, type NamespaceAdmin } from '../sys/namespace-admin.js';
 import { rootRecoveryPaths } from '../sys/root-recovery.js';
 import { counterPaths } from '../sys/counters.js';
@@ -143,6 +143,7 @@ export async function unseal(ctx: UnsealContext, opts: { restoreLeasesInBackgrou
     },
     mountTtls: mountTtlsOf,
     tokenExists: (key) => tokens.isLiveKey(key),
+    revokeToken: (key) => tokens.revokeLeased(key),
     isDescendantNamespace: (ancestorId, candidateId) => isDescendantNamespace(namespaces, ancestorId, candidateId),
     options: {
       ...(config.leaseRevocation.retryBaseMs !== undefined ? { retryBaseMs: config.leaseRevocation.retryBaseMs } : {}),
@@ -156,7 +157,11 @@ export async function unseal(ctx: UnsealContext, opts: { restoreLeasesInBackgrou
     batchKey,
     systemDefaultTtl: system.defaultTtl,
     systemMaxTtl: system.maxTtl,
-    leases: { revokeByToken: async (k) => void (await expiration.revokeByToken(k)) },
+    leases: expiration,
+    mountOf: (path, ns) => {
+      const m = router.match(ns, path);
+      return m ? { path: m.mountPath, uuid: m.entry.uuid } : undefined;
+    },
     onDestroy: async (e) => {
       await cubbyholes.destroy(e);
       if (wrapping.isWrappingToken(e)) await wrapping.forgetLegacy(e.key);
@@ -166,6 +171,7 @@ export async function unseal(ctx: UnsealContext, opts: { restoreLeasesInBackgrou
   });
   const cubbyholes = createCubbyholes({ store: barrier, router, namespaces });
   const wrapping: ResponseWrapping = createResponseWrapping({ cubbyholes, legacy: barrier, tokens, maxTtl: system.maxTtl });
+  await tokens.resumeRevocations();
   const access = createTokenAccess({ policies, namespaces, aclCache, tokens });
 
   const mounts: MountManager = createMountManager({
@@ -173,7 +179,7 @@ export async function unseal(ctx: UnsealContext, opts: { restoreLeasesInBackgrou
     router,
     namespaces,
     logger,
-    revokeLeases: async (entry, ns) => void (await revokeLeasePrefix({ expiration, tokens }, ns.id, routePath(entry), { sync: true })),
+    revokeLeases: async (entry, ns) => void (await expiration.revokePrefix(ns.id, routePath(entry), { sync: true })),
     onDisable: async (entry, ns) => {
       await supervisor.unmount(entry.uuid).catch(() => undefined);
       await mountStorage.wipe(entry, ns);
@@ -226,7 +232,7 @@ export async function unseal(ctx: UnsealContext, opts: { restoreLeasesInBackgrou
             extraPaths: [
               ...ctx.nodeLocalPaths,
               // Every namespace has its own leases.
-              ...scoped(false, leasePaths({ expiration, namespaces, logger, tokens })),
+              ...scoped(false, leasePaths({ expiration, namespaces, logger })),
               ...wrappingPaths({ wrapping }),
               ...counterPaths({ tokens }),
               ...corsPaths({ cors, store: corsStore }),
@@ -285,7 +291,6 @@ export async function teardown(ctx: Pick<UnsealContext, 'aclCache' | 'namespaces
   clearInterval(s.periodic);
   await s.namespaceAdmin.idle();
   s.expiration.stop();
-  s.tokens.stop();
   await s.mounts.unloadAll();
   await s.supervisor.shutdown();
   await s.audit.close();

@@ -2,6 +2,8 @@
  * sys/leases/* (spec "System: leases"): lookup, list, renew, revoke,
  * revoke-prefix, revoke-force, tidy, and the irrevocable-lease reports.
  * Lease ids may be given in the body or as a path suffix; the body wins.
+ * Tokens are leases too (under their creation path, as in Vault): the
+ * expiration manager answers for both, so nothing here tells them apart.
  */
 import { badRequest, definePath, f, paginate, type MountInfo, type PathDef } from '@strongroom/sdk-plugin/host';
 import type { ExpirationManager } from '../expiration/index.js';
@@ -9,37 +11,12 @@ import { namespaceOfLeaseId } from '../expiration/lease-entry.js';
 import type { CoreLogger } from '../log/logger.js';
 import { isWithinNamespace, type NamespaceRegistry } from '../namespace/namespaces.js';
 import { namespaceOf } from './namespace-of.js';
-import type { TokenStore } from '../token/index.js';
 
 type LeaseDeps = {
   expiration: ExpirationManager;
   namespaces: NamespaceRegistry;
   logger: Pick<CoreLogger, 'warn'>;
-  /** Token leases (Vault lists login tokens under auth/...): the token store. */
-  tokens?: Pick<TokenStore, 'tokenLeaseIds' | 'byTokenLeaseId' | 'revokeEntry'>;
 };
-
-/**
- * Revokes every lease below a prefix (or the one lease it names) and, below
- * auth/..., the login tokens issued there: Vault keeps both in one lease
- * table, here tokens live in the token store. Disabling or moving an auth
- * method goes through this too, so its tokens end with it.
- */
-export async function revokeLeasePrefix(
-  deps: Pick<LeaseDeps, 'expiration' | 'tokens'>,
-  namespaceId: string,
-  prefix: string,
-  opts: { sync?: boolean; force?: boolean },
-): Promise<void> {
-  await deps.expiration.revokePrefix(namespaceId, prefix, opts);
-  if (!deps.tokens || !prefix.startsWith('auth/')) return;
-  const folder = prefix.endsWith('/') ? prefix : `${prefix}/`;
-  for (const id of await deps.tokens.tokenLeaseIds(namespaceId, prefix)) {
-    if (id !== prefix && !id.startsWith(folder)) continue; // whole path segments only, as for leases
-    const entry = await deps.tokens.byTokenLeaseId(id);
-    if (entry) await deps.tokens.revokeEntry(entry);
-  }
-}
 
 export function leasePaths(deps: LeaseDeps): PathDef[] {
   const paths = currentLeasePaths(deps);
@@ -57,26 +34,9 @@ export function leasePaths(deps: LeaseDeps): PathDef[] {
   ];
 }
 
-/** One level below `prefix` of a list of full ids: leaves and `folder/` entries, as a storage list answers. */
-function oneLevel(ids: string[], prefix: string): string[] {
-  const out = new Set<string>();
-  for (const id of ids) {
-    const rest = id.slice(prefix.length);
-    const slash = rest.indexOf('/');
-    out.add(slash === -1 ? rest : rest.slice(0, slash + 1));
-  }
-  return [...out];
-}
-
 function currentLeasePaths(deps: LeaseDeps): PathDef[] {
-  const { expiration, tokens } = deps;
+  const { expiration } = deps;
   const within = (req: { mount: MountInfo }, namespaceId: string) => isWithinNamespace(deps.namespaces, namespaceOf(deps, req.mount), namespaceId);
-  /** The token behind a token lease id (auth/...) of this namespace or below, or null for a secret lease. */
-  const tokenLease = async (req: { mount: MountInfo }, id: string) => {
-    const t = tokens && id.startsWith('auth/') ? await tokens.byTokenLeaseId(id) : null;
-    if (t && !within(req, t.namespaceId)) throw badRequest('invalid lease');
-    return t;
-  };
   /**
    * The lease id from the body or the path, refused as Vault refuses an unknown
    * one unless the lease belongs to the request's namespace or one below it: a
@@ -85,7 +45,7 @@ function currentLeasePaths(deps: LeaseDeps): PathDef[] {
   const leaseId = (req: { mount: MountInfo }, body: string | undefined, suffix: string | undefined) => {
     const id = body || suffix;
     if (!id) throw badRequest('lease_id: missing required parameter');
-    if (!id.startsWith('auth/') && !within(req, namespaceOfLeaseId(id))) throw badRequest('invalid lease');
+    if (!within(req, namespaceOfLeaseId(id))) throw badRequest('invalid lease');
     return id;
   };
   const irrevocableFields = {
@@ -106,13 +66,6 @@ function currentLeasePaths(deps: LeaseDeps): PathDef[] {
           summary: 'Properties of a lease.',
           handler: async (req) => {
             const id = leaseId(req, req.data.lease_id, undefined);
-            const t = await tokenLease(req, id);
-            if (t) {
-              const now = Date.now();
-              const lastRenewal = t.lastRenewalTime ? new Date(t.lastRenewalTime).toISOString() : null;
-              const ttl = Math.max(0, Math.floor((t.expireTime - now) / 1000));
-              return { data: { id, issue_time: new Date(t.creationTime).toISOString(), expire_time: new Date(t.expireTime).toISOString(), last_renewal: lastRenewal, renewable: t.renewable, ttl } };
-            }
             return { data: { ...(await expiration.lookup(id)) } };
           },
         },
@@ -128,11 +81,7 @@ function currentLeasePaths(deps: LeaseDeps): PathDef[] {
           handler: async (req) => {
             const ns = namespaceOf(deps, req.mount);
             const p = req.data.prefix.endsWith('/') || req.data.prefix === '' ? req.data.prefix : `${req.data.prefix}/`;
-            let keys = await expiration.listPrefix(ns.id, p);
-            if (tokens && (p === '' || p.startsWith('auth/'))) {
-              const fromTokens = oneLevel(await tokens.tokenLeaseIds(ns.id, p), p);
-              keys = [...new Set([...keys, ...fromTokens])].sort();
-            }
+            const keys = await expiration.listPrefix(ns.id, p);
             return { data: { keys: paginate(keys, req.list.after, req.list.limit) } };
           },
         },
@@ -151,7 +100,6 @@ function currentLeasePaths(deps: LeaseDeps): PathDef[] {
           summary: 'Renew a lease (token leases are renewed through auth/token/renew).',
           handler: async (req) => {
             const id = leaseId(req, req.data.lease_id, req.data.url_lease_id);
-            if (id.startsWith('auth/')) throw badRequest('lease_id: token leases cannot be renewed here; use auth/token/renew');
             const r = await expiration.renew(id, req.data.increment);
             return { ...(r.data ? { data: r.data } : {}), warnings: r.warnings, renewedLease: { leaseId: r.leaseId, leaseDuration: r.leaseDuration, renewable: r.renewable } };
           },
@@ -171,9 +119,7 @@ function currentLeasePaths(deps: LeaseDeps): PathDef[] {
           summary: 'Revoke (queued unless sync).',
           handler: async (req) => {
             const id = leaseId(req, req.data.lease_id, req.data.url_lease_id);
-            const t = await tokenLease(req, id);
-            if (t) await tokens!.revokeEntry(t);
-            else await expiration.revoke(id, { sync: req.data.sync });
+            await expiration.revoke(id, { sync: req.data.sync });
             return null;
           },
         },
@@ -188,7 +134,7 @@ function currentLeasePaths(deps: LeaseDeps): PathDef[] {
           summary: 'Revoke by prefix.',
           handler: async (req) => {
             const ns = namespaceOf(deps, req.mount);
-            await revokeLeasePrefix(deps, ns.id, req.data.prefix, { sync: req.data.sync, force: false });
+            await expiration.revokePrefix(ns.id, req.data.prefix, { sync: req.data.sync, force: false });
             return null;
           },
         },
@@ -203,7 +149,7 @@ function currentLeasePaths(deps: LeaseDeps): PathDef[] {
           summary: 'Force revocation.',
           handler: async (req) => {
             const ns = namespaceOf(deps, req.mount);
-            await revokeLeasePrefix(deps, ns.id, req.data.prefix, { sync: true, force: true });
+            await expiration.revokePrefix(ns.id, req.data.prefix, { sync: true, force: true });
             return null;
           },
         },

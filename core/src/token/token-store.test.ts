@@ -1,6 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import { StrongroomError } from '@strongroom/sdk-plugin/host';
 import type { Physical, PhysicalEntry, PhysicalOp } from '../storage/physical.js';
+import { createManualClock } from '@strongroom/sdk-plugin/host';
+import { createExpirationManager, type ExpirationManager, type TokenLease } from '../expiration/index.js';
+import { createInmemPhysical } from '../storage/inmem.js';
 import { createTokenStore, type LoginRenewal, type TokenStore, type TokenStoreDeps } from './token-store.js';
 import type { TokenEntry } from './types.js';
 
@@ -56,11 +59,20 @@ function setup(opts: { defaultTtl?: number; maxTtl?: number; renewLogin?: TokenS
   let t = Date.UTC(2030, 0, 1);
   const clock = { now: () => t, advance: (sec: number) => (t += sec * 1000) };
   const revokedLeases: string[] = [];
+  const tokenLeases = new Map<string, TokenLease>();
   const leases = {
     fail: null as null | ((key: string) => boolean),
     async revokeByToken(key: string) {
       if (leases.fail?.(key)) throw new Error('lease backend down');
       revokedLeases.push(key);
+    },
+    async putTokenLease(lease: TokenLease, ops: readonly PhysicalOp[]) {
+      await store.batch([...ops]);
+      tokenLeases.set(lease.tokenKey, lease);
+    },
+    async dropTokenLease(leaseId: string, ops: readonly PhysicalOp[]) {
+      await store.batch([...ops]);
+      tokenLeases.delete(leaseId.slice(leaseId.lastIndexOf('/') + 1));
     },
   };
   const hmacKey = randomBytes(32);
@@ -75,7 +87,7 @@ function setup(opts: { defaultTtl?: number; maxTtl?: number; renewLogin?: TokenS
     ...(opts.renewLogin ? { renewLogin: opts.renewLogin } : {}),
     logger: silent,
   });
-  return { ts, store, clock, revokedLeases, leases };
+  return { ts, store, clock, revokedLeases, leases, tokenLeases };
 }
 
 async function rootToken(ts: TokenStore) {
@@ -474,65 +486,107 @@ describe('revocation', () => {
   });
 });
 
-describe('expiry', () => {
-  it('treats expired tokens as nonexistent and reaps them with their children', async () => {
-    const { ts, clock, revokedLeases, store } = setup();
-    const root = await rootToken(ts);
-    const t = await ts.create(root, { policies: ['a'], ttl: 60 });
-    const child = await ts.create(t.entry, { ttl: 100 });
-    expect(child.entry.expireTime).toBe(t.entry.expireTime);
-    const orphan = await ts.create(t.entry, { ttl: 600, orphanEndpoint: true });
-    clock.advance(59);
-    expect(await ts.lookup(t.id)).not.toBeNull();
-    expect(await ts.sweepExpired()).toBe(0);
-    clock.advance(2);
-    expect(await ts.lookup(t.id)).toBeNull();
-    expect(await ts.lookupByAccessor(t.entry.accessor)).toBeNull();
-    expect(await ts.sweepExpired()).toBeGreaterThanOrEqual(1);
-    expect(revokedLeases).toEqual(expect.arrayContaining([t.entry.key, child.entry.key]));
-    expect(store.data.has(`sys/token/id/${t.entry.key}`)).toBe(false);
-    expect(await ts.lookup(orphan.id)).not.toBeNull();
-  });
-
-  it('does not reap a token renewed before its old expiry', async () => {
-    const { ts, clock } = setup();
-    const root = await rootToken(ts);
-    const t = await ts.create(root, { policies: ['a'], period: 100 });
-    clock.advance(90);
-    await ts.renew(t.entry, 0);
-    clock.advance(20);
-    expect(await ts.sweepExpired()).toBe(0);
-    expect(await ts.lookup(t.id)).not.toBeNull();
-    clock.advance(100);
-    expect(await ts.sweepExpired()).toBe(1);
-  });
-
-  it('drives the sweep from one timer after startExpiry, rebuilding the heap from storage', async () => {
-    jest.useFakeTimers({ now: Date.UTC(2030, 0, 1) });
-    try {
-      const store = memoryStore();
-      const deps = {
+describe('expiry through the expiration manager', () => {
+  /** A token store and the real expiration manager over one store, as the core wires them. */
+  function wired(store: Physical = createInmemPhysical()) {
+    const clock = createManualClock(Date.UTC(2030, 0, 1));
+    const keys = { hmacKey: randomBytes(32), batchKey: randomBytes(32) };
+    const make = () => {
+      const revoker = { revokeSecret: async () => undefined, renewSecret: async () => ({ ttl: 0 }) };
+      const mgr: ExpirationManager = createExpirationManager({
         store,
-        hmacKey: randomBytes(32),
-        batchKey: randomBytes(32),
-        systemDefaultTtl: 3600,
-        systemMaxTtl: 86400,
-        leases: { revokeByToken: async () => undefined },
+        revoker,
         logger: silent,
-      };
-      const first = createTokenStore(deps);
-      const root = await first.createRoot();
-      const t = await first.create(root.entry, { policies: ['a'], ttl: 30 });
-      // a restarted store must find the token in storage
-      const second = createTokenStore(deps);
-      await second.startExpiry();
-      await jest.advanceTimersByTimeAsync(31_000);
-      expect(store.data.has(`sys/token/id/${t.entry.key}`)).toBe(false);
-      expect(await second.lookup(root.id)).not.toBeNull();
-      second.stop();
-    } finally {
-      jest.useRealTimers();
-    }
+        clock,
+        mountTtls: () => ({ defaultTtl: 3600, maxTtl: 86_400 }),
+        tokenExists: (k) => ts.isLiveKey(k),
+        revokeToken: (k) => ts.revokeLeased(k),
+      });
+      const ts: TokenStore = createTokenStore({ store, ...keys, clock, systemDefaultTtl: 3600, systemMaxTtl: 86_400, leases: mgr, logger: silent });
+      return { mgr, ts };
+    };
+    const w = { store, clock, ...make(), restart: () => Object.assign(w, (w.mgr.stop(), make())) };
+    return w;
+  }
+  const advance = async (w: ReturnType<typeof wired>, sec: number) => {
+    w.clock.advance(sec * 1000);
+    await w.mgr.whenIdle();
+  };
+
+  it('treats expired tokens as nonexistent, and revokes them with their children when their lease falls due', async () => {
+    const w = wired();
+    const root = await w.ts.createRoot();
+    const t = await w.ts.create(root.entry, { policies: ['a'], ttl: 60 });
+    const child = await w.ts.create(t.entry, { ttl: 100 });
+    expect(child.entry.expireTime).toBe(t.entry.expireTime);
+    const orphan = await w.ts.create(t.entry, { ttl: 600, orphanEndpoint: true });
+    // Tokens are leases under their creation path; the root token (no TTL) has none.
+    expect(await w.mgr.listPrefix('', 'auth/token/')).toEqual(['create-orphan/', 'create/']);
+    expect((await w.mgr.lookup(`auth/token/create/${t.entry.key}`)).ttl).toBe(60);
+    await advance(w, 59);
+    expect(await w.ts.lookup(t.id)).not.toBeNull();
+    w.clock.advance(1000);
+    expect(await w.ts.lookup(t.id)).toBeNull();
+    expect(await w.ts.lookupByAccessor(t.entry.accessor)).toBeNull();
+    await w.mgr.whenIdle();
+    expect(await w.store.get(`sys/token/id/${t.entry.key}`)).toBeNull();
+    expect(await w.store.get(`sys/token/id/${child.entry.key}`)).toBeNull();
+    expect(await w.ts.lookup(orphan.id)).not.toBeNull();
+    expect(await w.mgr.listPrefix('', 'auth/token/')).toEqual(['create-orphan/']);
+    expect(await w.ts.lookup(root.id)).not.toBeNull();
+  });
+
+  it('moves the lease with each renewal, and drops it with the token', async () => {
+    const w = wired();
+    const root = await w.ts.createRoot();
+    const t = await w.ts.create(root.entry, { policies: ['a'], period: 100 });
+    await advance(w, 90);
+    await w.ts.renew(t.entry, 0);
+    await advance(w, 20);
+    expect(await w.ts.lookup(t.id)).not.toBeNull();
+    await advance(w, 100);
+    expect(await w.store.get(`sys/token/id/${t.entry.key}`)).toBeNull();
+
+    const u = await w.ts.create(root.entry, { policies: ['a'], ttl: 600 });
+    expect(w.mgr.stats().leases).toBe(1);
+    await w.ts.revoke(u.id);
+    expect(w.mgr.stats().leases).toBe(0);
+    expect(await w.mgr.listPrefix('', 'auth/token/create/')).toEqual([]);
+  });
+
+  it('expires tokens after a restart from the due index alone: no token is read, none is scanned', async () => {
+    const inner = createInmemPhysical();
+    let tokenReads = 0;
+    const store = Object.create(inner) as Physical;
+    store.get = (k) => (k.startsWith('sys/token/') && (tokenReads++, true), inner.get(k));
+    store.scan = (p) => (p.startsWith('sys/token/') && (tokenReads++, true), inner.scan(p));
+    const w = wired(store);
+    const root = await w.ts.createRoot();
+    const ts = await Promise.all([60, 120, 180].map((ttl) => w.ts.create(root.entry, { policies: ['a'], ttl })));
+    w.restart();
+    tokenReads = 0;
+    await w.ts.resumeRevocations();
+    expect(await w.mgr.restore()).toMatchObject({ loaded: 3 });
+    expect(tokenReads).toBe(0);
+    await advance(w, 121);
+    expect(await inner.get(`sys/token/id/${ts[0]!.entry.key}`)).toBeNull();
+    expect(await inner.get(`sys/token/id/${ts[1]!.entry.key}`)).toBeNull();
+    expect(await inner.get(`sys/token/id/${ts[2]!.entry.key}`)).not.toBeNull();
+  });
+
+  it('finishes a revocation cut short, at the next unseal, from the pending index', async () => {
+    const { ts, leases, store } = setup();
+    const root = await rootToken(ts);
+    const top = await ts.create(root, { policies: ['a'] });
+    const leaf = await ts.create(top.entry, {});
+    leases.fail = (key) => key === top.entry.key;
+    await expect(ts.revoke(top.id)).rejects.toThrow('lease backend down');
+    expect([...store.data.keys()].filter((k) => k.startsWith('sys/token/pending/'))).toEqual([`sys/token/pending/${top.entry.key}`]);
+    expect(await ts.lookup(leaf.id)).toBeNull();
+    leases.fail = null;
+    await ts.resumeRevocations();
+    expect(store.data.has(`sys/token/id/${top.entry.key}`)).toBe(false);
+    expect([...store.data.keys()].filter((k) => k.startsWith('sys/token/pending/'))).toEqual([]);
   });
 });
 

@@ -8,14 +8,19 @@
  *   holds the accessor and the token's HMAC, from which the id cannot be recovered.
  * - Nothing is logged with a token id in it; logs name accessors.
  * - Revocation is iterative (BFS over the parent index, children destroyed before
- *   their parents) and crash-safe: the root is first marked pending, and `tidy`
- *   (or `startExpiry`) resumes any pending revocation.
+ *   their parents) and crash-safe: the root is first marked pending (with a key in
+ *   `sys/token/pending/`), and `resumeRevocations` (at unseal) or `tidy` resumes it.
  * - Expired, exhausted and pending-revocation tokens are nonexistent to `lookup`.
+ * - Expiry is the expiration manager's: an expiring service token is a lease there
+ *   (written and removed in the same batch as the token), which revokes the token when
+ *   due, with the same retries, backoff and irrevocable state as any lease.
  */
 import type { AuthSpec, Logger } from '@strongroom/sdk-plugin/host';
-import { addressAllowed, badRequest, buildBlockList, createDueScheduler, createReadCache, createKeyedMutex, permissionDenied, systemClock, validateCidrs } from '@strongroom/sdk-plugin/host';
+import { addressAllowed, badRequest, buildBlockList, createKeyedMutex, createReadCache, permissionDenied, validateCidrs } from '@strongroom/sdk-plugin/host';
 import { namespaceStoragePrefix } from '../namespace/namespaces.js';
-import type { Physical } from '../storage/physical.js';
+import type { Physical, PhysicalOp } from '../storage/physical.js';
+import { tokenLeaseId } from '../expiration/lease-entry.js';
+import type { TokenLease } from '../expiration/types.js';
 import { RESPONSE_WRAPPING_POLICY_NAME } from '../policy/policy.js';
 import {
   BATCH_PREFIX,
@@ -36,13 +41,13 @@ const TOKEN_PREFIX = 'sys/token/';
 const ID = `${TOKEN_PREFIX}id/`;
 const ACCESSOR = `${TOKEN_PREFIX}accessor/`;
 const PARENT = `${TOKEN_PREFIX}parent/`;
+/** One empty key per token whose revocation is under way, so an unseal resumes them without reading every token. */
+const PENDING = `${TOKEN_PREFIX}pending/`;
 /** Token roles are per namespace, under the namespace's own tree. */
 const rolesFolder = (namespaceId: string) => `${namespaceStoragePrefix(namespaceId)}${TOKEN_PREFIX}roles/`;
 
 /** Longer presented tokens are not looked at (a batch token is well under 2 KiB). */
 const MAX_TOKEN_LENGTH = 8192;
-/** Delay before an expiry revocation that failed (e.g. a lease backend down) is tried again. */
-const EXPIRY_RETRY_MS = 30 * 1000;
 
 export interface TokenStoreDeps {
   /** The barrier's secure store: values written here are encrypted by it. */
@@ -55,7 +60,13 @@ export interface TokenStoreDeps {
   /** Seconds. */
   systemDefaultTtl: number;
   systemMaxTtl: number;
-  leases: { revokeByToken(tokenKey: string): Promise<void> };
+  /**
+   * The expiration manager: revokes a token's secret leases, and holds an expiring token's own
+   * lease. Null only while init makes the root token (which never expires).
+   */
+  leases: TokenLeases | null;
+  /** The mount a token's creation path falls under (its lease is grouped and reported by it). */
+  mountOf?(path: string, namespaceId: string): { path: string; uuid: string } | undefined;
   /** Called as a token is destroyed, before its entry goes (response wrapping drops the wrapped response here). */
   onDestroy?(entry: TokenEntry): Promise<void>;
   /**
@@ -66,6 +77,13 @@ export interface TokenStoreDeps {
   logger: Pick<Logger, 'debug' | 'info' | 'warn' | 'error'>;
   /** Entries kept decrypted in memory (default 10,000). */
   cacheSize?: number;
+}
+
+/** What the token store asks of the expiration manager. */
+export interface TokenLeases {
+  revokeByToken(tokenKey: string): Promise<unknown>;
+  putTokenLease(lease: TokenLease, ops: readonly PhysicalOp[]): Promise<void>;
+  dropTokenLease(leaseId: string, ops: readonly PhysicalOp[]): Promise<void>;
 }
 
 /** An auth mount's answer to a renewal of its login token (seconds; ttl/maxTtl 0: keep the token's). */
@@ -130,14 +148,8 @@ export interface TokenStore {
   listAccessors(namespaceId?: string): Promise<string[]>;
   /** Revokes every token of a namespace being deleted, with their subtrees; returns how many roots were revoked. */
   revokeNamespace(namespaceId: string): Promise<number>;
-  /**
-   * Lease ids of expiring service tokens as Vault shows them under
-   * sys/leases/lookup/auth/...: `<creation path>/<token key>` (the key is an
-   * HMAC, never the token). A full scan: for the sudo-only listing endpoint.
-   */
-  tokenLeaseIds(namespaceId: string, prefix: string): Promise<string[]>;
-  /** The live token behind such a lease id, or null. */
-  byTokenLeaseId(leaseId: string): Promise<TokenEntry | null>;
+  /** Revokes the token of an expiration-manager lease that fell due or was revoked (nothing when it is gone). */
+  revokeLeased(tokenKey: string): Promise<void>;
   /** Roles of one namespace (default: root). */
   readRole(name: string, namespaceId?: string): Promise<TokenRole | null>;
   writeRole(name: string, input: Partial<Omit<TokenRole, 'name'>>, namespaceId?: string): Promise<TokenRole>;
@@ -148,12 +160,10 @@ export interface TokenStore {
   lookupResponse(entry: TokenEntry, id?: string): Record<string, unknown>;
   authBlock(entry: TokenEntry, id: string, identityPolicies?: readonly string[]): Record<string, unknown>;
   roleResponse(role: TokenRole): Record<string, unknown>;
-  /** Revokes every token whose expiry has passed; returns how many. */
-  sweepExpired(): Promise<number>;
-  startExpiry(): Promise<void>;
+  /** At unseal: finishes the revocations a crash cut short (from the pending index, no scan of the tokens). */
+  resumeRevocations(): Promise<void>;
   /** Stored tokens by type and namespace id (a full scan: callers cache it). */
   countTokens(): Promise<Array<{ type: string; namespaceId: string; count: number }>>;
-  stop(): void;
   /** Drops the in-memory cache (after another node wrote storage, e.g. on becoming active). */
   clearCache(): void;
 }
@@ -185,6 +195,12 @@ function tokenDisplayName(name: string | undefined): string {
 
 const CUSTOM_ID = /^[A-Za-z0-9_-]{1,128}$/;
 
+/** Without a router (init, tests): `auth/<method>/` for auth paths, else the first segment. */
+function fallbackMountPath(path: string): string {
+  const parts = path.split('/');
+  return `${parts.slice(0, parts[0] === 'auth' && parts.length > 2 ? 2 : 1).join('/')}/`;
+}
+
 export function createTokenStore(deps: TokenStoreDeps): TokenStore {
   const clock = deps.clock ?? { now: () => Date.now() };
   const log = deps.logger;
@@ -197,18 +213,6 @@ export function createTokenStore(deps: TokenStoreDeps): TokenStore {
   /** Keys being destroyed by a running tree revocation: already nonexistent to lookups. */
   const revoking = new Set<string>();
   const cidrLists = new WeakMap<TokenEntry, BlockList>();
-  /** Expiry: the one due-time scheduler (one timer for every token); due keys are revoked one at a time. */
-  const dueKeys: string[] = [];
-  let draining: Promise<void> | null = null;
-  const expiry = createDueScheduler({
-    clock: { now: () => clock.now(), setTimer: systemClock.setTimer, clearTimer: systemClock.clearTimer },
-    stopped: true,
-    onDue: (key) => {
-      dueKeys.push(key);
-      draining ??= drainExpired().finally(() => (draining = null));
-    },
-  });
-
   const tokenKey = (id: string): string => hmacHex(deps.hmacKey, id);
   const accessorKey = (accessor: string): string => hmacHex(deps.hmacKey, `accessor:${accessor}`);
   const sys = { systemDefaultTtl: deps.systemDefaultTtl, systemMaxTtl: deps.systemMaxTtl };
@@ -224,48 +228,42 @@ export function createTokenStore(deps: TokenStoreDeps): TokenStore {
     });
   }
 
-  async function persist(e: TokenEntry): Promise<void> {
-    await cache.write(e.key, () => deps.store.put(ID + e.key, encode(e)));
-    track(e);
+  /** An entry's writes: itself, and its pending mark while a revocation of it is under way. */
+  const entryOps = (e: TokenEntry): PhysicalOp[] => [
+    { type: 'put', key: ID + e.key, value: encode(e) },
+    ...(e.revokePending !== undefined ? [{ type: 'put' as const, key: PENDING + e.key, value: encode({}) }] : []),
+  ];
+
+  /** Writes `ops`, with the token's lease when `leased` (its expiry or renewal changed). */
+  function write(e: TokenEntry, ops: PhysicalOp[], leased: boolean): Promise<void> {
+    return cache.write(e.key, () => (leased && deps.leases && hasLease(e) ? deps.leases.putTokenLease(leaseOf(e), ops) : deps.store.batch(ops)));
+  }
+
+  async function persist(e: TokenEntry, leased = false): Promise<void> {
+    await write(e, entryOps(e), leased);
   }
 
   const withLock = <T>(key: string, fn: () => Promise<T>): Promise<T> => locks.run(key, fn);
 
-  // ---- expiry ----
+  // ---- the token's lease (expiry lives in the expiration manager) ----
 
-  function track(e: TokenEntry): void {
-    if (e.type !== 'service' || e.expireTime === 0) return;
-    expiry.schedule(e.key, e.expireTime);
-  }
+  /** Expiring service tokens have a lease; batch tokens and non-expiring tokens do not. */
+  const hasLease = (e: TokenEntry): boolean => e.type === 'service' && e.expireTime !== 0;
 
-  /** Revokes the token of `key` if it is still expired (renewed and already revoked ones are skipped); a failure is retried later. */
-  async function expireOne(key: string): Promise<boolean> {
-    const e = await loadRaw(key);
-    if (e === null || e.expireTime === 0 || e.expireTime > clock.now()) return false;
-    try {
-      await revokeTree(e.key);
-      return true;
-    } catch (err) {
-      log.warn('revoking an expired token failed; will retry', { accessor: e.accessor, error: String(err) });
-      expiry.schedule(e.key, clock.now() + EXPIRY_RETRY_MS);
-      return false;
-    }
-  }
-
-  async function drainExpired(): Promise<void> {
-    for (let key = dueKeys.shift(); key !== undefined; key = dueKeys.shift()) {
-      await expireOne(key).catch((err: unknown) => log.error('token expiry failed', { error: String(err) }));
-    }
-  }
-
-  async function sweepExpired(): Promise<number> {
-    let revoked = 0;
-    for (const [key, at] of expiry.entries()) {
-      if (at > clock.now()) continue;
-      expiry.cancel(key);
-      if (await expireOne(key)) revoked++;
-    }
-    return revoked;
+  function leaseOf(e: TokenEntry): TokenLease {
+    const mount = deps.mountOf?.(e.path, e.namespaceId) ?? { path: fallbackMountPath(e.path), uuid: `tokens-${e.namespaceId}` };
+    return {
+      tokenKey: e.key,
+      path: e.path,
+      namespaceId: e.namespaceId,
+      mountPath: mount.path,
+      mountUuid: mount.uuid,
+      issueTime: e.creationTime,
+      expireTime: e.expireTime,
+      lastRenewalTime: e.lastRenewalTime === 0 ? null : e.lastRenewalTime,
+      ttl: e.ttl,
+      renewable: e.renewable,
+    };
   }
 
   // ---- revocation ----
@@ -278,14 +276,20 @@ export function createTokenStore(deps: TokenStoreDeps): TokenStore {
   function destroy(key: string, revokeLeases: boolean): Promise<void> {
     return withLock(key, async () => {
       const e = await loadRaw(key);
-      if (revokeLeases) await deps.leases.revokeByToken(key);
+      if (revokeLeases) await deps.leases?.revokeByToken(key);
       if (e !== null && deps.onDestroy) await deps.onDestroy(e);
-      const ops: Parameters<TokenStoreDeps['store']['batch']>[0] = [{ type: 'delete', key: ID + key }];
+      const ops: PhysicalOp[] = [
+        { type: 'delete', key: ID + key },
+        { type: 'delete', key: PENDING + key },
+      ];
       if (e !== null) {
         if (e.accessor !== '') ops.push({ type: 'delete', key: ACCESSOR + accessorKey(e.accessor) });
         if (e.parent !== '') ops.push({ type: 'delete', key: `${PARENT}${e.parent}/${key}` });
       }
-      await cache.write(key, () => deps.store.batch(ops));
+      const leases = deps.leases;
+      await cache.write(key, () =>
+        e !== null && leases && hasLease(e) ? leases.dropTokenLease(tokenLeaseId(e.path, e.key, e.namespaceId), ops) : deps.store.batch(ops),
+      );
     });
   }
 
@@ -294,7 +298,7 @@ export function createTokenStore(deps: TokenStoreDeps): TokenStore {
       const e = await loadRaw(key);
       if (e === null || e.revokePending === how) return e;
       const next = freeze({ ...e, numUses: -1, revokePending: how });
-      await cache.write(key, () => deps.store.put(ID + key, encode(next)));
+      await persist(next);
       return next;
     });
   }
@@ -328,12 +332,12 @@ export function createTokenStore(deps: TokenStoreDeps): TokenStore {
 
   async function revokeOrphanByKey(key: string): Promise<void> {
     await markPending(key, 'orphan');
-    await deps.leases.revokeByToken(key);
+    await deps.leases?.revokeByToken(key);
     for (const child of await deps.store.list(`${PARENT}${key}/`)) {
       if (child.endsWith('/')) continue;
       await withLock(child, async () => {
         const ce = await loadRaw(child);
-        const ops: Parameters<TokenStoreDeps['store']['batch']>[0] = [{ type: 'delete', key: `${PARENT}${key}/${child}` }];
+        const ops: PhysicalOp[] = [{ type: 'delete', key: `${PARENT}${key}/${child}` }];
         let orphaned: TokenEntry | null = null;
         if (ce !== null) {
           orphaned = freeze({ ...ce, parent: '' });
@@ -366,13 +370,9 @@ export function createTokenStore(deps: TokenStoreDeps): TokenStore {
     }
     const accessor = newAccessor(fields.namespaceId);
     const entry = freeze({ ...fields, key, accessor });
-    const ops: Parameters<TokenStoreDeps['store']['batch']>[0] = [
-      { type: 'put', key: ID + key, value: encode(entry) },
-      { type: 'put', key: ACCESSOR + accessorKey(accessor), value: encode({ accessor, tokenKey: key }) },
-    ];
+    const ops: PhysicalOp[] = [...entryOps(entry), { type: 'put', key: ACCESSOR + accessorKey(accessor), value: encode({ accessor, tokenKey: key }) }];
     if (entry.parent !== '') ops.push({ type: 'put', key: `${PARENT}${entry.parent}/${key}`, value: encode({}) });
-    await cache.write(key, () => deps.store.batch(ops));
-    track(entry);
+    await write(entry, ops, true);
     log.debug('token created', { accessor, path: entry.path, policies: entry.policies });
     return { id, entry, warnings: [] };
   }
@@ -766,7 +766,7 @@ export function createTokenStore(deps: TokenStoreDeps): TokenStore {
         ...sys,
       });
       const next = freeze({ ...cur, ttl, expireTime: t + ttl * 1000, lastRenewalTime: t });
-      await persist(next);
+      await persist(next, true);
       return { entry: next, warnings };
     });
   }
@@ -804,26 +804,6 @@ export function createTokenStore(deps: TokenStoreDeps): TokenStore {
   /** An accessor carries its token's namespace as a `.<id>` suffix (none for root). */
   const accessorInNamespace = (accessor: string, namespaceId: string) =>
     namespaceId === 'root' || namespaceId === '' ? !accessor.includes('.') : accessor.endsWith(`.${namespaceId}`);
-
-  const tokenLeaseId = (e: TokenEntry) => `${e.path.replace(/\/+$/, '')}/${e.key}`;
-
-  async function tokenLeaseIds(namespaceId: string, prefix: string): Promise<string[]> {
-    const out: string[] = [];
-    for await (const { value } of deps.store.scan(ID)) {
-      const e = decode<TokenEntry>(value);
-      if (e.namespaceId !== namespaceId || e.type !== 'service' || e.expireTime === 0 || !isLive(e)) continue;
-      const id = tokenLeaseId(e);
-      if (id.startsWith(prefix)) out.push(id);
-    }
-    return out;
-  }
-
-  async function byTokenLeaseId(leaseId: string): Promise<TokenEntry | null> {
-    const key = leaseId.slice(leaseId.lastIndexOf('/') + 1);
-    if (!/^[0-9a-f]{64}$/.test(key)) return null;
-    const e = await loadRaw(key);
-    return e !== null && isLive(e) && e.expireTime !== 0 && tokenLeaseId(e) === leaseId ? e : null;
-  }
 
   async function listAccessors(namespaceId = 'root'): Promise<string[]> {
     const out: string[] = [];
@@ -914,22 +894,18 @@ export function createTokenStore(deps: TokenStoreDeps): TokenStore {
     return addressAllowed(list, remoteAddr);
   }
 
-  async function startExpiry(): Promise<void> {
-    const pending: TokenEntry[] = [];
-    for await (const { value } of deps.store.scan(ID)) {
-      const e = decode<TokenEntry>(value);
-      if (e.revokePending !== undefined) pending.push(e);
-      else if (e.type === 'service' && e.expireTime !== 0) expiry.schedule(e.key, e.expireTime);
-    }
-    // Revocations cut short by a crash are finished before anything else expires.
-    for (const e of pending) {
+  async function resumeRevocations(): Promise<void> {
+    const keys: string[] = [];
+    for await (const key of deps.store.scanKeys(PENDING)) keys.push(key.slice(PENDING.length));
+    for (const key of keys) {
+      const e = await loadRaw(key);
       try {
-        await resume(freeze(e));
+        if (e === null) await deps.store.delete(PENDING + key);
+        else await resume(e);
       } catch (err) {
-        log.warn('resuming a pending token revocation failed; tidy will retry', { accessor: e.accessor, error: String(err) });
+        log.warn('resuming a pending token revocation failed; tidy will retry', { accessor: e?.accessor, error: String(err) });
       }
     }
-    expiry.start();
   }
 
   async function countTokens(): Promise<Array<{ type: string; namespaceId: string; count: number }>> {
@@ -942,10 +918,6 @@ export function createTokenStore(deps: TokenStoreDeps): TokenStore {
       counts.set(k, c);
     }
     return [...counts.values()];
-  }
-
-  function stop(): void {
-    expiry.stop();
   }
 
   return {
@@ -969,8 +941,10 @@ export function createTokenStore(deps: TokenStoreDeps): TokenStore {
     revokeOrphan,
     listAccessors,
     revokeNamespace,
-    tokenLeaseIds,
-    byTokenLeaseId,
+    revokeLeased: async (key) => {
+      // The lease is the authority on expiry: it fell due (or was revoked), so the token goes.
+      await revokeTree(key);
+    },
     readRole,
     writeRole,
     deleteRole,
@@ -980,10 +954,8 @@ export function createTokenStore(deps: TokenStoreDeps): TokenStore {
     lookupResponse: (entry, id) => renderLookup(entry, clock.now(), id),
     authBlock: (entry, id, identityPolicies) => renderAuth(entry, id, clock.now(), identityPolicies),
     roleResponse: renderRole,
-    sweepExpired,
-    startExpiry,
+    resumeRevocations,
     countTokens,
-    stop,
     clearCache: () => cache.clear(),
   };
 }

@@ -2,7 +2,7 @@
 /*
  * Leases at 1,000,000 (issue 20): restore time and heap per lease through the expiration
  * manager, each beside its reference measured in the same run, and the lookups the manager
- * answered while it restored (core/dist/expiration/bench.js --restore-only, in a child process).
+ * answered while it restored (scripts/bench/lease-bench.js --restore-only, in a child process).
  * Optional (it seeds a million leases first, a few minutes):
  *   npm run bench -- --only leases-1m
  */
@@ -19,7 +19,7 @@ module.exports = {
   optional: true,
   async run(ctx) {
     const n = ctx.quick ? 200_000 : N;
-    const script = path.join(ctx.root, 'core', 'dist', 'expiration', 'bench.js');
+    const script = path.join(__dirname, '..', 'lease-bench.js');
     const load0 = os.loadavg()[0];
     const r = await new Promise((resolve, reject) => {
       execFile(process.execPath, [script, '--restore-only', '--leases', String(n), '--json'], { maxBuffer: 1 << 20, timeout: 1_800_000 }, (err, stdout, stderr) => {

@@ -2,7 +2,7 @@
 /*
  * Leases (issue 4): N leases through the expiration manager over the real barrier on LevelDB,
  * issued by and revoked through the test lease plugin in its own process
- * (core/dist/expiration/bench.js, run in a child process; 100,000 leases, 20,000 with --quick).
+ * (scripts/bench/lease-bench.js, run in a child process; 100,000 leases, 20,000 with --quick).
  * Each figure sits beside a reference measured in the same run:
  *   heap per lease          vs a bare Map of the same ids to numbers;
  *   restore after restart   vs a raw keys-only LevelDB iteration of the due index (no decrypt);
@@ -12,7 +12,7 @@ const path = require('node:path');
 const { execFile } = require('node:child_process');
 
 function leaseBench(ctx, n) {
-  const script = path.join(ctx.root, 'core', 'dist', 'expiration', 'bench.js');
+  const script = path.join(__dirname, '..', 'lease-bench.js');
   return new Promise((resolve, reject) => {
     execFile(process.execPath, [script, '--leases', String(n), '--json'], { maxBuffer: 1 << 20, timeout: 900_000 }, (err, stdout, stderr) => {
       if (err) return reject(new Error(`expiration bench failed: ${err.message}\n${stderr}`));
