@@ -38,7 +38,7 @@ export async function resolve(system: Pick<SystemView, 'defaultLeaseTtl' | 'maxL
 /** What a renewal grants: the increment asked (else the TTL), never past issue time + maxTtl. */
 export function renewal(secret: Pick<SecretRef, 'increment' | 'issueTime'>, ttls: LeaseTtls, now: number): number {
   const wanted = secret.increment > 0 ? secret.increment : ttls.ttl;
-  return ttls.maxTtl > 0 ? capTtl(wanted, secondsLeft(secret.issueTime, ttls.maxTtl, now)) : wanted;
+  return ttls.maxTtl > 0 ? Math.min(wanted, secondsLeft(secret.issueTime, ttls.maxTtl, now)) : wanted;
 }
 
 /** A renew handler's answer: the lease renewed for `renewal(...)` seconds, its internal data kept. */
