@@ -298,19 +298,22 @@ export function createExpirationManager(deps: ExpirationDeps): ExpirationManager
     }
   }
 
-  /** Queued revocation that survives a restart: the body's expire time becomes now. Caller holds the lock. */
-  const markForRevocation = async (id: string): Promise<boolean> => {
+  /**
+   * Queued revocation that survives a restart: the body's expire time becomes now. Caller holds
+   * the lock. Answers what it marked ('gone' when there is no such lease).
+   */
+  const markForRevocation = async (id: string): Promise<'gone' | 'secret' | 'token'> => {
     const key = leaseBodyKey(id);
     const bytes = await store.get(key);
     if (bytes === null) {
       forget(id);
-      return false;
+      return 'gone';
     }
     const entry = decodeEntry(bytes);
     const now = clock.now();
     if (!entry || entry.leaseId !== id) {
       if (table.state(id) === SCHEDULED) schedule(id, now);
-      return true;
+      return 'secret';
     }
     if (entry.expireTime > now) {
       const previousDueKey = dueIndexKey(entry);
@@ -318,7 +321,14 @@ export function createExpirationManager(deps: ExpirationDeps): ExpirationManager
       await store.batch(leaseWriteOps(entry, previousDueKey));
     }
     if (ensureLease(id, entry) === SCHEDULED) schedule(id, now);
-    return true;
+    return entry.kind === 'token' ? 'token' : 'secret';
+  };
+
+  /** A queued revocation; a token's is carried out at once (queued, it would stay usable until its turn), and stays queued if that fails. */
+  const queueRevocation = async (id: string): Promise<'gone' | 'secret' | 'token'> => {
+    const kind = await withLock(id, () => markForRevocation(id));
+    if (kind === 'token') await withLock(id, () => attemptRevoke(id, false));
+    return kind;
   };
 
   const revokeNow = async (id: string, force: boolean): Promise<void> => {
@@ -327,12 +337,6 @@ export function createExpirationManager(deps: ExpirationDeps): ExpirationManager
     if (outcome.error instanceof StrongroomError) throw outcome.error;
     logger.error('lease revocation failed', { leaseId: id, error: (outcome.error as Error)?.message });
     throw internalError('failed to revoke the lease');
-  };
-
-  const loadEntryOrNull = async (id: string): Promise<LeaseEntry | null> => {
-    const bytes = await store.get(leaseBodyKey(id));
-    const entry = bytes === null ? null : decodeEntry(bytes);
-    return entry && entry.leaseId === id ? entry : null;
   };
 
   const loadEntry = async (id: string): Promise<LeaseEntry> => {
@@ -477,9 +481,8 @@ export function createExpirationManager(deps: ExpirationDeps): ExpirationManager
     async revoke(leaseId, o = {}) {
       assertRunning();
       const id = parseOr400(leaseIdSchema, leaseId, 'lease_id');
-      // A token is revoked at once even unasked: queued, it would stay usable until its turn.
-      if (o.sync || (await loadEntryOrNull(id))?.kind === 'token') return revokeNow(id, false);
-      await withLock(id, () => markForRevocation(id));
+      if (o.sync) return revokeNow(id, false);
+      await queueRevocation(id);
     },
 
     async revokePrefix(namespaceId, prefix, o = {}) {
@@ -511,7 +514,7 @@ export function createExpirationManager(deps: ExpirationDeps): ExpirationManager
         }
       } else {
         await forEachLimit(ids, BULK_CONCURRENCY, async (id) => {
-          await withLock(id, () => markForRevocation(id));
+          await queueRevocation(id);
         });
       }
       logger.info('revoked leases by prefix', { prefix: raw, count: ids.length, force: o.force === true, sync: o.sync === true });
@@ -531,8 +534,7 @@ export function createExpirationManager(deps: ExpirationDeps): ExpirationManager
           // Also drops an index entry left behind by a lease that was already gone.
           else await store.delete(key);
         } else {
-          const present = await withLock(id, () => markForRevocation(id));
-          if (!present) await store.delete(key);
+          if ((await queueRevocation(id)) === 'gone') await store.delete(key);
         }
       });
       if (failures.length > 0) {

@@ -288,7 +288,7 @@ export function leaseDeleteOps(entry: LeaseEntry): PhysicalOp[] {
   return ops;
 }
 
-export function encodeString(s: string): Uint8Array {
+function encodeString(s: string): Uint8Array {
   return encoder.encode(s);
 }
 
