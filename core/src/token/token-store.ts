@@ -1,6 +1,6 @@
 /**
- * The token store: creation, lookup, use counting, renewal, revocation and
- * expiry of client tokens, and token-store roles.
+ * The token store: creation (planned by plan.ts), lookup, use counting, renewal and
+ * revocation of client tokens, and token-store roles. Its contract is in types.ts.
  *
  * Security invariants:
  * - A token id is never written anywhere: entries live at `sys/token/id/<HMAC(id)>`;
@@ -15,13 +15,12 @@
  *   (written and removed in the same batch as the token), which revokes the token when
  *   due, with the same retries, backoff and irrevocable state as any lease.
  */
-import type { AuthSpec, Logger } from '@strongroom/sdk-plugin/host';
-import { addressAllowed, badRequest, buildBlockList, createKeyedMutex, createReadCache, permissionDenied, validateCidrs } from '@strongroom/sdk-plugin/host';
+import type { AuthSpec } from '@strongroom/sdk-plugin/host';
+import { addressAllowed, badRequest, buildBlockList, createKeyedMutex, createReadCache, permissionDenied } from '@strongroom/sdk-plugin/host';
 import { namespaceStoragePrefix } from '../namespace/namespaces.js';
-import type { Physical, PhysicalOp } from '../storage/physical.js';
+import type { PhysicalOp } from '../storage/physical.js';
 import { tokenLeaseId } from '../expiration/lease-entry.js';
 import type { TokenLease } from '../expiration/types.js';
-import { RESPONSE_WRAPPING_POLICY_NAME } from '../policy/policy.js';
 import {
   BATCH_PREFIX,
   decryptBatchToken,
@@ -30,12 +29,15 @@ import {
   newAccessor,
   newServiceTokenId,
 } from './ids.js';
-import { isSubset, matchesAnyGlob, sanitizePolicies } from './policies.js';
+import { sanitizePolicies } from './policies.js';
 import { renderAuth, renderLookup, renderRole } from './render.js';
 import { defaultRole, mergeRole, ROLE_NAME } from './roles.js';
 import { calculateTtl } from './ttl.js';
-import type { CreatedToken, CreateTokenRequest, PendingRevocation, TokenEntry, TokenRole, TokenType } from './types.js';
+import { checkCustomId, planCreate, planLogin, planRoot, planWrapping, type LoginContext, type TokenFields } from './plan.js';
+import type { CreatedToken, CreateTokenRequest, PendingRevocation, TidyResult, TokenEntry, TokenRole, TokenStore, TokenStoreDeps } from './types.js';
 import type { BlockList } from 'node:net';
+
+export type { LoginContext } from './plan.js';
 
 const TOKEN_PREFIX = 'sys/token/';
 const ID = `${TOKEN_PREFIX}id/`;
@@ -48,125 +50,6 @@ const rolesFolder = (namespaceId: string) => `${namespaceStoragePrefix(namespace
 
 /** Longer presented tokens are not looked at (a batch token is well under 2 KiB). */
 const MAX_TOKEN_LENGTH = 8192;
-
-export interface TokenStoreDeps {
-  /** The barrier's secure store: values written here are encrypted by it. */
-  store: Pick<Physical, 'get' | 'put' | 'delete' | 'list' | 'batch' | 'scan' | 'scanKeys'>;
-  /** Keys token ids and accessors into storage keys (HMAC-SHA256). */
-  hmacKey: Buffer;
-  /** 32-byte AES-256-GCM key sealing batch tokens. */
-  batchKey: Buffer;
-  clock?: { now(): number };
-  /** Seconds. */
-  systemDefaultTtl: number;
-  systemMaxTtl: number;
-  /**
-   * The expiration manager: revokes a token's secret leases, and holds an expiring token's own
-   * lease. Null only while init makes the root token (which never expires).
-   */
-  leases: TokenLeases | null;
-  /** The mount a token's creation path falls under (its lease is grouped and reported by it). */
-  mountOf?(path: string, namespaceId: string): { path: string; uuid: string } | undefined;
-  /** Called as a token is destroyed, before its entry goes (response wrapping drops the wrapped response here). */
-  onDestroy?(entry: TokenEntry): Promise<void>;
-  /**
-   * Asks the auth mount that issued a login token (entry.login) whether it may
-   * be renewed; throws to refuse. Without it such tokens renew as any other.
-   */
-  renewLogin?(entry: TokenEntry, increment: number): Promise<LoginRenewal>;
-  logger: Pick<Logger, 'debug' | 'info' | 'warn' | 'error'>;
-  /** Entries kept decrypted in memory (default 10,000). */
-  cacheSize?: number;
-}
-
-/** What the token store asks of the expiration manager. */
-export interface TokenLeases {
-  revokeByToken(tokenKey: string): Promise<unknown>;
-  putTokenLease(lease: TokenLease, ops: readonly PhysicalOp[]): Promise<void>;
-  dropTokenLease(leaseId: string, ops: readonly PhysicalOp[]): Promise<void>;
-}
-
-/** An auth mount's answer to a renewal of its login token (seconds; ttl/maxTtl 0: keep the token's). */
-export interface LoginRenewal {
-  ttl: number;
-  maxTtl: number;
-  period: number;
-  policies: readonly string[];
-}
-
-/** What a login response (AuthSpec) needs beyond itself to become a token. */
-export interface LoginContext {
-  /** Uuid of the auth mount that answered the login; its renew handler re-checks renewals. */
-  mountUuid?: string;
-  /** Request path, e.g. "auth/approle/login". */
-  path: string;
-  /** Mount path with trailing slash, e.g. "auth/approle/". */
-  mountPath: string;
-  namespaceId?: string;
-  /** The mount's tuned default and max lease TTLs in seconds (0: system). */
-  mountDefaultTtl?: number;
-  mountMaxTtl?: number;
-  /** Mount default token type when the AuthSpec leaves it empty. */
-  mountTokenType?: TokenType;
-  entityId?: string;
-  /** Accessor of the auth mount: with the AuthSpec's alias name it makes the token's login alias. */
-  mountAccessor?: string;
-}
-
-export interface TidyResult {
-  revoked: number;
-  accessorsRemoved: number;
-  parentLinksRemoved: number;
-}
-
-export interface TokenStore {
-  /** The storage / lease-index key of a token id: HMAC-SHA256 hex. */
-  tokenKey(id: string): string;
-  /** Key under which a token's leases are indexed: batch tokens use their parent's ('' for an orphan batch token). */
-  leaseIndexKey(entry: TokenEntry): string;
-  create(parent: TokenEntry | null, req: CreateTokenRequest): Promise<CreatedToken>;
-  createRoot(customId?: string): Promise<CreatedToken>;
-  createFromLogin(auth: AuthSpec, ctx: LoginContext): Promise<CreatedToken>;
-  /**
-   * A response-wrapping token: orphan, single use, not renewable, policy
-   * `response-wrapping` only, expiring after `ttl` seconds.
-   */
-  createWrapping(opts: { ttl: number; path: string; namespaceId: string }): Promise<CreatedToken>;
-  lookup(id: string): Promise<TokenEntry | null>;
-  /** Whether the token with this key (HMAC) exists and is live: for lease tidy, which knows only keys. */
-  isLiveKey(key: string): Promise<boolean>;
-  lookupByAccessor(accessor: string): Promise<TokenEntry | null>;
-  useToken(entry: TokenEntry): Promise<{ entry: TokenEntry; lastUse: boolean } | null>;
-  renew(entry: TokenEntry, increment: number): Promise<{ entry: TokenEntry; warnings: string[] }>;
-  /** Revokes the token and its whole subtree. False when no such token. */
-  revoke(id: string): Promise<boolean>;
-  revokeEntry(entry: TokenEntry): Promise<void>;
-  revokeAccessor(accessor: string): Promise<boolean>;
-  /** Revokes only this token; its children become orphans. */
-  revokeOrphan(id: string): Promise<boolean>;
-  /** Accessors of the tokens of one namespace (its id is the accessor's suffix). */
-  listAccessors(namespaceId?: string): Promise<string[]>;
-  /** Revokes every token of a namespace being deleted, with their subtrees; returns how many roots were revoked. */
-  revokeNamespace(namespaceId: string): Promise<number>;
-  /** Revokes the token of an expiration-manager lease that fell due or was revoked (nothing when it is gone). */
-  revokeLeased(tokenKey: string): Promise<void>;
-  /** Roles of one namespace (default: root). */
-  readRole(name: string, namespaceId?: string): Promise<TokenRole | null>;
-  writeRole(name: string, input: Partial<Omit<TokenRole, 'name'>>, namespaceId?: string): Promise<TokenRole>;
-  deleteRole(name: string, namespaceId?: string): Promise<void>;
-  listRoles(namespaceId?: string): Promise<string[]>;
-  tidy(): Promise<TidyResult>;
-  checkCidr(entry: TokenEntry, remoteAddr: string): boolean;
-  lookupResponse(entry: TokenEntry, id?: string): Record<string, unknown>;
-  authBlock(entry: TokenEntry, id: string, identityPolicies?: readonly string[]): Record<string, unknown>;
-  roleResponse(role: TokenRole): Record<string, unknown>;
-  /** At unseal: finishes the revocations a crash cut short (from the pending index, no scan of the tokens). */
-  resumeRevocations(): Promise<void>;
-  /** Stored tokens by type and namespace id (a full scan: callers cache it). */
-  countTokens(): Promise<Array<{ type: string; namespaceId: string; count: number }>>;
-  /** Drops the in-memory cache (after another node wrote storage, e.g. on becoming active). */
-  clearCache(): void;
-}
 
 type Mutable<T> = { -readonly [K in keyof T]: T[K] };
 
@@ -186,14 +69,6 @@ function freeze(e: TokenEntry): TokenEntry {
   Object.freeze(e.boundCidrs);
   return Object.freeze(e);
 }
-
-/** Vault's display-name rule: "token-<name>" with anything but [A-Za-z0-9-] replaced by "-". */
-function tokenDisplayName(name: string | undefined): string {
-  if (name === undefined || name === '') return 'token';
-  return `token-${name}`.replace(/[^a-zA-Z0-9-]/g, '-').replace(/-+$/, '');
-}
-
-const CUSTOM_ID = /^[A-Za-z0-9_-]{1,128}$/;
 
 /** Without a router (init, tests): `auth/<method>/` for auth paths, else the first segment. */
 function fallbackMountPath(path: string): string {
@@ -356,7 +231,7 @@ export function createTokenStore(deps: TokenStoreDeps): TokenStore {
 
   // ---- creation ----
 
-  async function issue(fields: Omit<TokenEntry, 'key' | 'accessor'>, customId?: string): Promise<CreatedToken> {
+  async function issue(fields: TokenFields, customId?: string): Promise<CreatedToken> {
     if (fields.type === 'batch') {
       const id = encryptBatchToken(deps.batchKey, fields, fields.namespaceId);
       const entry = freeze({ ...fields, key: tokenKey(id), accessor: '' });
@@ -377,10 +252,6 @@ export function createTokenStore(deps: TokenStoreDeps): TokenStore {
     return { id, entry, warnings: [] };
   }
 
-  function checkCustomId(id: string): void {
-    if (!CUSTOM_ID.test(id)) throw badRequest('id: custom token ids use 1-128 characters of [A-Za-z0-9_-]');
-  }
-
   // Role names are case-sensitive (as in Vault): the name stored is the name in the
   // request path, so an ACL rule on auth/token/roles/<name> or create/<name> covers
   // every way to reach that role. (Lower-casing here let `PRIVILEGED` bypass a deny on `privileged`.)
@@ -389,301 +260,33 @@ export function createTokenStore(deps: TokenStoreDeps): TokenStore {
     return raw === null ? null : decode<TokenRole>(raw);
   }
 
-  function resolvePolicies(
-    parentPolicies: readonly string[],
-    requested: readonly string[],
-    noDefault: boolean,
-    sudo: boolean,
-    role: TokenRole | null,
-  ): string[] {
-    const fromParent = (): string[] => {
-      if (requested.length === 0) {
-        const inherited = [...parentPolicies];
-        return noDefault ? inherited.filter((p) => p !== 'default') : inherited;
-      }
-      if (sudo) return sanitizePolicies(requested, !noDefault);
-      const asked = sanitizePolicies(requested, false);
-      if (!isSubset(sanitizePolicies(parentPolicies, false), asked)) {
-        throw badRequest('policies: child policies must be subset of parent');
-      }
-      // A child gets `default` only if its parent has it.
-      return sanitizePolicies(requested, !noDefault && parentPolicies.includes('default'));
-    };
-    if (role === null) return fromParent();
-
-    let policies: string[];
-    if (role.allowedPolicies.length > 0 || role.allowedPoliciesGlob.length > 0) {
-      // A role's allowed list replaces the parent-subset rule (Vault token roles).
-      const allowed = sanitizePolicies(role.allowedPolicies, !noDefault);
-      if (requested.length === 0) {
-        policies = allowed;
-      } else {
-        policies = sanitizePolicies(requested, !noDefault);
-        const outside = policies.filter((p) => !allowed.includes(p) && !matchesAnyGlob(role.allowedPoliciesGlob, p));
-        if (outside.length) {
-          throw badRequest(`policies: token policies (${outside.join(', ')}) must be subset of the role's allowed policies`);
-        }
-      }
-    } else {
-      policies = fromParent();
-    }
-    const isDisallowed = (p: string): boolean =>
-      role.disallowedPolicies.includes(p) || matchesAnyGlob(role.disallowedPoliciesGlob, p);
-    if (requested.length > 0) {
-      const bad = policies.filter(isDisallowed);
-      if (bad.length) throw badRequest(`policies: token policies contain disallowed policies (${bad.join(', ')})`);
-      return policies;
-    }
-    return policies.filter((p) => !isDisallowed(p));
-  }
-
   async function create(parent: TokenEntry | null, req: CreateTokenRequest): Promise<CreatedToken> {
-    const t = clock.now();
-    const warnings: string[] = [];
-    const parentPolicies: readonly string[] = parent === null ? ['root'] : parent.policies;
-    const parentIsRoot = parentPolicies.includes('root');
-    const sudo = parentIsRoot || req.callerHasSudo === true;
-    const namespaceId = req.namespaceId ?? parent?.namespaceId ?? 'root';
-
     if (parent !== null && (!isLive(parent) || inFlight.has(parent.key))) throw permissionDenied('parent token is not valid');
-
     let role: TokenRole | null = null;
     if (req.roleName !== undefined) {
-      role = await readRole(req.roleName, namespaceId);
+      role = await readRole(req.roleName, req.namespaceId ?? parent?.namespaceId ?? 'root');
       if (role === null) throw badRequest(`role_name: unknown role ${req.roleName}`);
     }
-
-    let type: TokenType = req.type ?? 'service';
-    if (role !== null) {
-      if (role.tokenType === 'service' || role.tokenType === 'batch') {
-        if (req.type !== undefined && req.type !== role.tokenType) {
-          throw badRequest(`type: role ${role.name} only issues ${role.tokenType} tokens`);
-        }
-        type = role.tokenType;
-      } else {
-        type = req.type ?? (role.tokenType === 'default-batch' ? 'batch' : 'service');
-      }
-    }
-
-    let orphan = parent === null || req.orphanEndpoint === true || role?.orphan === true;
-    if (req.noParent === true) {
-      if (!sudo) throw badRequest('root or sudo privileges required to create orphan token'); // 400, as Vault answers it
-      orphan = true;
-    }
-    if (!orphan && parent?.type === 'batch') throw badRequest('batch tokens cannot create child tokens');
-    // Vault's rule: a use-limited token creates no token at all, orphan or not
-    // (create-orphan and a role with orphan=true skipped the check before).
-    if (parent !== null && parent.numUses !== 0) {
-      throw badRequest('a token with a limited use count cannot create tokens');
-    }
-
-    if (req.id !== undefined) {
-      if (!sudo) throw permissionDenied('root or sudo privileges required to specify token id');
-      if (type === 'batch') throw badRequest('id: batch tokens cannot have a custom id');
-      checkCustomId(req.id);
-    }
-
-    let numUses = req.numUses ?? 0;
-    if (!Number.isInteger(numUses) || numUses < 0) throw badRequest('num_uses: number of uses cannot be negative');
-    if (role !== null && role.tokenNumUses > 0 && (numUses === 0 || role.tokenNumUses < numUses)) numUses = role.tokenNumUses;
-    if (type === 'batch' && numUses > 0) throw badRequest('num_uses: batch tokens cannot have a use limit');
-
-    const noDefault = req.noDefaultPolicy === true || role?.tokenNoDefaultPolicy === true;
-    const policies = resolvePolicies(parentPolicies, req.policies ?? [], noDefault, sudo, role);
-    if (policies.includes('root')) {
-      if (!parentIsRoot) throw permissionDenied('root tokens may not be created without parent token being root');
-      if (type === 'batch') throw badRequest('type: batch tokens cannot be root tokens');
-    }
-
-    if (req.entityAlias !== undefined) {
-      if (role === null || !matchesAnyGlob(role.allowedEntityAliases, req.entityAlias)) {
-        throw badRequest('entity_alias: invalid or not allowed by the role');
-      }
-      throw badRequest('entity_alias: identity entities are not supported');
-    }
-
-    let explicitMaxTtl = req.explicitMaxTtl ?? 0;
-    if (role !== null && role.tokenExplicitMaxTtl > 0) {
-      if (explicitMaxTtl === 0) explicitMaxTtl = role.tokenExplicitMaxTtl;
-      else {
-        explicitMaxTtl = Math.min(explicitMaxTtl, role.tokenExplicitMaxTtl);
-        warnings.push(`explicit max TTL specified both during creation call and in role; using the lesser value of ${explicitMaxTtl} seconds`);
-      }
-    }
-
-    let period = req.period ?? 0;
-    if (period > 0 && !sudo && !(role !== null && role.tokenPeriod > 0)) {
-      throw permissionDenied('root or sudo privileges required to create periodic token');
-    }
-    if (role !== null && role.tokenPeriod > 0) period = role.tokenPeriod;
-    if (type === 'batch' && period > 0) throw badRequest('period: batch tokens cannot be periodic');
-
-    let renewable = (req.renewable ?? true) && role?.renewable !== false && type === 'service';
-    const maxTtl = role?.tokenMaxTtl ?? 0;
-    let ttl = req.ttl ?? 0;
-    if (ttl === 0 && role !== null) ttl = role.tokenTtl;
-    const isRootToken = policies.length === 1 && policies[0] === 'root';
-    if (period > 0 || ttl > 0 || !isRootToken) {
-      const r = calculateTtl({ increment: 0, ttl, period, maxTtl, explicitMaxTtl, startTime: t, now: t, ...sys });
-      ttl = r.ttl;
-      warnings.push(...r.warnings);
-    }
-    if (ttl === 0 && explicitMaxTtl > 0) ttl = explicitMaxTtl;
-    if (ttl === 0) {
-      if (parent !== null && parent.expireTime !== 0) {
-        throw badRequest('expiring root tokens cannot create non-expiring root tokens');
-      }
-      renewable = false;
-    }
-    // A child cannot outlive its parent: the parent's expiry revokes the whole subtree anyway.
-    if (!orphan && parent !== null && parent.expireTime !== 0) {
-      const left = Math.floor((parent.expireTime - t) / 1000);
-      if (left <= 0) throw permissionDenied('parent token is not valid');
-      if (ttl > left) {
-        warnings.push(`TTL of ${ttl}s exceeded the parent token's remaining TTL of ${left}s; TTL value is capped accordingly`);
-        ttl = left;
-      }
-    }
-
-    const suffix = role !== null ? `${role.name}${role.pathSuffix ? `/${role.pathSuffix}` : ''}` : '';
-    const path = role !== null ? `auth/token/create/${suffix}` : req.orphanEndpoint ? 'auth/token/create-orphan' : 'auth/token/create';
-
-    const created = await issue(
-      {
-        parent: orphan || parent === null ? '' : parent.key,
-        policies,
-        path,
-        meta: { ...(req.meta ?? {}) },
-        displayName: tokenDisplayName(req.displayName),
-        numUses,
-        creationTime: t,
-        creationTtl: ttl,
-        ttl,
-        explicitMaxTtl,
-        period,
-        maxTtl,
-        expireTime: ttl === 0 ? 0 : t + ttl * 1000,
-        lastRenewalTime: 0,
-        type,
-        renewable,
-        boundCidrs: [...(role?.tokenBoundCidrs ?? [])],
-        entityId: '',
-        namespaceId,
-        role: role?.name ?? '',
-        // The creator's identity, never the request's meta: identity templates must not be fed by the caller.
-        ...(parent?.alias ? { alias: parent.alias } : {}),
-      },
-      req.id,
-    );
+    const plan = planCreate(parent, req, role, clock.now(), sys);
+    const created = await issue(plan.fields, plan.customId);
     // The parent may have been revoked while the child was being written: the child must not outlive it.
     if (created.entry.parent !== '' && (revoking.has(created.entry.parent) || (await loadRaw(created.entry.parent)) === null)) {
       if (created.entry.type === 'service') await revokeTree(created.entry.key);
       throw permissionDenied('parent token is not valid');
     }
-    return { ...created, warnings };
+    return { ...created, warnings: plan.warnings };
   }
 
   async function createRoot(customId?: string): Promise<CreatedToken> {
     if (customId !== undefined) checkCustomId(customId);
-    return issue(
-      {
-        parent: '',
-        policies: ['root'],
-        path: 'auth/token/root',
-        meta: {},
-        displayName: 'root',
-        numUses: 0,
-        creationTime: clock.now(),
-        creationTtl: 0,
-        ttl: 0,
-        explicitMaxTtl: 0,
-        period: 0,
-        maxTtl: 0,
-        expireTime: 0,
-        lastRenewalTime: 0,
-        type: 'service',
-        renewable: false,
-        boundCidrs: [],
-        entityId: '',
-        namespaceId: 'root',
-        role: '',
-      },
-      customId,
-    );
+    return issue(planRoot(clock.now()), customId);
   }
 
-  async function createWrapping(opts: { ttl: number; path: string; namespaceId: string }): Promise<CreatedToken> {
-    const t = clock.now();
-    return issue({
-      parent: '',
-      policies: [RESPONSE_WRAPPING_POLICY_NAME],
-      path: opts.path,
-      meta: {},
-      displayName: '',
-      numUses: 1,
-      creationTime: t,
-      creationTtl: opts.ttl,
-      ttl: opts.ttl,
-      explicitMaxTtl: 0,
-      period: 0,
-      maxTtl: 0,
-      expireTime: t + opts.ttl * 1000,
-      lastRenewalTime: 0,
-      type: 'service',
-      renewable: false,
-      boundCidrs: [],
-      entityId: '',
-      namespaceId: opts.namespaceId,
-      role: '',
-    });
-  }
+  const createWrapping = (opts: { ttl: number; path: string; namespaceId: string }): Promise<CreatedToken> => issue(planWrapping(opts, clock.now()));
 
   async function createFromLogin(auth: AuthSpec, ctx: LoginContext): Promise<CreatedToken> {
-    const t = clock.now();
-    const policies = sanitizePolicies(auth.policies, !auth.noDefaultPolicy);
-    if (policies.includes('root')) throw permissionDenied('auth methods cannot create root tokens');
-    const type: TokenType = auth.tokenType === 'batch' || auth.tokenType === 'service' ? auth.tokenType : (ctx.mountTokenType ?? 'service');
-    if (type === 'batch' && (auth.numUses > 0 || auth.period > 0)) {
-      throw badRequest('batch tokens cannot be periodic or have a use limit');
-    }
-    const maxTtl = auth.maxTtl > 0 ? auth.maxTtl : (ctx.mountMaxTtl ?? 0);
-    const { ttl, warnings } = calculateTtl({
-      increment: 0,
-      ttl: auth.ttl > 0 ? auth.ttl : (ctx.mountDefaultTtl ?? 0),
-      period: auth.period,
-      maxTtl,
-      explicitMaxTtl: auth.explicitMaxTtl,
-      startTime: t,
-      now: t,
-      ...sys,
-    });
-    const source = ctx.mountPath.replace(/^auth\//, '').replace(/\//g, '-');
-    const created = await issue({
-      parent: '',
-      policies,
-      path: ctx.path,
-      meta: { ...auth.metadata },
-      displayName: `${source}${auth.displayName}`.replace(/-+$/, ''),
-      numUses: auth.numUses,
-      creationTime: t,
-      creationTtl: ttl,
-      ttl,
-      explicitMaxTtl: auth.explicitMaxTtl,
-      period: auth.period,
-      maxTtl,
-      expireTime: t + ttl * 1000,
-      lastRenewalTime: 0,
-      type,
-      renewable: auth.renewable && type === 'service',
-      boundCidrs: validateCidrs(auth.boundCidrs, 'token_bound_cidrs'),
-      entityId: ctx.entityId ?? '',
-      namespaceId: ctx.namespaceId ?? 'root',
-      role: '',
-      ...(auth.aliasName && ctx.mountAccessor ? { alias: { mountAccessor: ctx.mountAccessor, name: auth.aliasName, metadata: { ...auth.metadata } } } : {}),
-      // Batch tokens carry their entry inside the token and are never renewed.
-      ...(type === 'service' && ctx.mountUuid ? { login: { mountUuid: ctx.mountUuid, internalData: { ...auth.internalData } } } : {}),
-    });
-    return { ...created, warnings };
+    const plan = planLogin(auth, ctx, clock.now(), sys);
+    return { ...(await issue(plan.fields)), warnings: plan.warnings };
   }
 
   // ---- lookup ----
