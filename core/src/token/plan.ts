@@ -10,7 +10,7 @@ import { badRequest, permissionDenied, validateCidrs } from '@strongroom/sdk-plu
 import { RESPONSE_WRAPPING_POLICY_NAME } from '../policy/policy.js';
 import { isSubset, matchesAnyGlob, sanitizePolicies } from './policies.js';
 import { calculateTtl } from './ttl.js';
-import type { CreateTokenRequest, TokenEntry, TokenRole, TokenType } from './types.js';
+import type { CreateTokenRequest, LoginContext, TokenEntry, TokenRole, TokenType } from './types.js';
 
 /** A token's stored fields before it is keyed (its id, HMAC key and accessor come at write). */
 export type TokenFields = Omit<TokenEntry, 'key' | 'accessor'>;
@@ -26,25 +26,6 @@ export interface TokenPlan {
 export interface SystemTtls {
   systemDefaultTtl: number;
   systemMaxTtl: number;
-}
-
-/** What a login response (AuthSpec) needs beyond itself to become a token. */
-export interface LoginContext {
-  /** Uuid of the auth mount that answered the login; its renew handler re-checks renewals. */
-  mountUuid?: string;
-  /** Request path, e.g. "auth/approle/login". */
-  path: string;
-  /** Mount path with trailing slash, e.g. "auth/approle/". */
-  mountPath: string;
-  namespaceId?: string;
-  /** The mount's tuned default and max lease TTLs in seconds (0: system). */
-  mountDefaultTtl?: number;
-  mountMaxTtl?: number;
-  /** Mount default token type when the AuthSpec leaves it empty. */
-  mountTokenType?: TokenType;
-  entityId?: string;
-  /** Accessor of the auth mount: with the AuthSpec's alias name it makes the token's login alias. */
-  mountAccessor?: string;
 }
 
 const CUSTOM_ID = /^[A-Za-z0-9_-]{1,128}$/;

@@ -33,11 +33,9 @@ import { sanitizePolicies } from './policies.js';
 import { renderAuth, renderLookup, renderRole } from './render.js';
 import { defaultRole, mergeRole, ROLE_NAME } from './roles.js';
 import { calculateTtl } from './ttl.js';
-import { checkCustomId, planCreate, planLogin, planRoot, planWrapping, type LoginContext, type TokenFields } from './plan.js';
-import type { CreatedToken, CreateTokenRequest, PendingRevocation, TidyResult, TokenEntry, TokenRole, TokenStore, TokenStoreDeps } from './types.js';
+import { checkCustomId, planCreate, planLogin, planRoot, planWrapping, type TokenFields } from './plan.js';
+import type { CreatedToken, CreateTokenRequest, LoginContext, PendingRevocation, TidyResult, TokenEntry, TokenRole, TokenStore, TokenStoreDeps } from './types.js';
 import type { BlockList } from 'node:net';
-
-export type { LoginContext } from './plan.js';
 
 const TOKEN_PREFIX = 'sys/token/';
 const ID = `${TOKEN_PREFIX}id/`;

@@ -3,13 +3,30 @@
  * only `key`, the HMAC-SHA256 of the id under the barrier's HMAC key, which is
  * also the storage key and the expiration manager's index key.
  */
-
 import type { AuthSpec, Logger, LoginAlias } from '@strongroom/sdk-plugin/host';
 import type { TokenLease } from '../expiration/types.js';
 import type { Physical, PhysicalOp } from '../storage/physical.js';
-import type { LoginContext } from './plan.js';
 
 export type TokenType = 'service' | 'batch';
+
+/** What a login response (AuthSpec) needs beyond itself to become a token. */
+export interface LoginContext {
+  /** Uuid of the auth mount that answered the login; its renew handler re-checks renewals. */
+  mountUuid?: string;
+  /** Request path, e.g. "auth/approle/login". */
+  path: string;
+  /** Mount path with trailing slash, e.g. "auth/approle/". */
+  mountPath: string;
+  namespaceId?: string;
+  /** The mount's tuned default and max lease TTLs in seconds (0: system). */
+  mountDefaultTtl?: number;
+  mountMaxTtl?: number;
+  /** Mount default token type when the AuthSpec leaves it empty. */
+  mountTokenType?: TokenType;
+  entityId?: string;
+  /** Accessor of the auth mount: with the AuthSpec's alias name it makes the token's login alias. */
+  mountAccessor?: string;
+}
 
 /** Role token_type: fixed, or a default that the request's `type` may override. */
 export type RoleTokenType = 'service' | 'batch' | 'default-service' | 'default-batch';
