@@ -171,7 +171,6 @@ export async function unseal(ctx: UnsealContext, opts: { restoreLeasesInBackgrou
   });
   const cubbyholes = createCubbyholes({ store: barrier, router, namespaces });
   const wrapping: ResponseWrapping = createResponseWrapping({ cubbyholes, legacy: barrier, tokens, maxTtl: system.maxTtl });
-  await tokens.resumeRevocations();
   const access = createTokenAccess({ policies, namespaces, aclCache, tokens });
 
   const mounts: MountManager = createMountManager({
@@ -268,8 +267,8 @@ export async function unseal(ctx: UnsealContext, opts: { restoreLeasesInBackgrou
   const pipeline = createPipeline({ namespaces, router, logger, metrics, audit, wrapping, tokens: createTokenPort(tokens, ttlsOf), acl: access.acl, leases: expiration });
   const namespaceAdmin = createNamespaceAdmin({ registry: namespaces, store: namespaceStore, storage: barrier, mounts, defaultMounts: defaultMounts, policies, leases: expiration, tokens, logger });
   await mounts.load(defaultMounts);
-  // Token expiry starts once the mount tables are bound: an expiring token's cubbyhole is found through them.
-  await tokens.startExpiry();
+  // Revocations a crash cut short finish once the mount tables are bound: a token's cubbyhole is found through them.
+  await tokens.resumeRevocations();
   namespaceAdmin.resumeDeletions();
 
   // Lease restore runs in the background after an unseal: requests are served meanwhile (an HA takeover awaits it).

@@ -116,7 +116,7 @@ export function planCreate(parent: TokenEntry | null, req: CreateTokenRequest, r
 
   let orphan = parent === null || req.orphanEndpoint === true || role?.orphan === true;
   if (req.noParent === true) {
-    if (!sudo) throw permissionDenied('root or sudo privileges required to create orphan token');
+    if (!sudo) throw badRequest('root or sudo privileges required to create orphan token'); // 400, as Vault answers it
     orphan = true;
   }
   if (!orphan && parent?.type === 'batch') throw badRequest('batch tokens cannot create child tokens');
