@@ -240,7 +240,7 @@ describe('certificate authority against a real sshd', () => {
     await expect400('ssh/roles/bad', { key_type: 'ca', allow_user_certificates: true, ttl: '2h', max_ttl: '1h' }, 'ttl');
     await expect400('ssh/roles/bad', { key_type: 'ca', allow_user_certificates: 'maybe' }, 'allow_user_certificates');
     await expect400('ssh/roles/bad', { key_type: 'otp', cidr_list: '10.0.0.0/8' }, 'default_user');
-    await expect400('ssh/roles/bad', { key_type: 'otp', default_user: 'u' }, 'cidr_list');
+    await expect400('ssh/roles/bad', { key_type: 'otp', default_user: 'u', cidr_list: 'not-a-cidr' }, 'cidr_list'); // without cidr_list it is a zero-address role
     await expect400('ssh/roles/bad', { key_type: 'otp', default_user: 'u', cidr_list: '10.0.0.0/8', exclude_cidr_list: 'x' }, 'exclude_cidr_list');
     await expect400('ssh/roles/bad', { key_type: 'nope' }, 'key_type');
     await expect400('ssh/config/ca', { key_type: 'ec', key_bits: 300 }, 'key_bits');
