@@ -13,7 +13,6 @@
  */
 import { StrongroomError, helpFor, permissionDenied, writeOperation, type Backend, type LogicalRequest, type LogicalResponse, type Operation } from '@strongroom/sdk-plugin/host';
 import { envelope } from '../http/response.js';
-import { invalidWrappingToken } from '../wrapping/response-wrapping.js';
 import type { ApiOperation, ApiReply, ApiRequest } from '../http/types.js';
 import type { CoreLogger } from '../log/logger.js';
 import type { Metrics } from '../metrics/metrics.js';
@@ -23,7 +22,7 @@ import type { AuditEntry } from '../audit/broker.js';
 import { plainRequestKeys } from '../audit/hash.js';
 import type { MountBinding } from '../mounts/mount-manager.js';
 import { planWrite } from './existence.js';
-import type { AclDecision, AclOperation, AclPort, AuditPort, CallerToken, InProcessRequest, LeasePort, TokenPort, WrappingPort } from './ports.js';
+import { invalidWrappingToken, type AclDecision, type AclOperation, type AclPort, type AuditPort, type CallerToken, type InProcessRequest, type LeasePort, type TokenPort, type WrappingPort } from './ports.js';
 
 /** What the pipeline knows of a request beyond what the listener parsed. */
 export interface RequestContext {

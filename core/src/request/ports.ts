@@ -4,7 +4,7 @@
  * expiration manager, audit broker and response wrapping serve as they are.
  * The pipeline is tested with fakes of exactly what it uses.
  */
-import type { AuthSpec, LogicalRequest } from '@strongroom/sdk-plugin/host';
+import { badRequest, type AuthSpec, type LogicalRequest } from '@strongroom/sdk-plugin/host';
 import type { RegisterInput } from '../expiration/index.js';
 import type { MountEntry } from '../mounts/mount-table.js';
 import type { Namespace } from '../namespace/namespaces.js';
@@ -47,6 +47,12 @@ export type InProcessRequest = LogicalRequest & {
 };
 
 /** Response wrapping as the pipeline needs it (core/src/wrapping/response-wrapping.ts). */
+/**
+ * Vault's answer to a wrapping token that is spent, expired or not one (clients match the
+ * text): the wrapping service's, and the pipeline's for such a token sent in the header.
+ */
+export const invalidWrappingToken = () => badRequest('wrapping token is not valid or does not exist');
+
 export interface WrappingPort {
   /** The wrap TTL header in seconds (null when absent); a 400 when malformed or out of bounds. */
   parseTtl(header: string | undefined): number | null;

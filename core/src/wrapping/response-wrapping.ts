@@ -15,6 +15,7 @@
  */
 import { badRequest, parseDuration, FieldParseError, StrongroomError } from '@strongroom/sdk-plugin/host';
 import type { Cubbyholes } from '../cubbyhole/cubbyholes.js';
+import { invalidWrappingToken } from '../request/ports.js';
 import type { Physical } from '../storage/physical.js';
 import { RESPONSE_WRAPPING_POLICY_NAME } from '../policy/policy.js';
 import type { TokenEntry, TokenStore } from '../token/index.js';
@@ -80,9 +81,6 @@ export interface ResponseWrappingDeps {
   maxTtl: number;
   now?: () => Date;
 }
-
-/** Vault's answer to a wrapping token that is spent, expired or not one (clients match the text). */
-export const invalidWrappingToken = () => badRequest('wrapping token is not valid or does not exist');
 
 export function createResponseWrapping(deps: ResponseWrappingDeps): ResponseWrapping {
   const { cubbyholes, legacy, tokens } = deps;
