@@ -20,6 +20,8 @@
  *
  * Its concerns live beside it: TTL policy (ttl-policy.ts), restore (restore.ts), tidy
  * (tidy.ts), irrevocable reports (irrevocable.ts), the stored shape (lease-entry.ts).
+ * What remains (a little over the project's 600 lines) is one concept: a lease's life
+ * (issue, renew, queue, revoke, retry, give up), whose transitions share the per-lease lock.
  */
 import { badRequest, createDueScheduler, createKeyedMutex, internalError, StrongroomError, systemClock, unrecoverable } from '@strongroom/sdk-plugin/host';
 import { z } from 'zod';

@@ -16,6 +16,11 @@
  *    within `crashWindowMs` the plugin is degraded (503) until reload();
  *  - the child gets a minimal environment (not the core's), so no server
  *    credential leaks into a plugin.
+ *
+ * Longer than the project's 600 lines on purpose: it is one state machine (a
+ * process's start, handshake, calls, crash, restart, degradation and stop), and
+ * splitting it would scatter the transitions that must be read together. How a
+ * process is isolated lives beside it (process-sandbox.ts).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -26,6 +31,7 @@ import { StrongroomError, type Backend, type BackendDescription, type Logger, ty
 import * as transport from '@strongroom/sdk-plugin/host';
 import * as database from '@strongroom/sdk-plugin/database';
 import { NODE_ENV_ITEM, type PluginCatalog, type PluginEntry } from '../catalog/catalog.js';
+import { PASS_ENV, PLUGIN_V8_FLAGS, exitedBeforeHandshake, sandboxFlags, sealedStdio } from './process-sandbox.js';
 
 export type PluginStatus = 'running' | 'starting' | 'degraded' | 'failed';
 
@@ -121,95 +127,6 @@ interface Runtime {
   stderrTail: string[];
 }
 
-/**
- * Variables passed through from the core's environment; everything else stays
- * out (no PATH: a plugin starts no process; HOME and TMPDIR are its run dir).
- */
-const PASS_ENV = ['TZ', 'LANG', 'LC_ALL'];
-
-/**
- * The plugin sandbox (docs/SECURITY.md, "What a plugin can read, and why"):
- * Node's permission model, with
- *  - read access to exactly two paths: its one bundled file (its whole code,
- *    by real path) and its own run directory. Never a directory of the
- *    install: node checks a path as written, `..` resolved by text, so a
- *    symlink inside a granted directory (node_modules' workspace links) would
- *    lead the read anywhere. A file has nothing under it, and the run
- *    directory holds only what the plugin made there, which cannot be a link
- *    (the model refuses symlink() and link() without full access);
- *  - read and write access to its own run directory (0700, its sockets);
- *  - no child processes, no worker threads, no native addons, no inspector
- *    (none is granted; the model refuses them by default).
- * No built-in needs more: the database drivers (pg, mysql2) only open TCP
- * sockets, which the model does not restrict, and take credentials from the
- * connection config, never from files.
- */
-function sandboxFlags(main: string, runDir: string): string[] {
-  // Its run dir is readable too: removing a stale socket there lstat()s it first.
-  return ['--experimental-permission', '--disable-warning=ExperimentalWarning', `--allow-fs-read=${main}`, `--allow-fs-read=${runDir}`, `--allow-fs-write=${runDir}`];
-}
-
-/** Node's report of a read the sandbox refused (an uncaught ERR_ACCESS_DENIED), as it prints it on stderr. */
-const DENIED_READ = /permission: 'FileSystemRead',\s*resource: '([^'\n]*)'/;
-
-/**
- * Why a process ended before its handshake, for the operator: a plugin that
- * loads code beside its file (`require('./lib.js')`) is refused by the sandbox,
- * and says so only in node's error on its stderr.
- */
-function exitedBeforeHandshake(label: string, how: string, stderrTail: readonly string[]): string {
-  const denied = DENIED_READ.exec(stderrTail.join('\n'))?.[1];
-  if (denied !== undefined) {
-    return `plugin ${label} exited (${how}) before its handshake: the sandbox refused to let it read ${denied}. A plugin may read only its own file, which the sha256 covers: build it into one bundled JavaScript file (the SDK README's esbuild command) and register that`;
-  }
-  return `plugin ${label} exited (${how}) before its handshake; see the server log`;
-}
-
-/**
- * V8 flags of every plugin process, each measured on idle RSS (`npm run bench -- --only
- * idle-memory`; a plugin is idle most of its life, with a heap of about 11 MB):
- *  - --max-semi-space-size=1: the young generation grown while modules load stays committed;
- *    capped at 1 MB it takes about 6 MB off each plugin. The price is paid under load: young-
- *    generation GC is about a quarter of the kv plugin's CPU under kv writes at c=32; 4 or 8 MB
- *    cut that plugin's CPU per write by about 20 % but added 21-22 MB to the idle total of seven
- *    engines (issue 20, same-minute A/B), so the cap stays while idle memory is over its target.
- *  - --compact-on-every-full-gc: the start-up mark-compact also compacts, so the old-space
- *    pages start-up garbage filled are given back at once (about 3 MB each), not 8 s or more
- *    later by the memory reducer. A full GC of a heap this small is a few ms, and rare.
- * Not kept: --v8-pool-size=1 (one V8 worker thread instead of four, about 1.3 MB less each) made
- * transit encrypt at c=1 about 5 % slower at the median (GC and compile work back on the main
- * thread; same-minute A/B), and c=1 latency is a target of its own. --lite-mode would take about 9 MB more each but gives up the optimizing compilers
- * (JavaScript crypto such as ssh's tweetnacl would crawl).
- */
-const PLUGIN_V8_FLAGS = ['--max-semi-space-size=1', '--compact-on-every-full-gc'];
-
-/** How many descriptor numbers above the highest one open at spawn are also covered (files LevelDB opens meanwhile). */
-const FD_HEADROOM = 64;
-let devNull: number | null = null;
-
-/**
- * The child's descriptors: its three pipes, and /dev/null over every other
- * number the core may hold. The core's LevelDB opens its files (LOG, LOCK, the
- * write-ahead log, MANIFEST) without close-on-exec, so a plain spawn handed
- * them to the plugin, which could append forged records to the core's log even
- * inside the sandbox (the permission model checks paths, not descriptors).
- * libuv dup2()s each stdio entry onto its number in the child before exec,
- * which closes whatever the core had there; Node's own descriptors are
- * close-on-exec anyway.
- */
-function sealedStdio(): Array<'pipe' | number> {
-  let top = 2;
-  try {
-    for (const name of fs.readdirSync('/proc/self/fd')) top = Math.max(top, Number(name) || 0);
-  } catch {
-    // No /proc (not Linux): nothing to enumerate; Node's own descriptors are close-on-exec.
-    return ['pipe', 'pipe', 'pipe'];
-  }
-  devNull ??= fs.openSync('/dev/null', 'r');
-  const stdio: Array<'pipe' | number> = ['pipe', 'pipe', 'pipe'];
-  for (let fd = 3; fd <= top + FD_HEADROOM; fd++) stdio.push(devNull);
-  return stdio;
-}
 const MAX_LOG_LINE = 16 * 1024;
 const LEVELS = new Set(['debug', 'info', 'warn', 'error']);
 const STDERR_TAIL_LINES = 10;
