@@ -8,6 +8,8 @@ import { resolve } from 'node:path';
 import { scratchDir } from './server';
 
 const CLI_BIN = resolve(__dirname, '../../core/bin/strongroom.js');
+// The pseudo-terminal driver is Python's pty module: Debian's python3, installed by the project's script when missing.
+const { ensurePython3 } = require('../../scripts/compat/python-hvac.js') as { ensurePython3(): { python?: string; reason?: string } };
 
 export interface CliResult {
   code: number;
@@ -86,8 +88,10 @@ else:
 code = os.waitstatus_to_exitcode(status) if status is not None else None
 print(json.dumps({'screen': screen.decode('utf8', 'replace'), 'code': code, 'timedOut': timed_out, 'prompted': prompted}))
 `;
+  const { python, reason } = ensurePython3();
+  if (!python) return Promise.reject(new Error(`pty driver: ${reason}`));
   return new Promise((res, rej) => {
-    execFile('python3', ['-c', driver, prompt, typed, process.execPath, CLI_BIN, ...args], { env: { PATH: process.env.PATH ?? '', ...env }, timeout: 90_000 }, (err, stdout, stderr) => {
+    execFile(python, ['-c', driver, prompt, typed, process.execPath, CLI_BIN, ...args], { env: { PATH: process.env.PATH ?? '', ...env }, timeout: 90_000 }, (err, stdout, stderr) => {
       if (err) return rej(new Error(`pty driver: ${err.message}\n${stderr}`));
       res(JSON.parse(stdout));
     });
