@@ -10,3 +10,8 @@ export function parseKeyValues(text: string): Record<string, string> {
   }
   return out;
 }
+
+/** An options object as one line ("k=v, k2=v2"), as the mount and audit tables show it. */
+export function formatKeyValues(options: Record<string, unknown> | undefined): string {
+  return Object.entries(options ?? {}).map(([k, v]) => `${k}=${v}`).join(', ');
+}

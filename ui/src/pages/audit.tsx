@@ -4,7 +4,7 @@ import { api } from '../api/client';
 import { announce } from '../components/announcer';
 import { ConfirmButton } from '../components/confirm-button';
 import { ErrorMessage } from '../components/error-message';
-import { parseKeyValues } from '../components/key-values';
+import { formatKeyValues, parseKeyValues } from '../components/key-values';
 
 interface Device {
   type: string;
@@ -58,7 +58,7 @@ export function AuditPage() {
               <tr key={d.path}>
                 <th scope="row">{d.path}</th>
                 <td>{d.type}</td>
-                <td>{Object.entries(d.options ?? {}).map(([k, v]) => `${k}=${v}`).join(', ')}</td>
+                <td>{formatKeyValues(d.options)}</td>
                 <td>
                   <ConfirmButton
                     label="Disable"

@@ -8,7 +8,7 @@ import { useSession } from '../api/session';
 import { announce } from '../components/announcer';
 import { ConfirmButton } from '../components/confirm-button';
 import { ErrorMessage } from '../components/error-message';
-import { parseKeyValues } from '../components/key-values';
+import { formatKeyValues, parseKeyValues } from '../components/key-values';
 
 export function MountsAdminPage({ table }: { table: 'secret' | 'auth' }) {
   const session = useSession();
@@ -45,7 +45,7 @@ export function MountsAdminPage({ table }: { table: 'secret' | 'auth' }) {
               </th>
               <td>
                 {m.type}
-                {m.options && Object.keys(m.options).length ? ` (${Object.entries(m.options).map(([k, v]) => `${k}=${v}`).join(', ')})` : ''}
+                {m.options && Object.keys(m.options).length ? ` (${formatKeyValues(m.options)})` : ''}
               </td>
               <td>{m.running_plugin_version ?? ''}</td>
               <td>{m.description}</td>
