@@ -125,7 +125,7 @@ it('a node whose database is unreachable at start keeps running, says why, and c
   });
   expect(ready).toMatchObject({ initialized: false, sealed: true, storage_type: 'postgresql' });
   const tables = await query<{ table_name: string }>(`SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' ORDER BY 1`);
-  expect(tables.map((t) => t.table_name)).toEqual(['strongroom_ha_locks', 'strongroom_kv_store']);
+  expect(tables.map((t) => t.table_name)).toEqual(['strongroom_ha_locks', 'strongroom_ha_locks_log', 'strongroom_ha_locks_seq', 'strongroom_kv_store']);
 });
 
 it('three nodes on one database: one active, two standbys that forward, redirect on request, and report the leader', async () => {

@@ -26,8 +26,15 @@ export interface HaTimings {
   stepDownHoldMs: number;
 }
 
-/** Lock valid 10 s, renewed every 2 s, tried every second: a standby takes over about 11 s after the active node dies. */
-export const DEFAULT_HA_TIMINGS: HaTimings = { ttlMs: 10_000, renewMs: 2_000, retryMs: 1_000, stepDownHoldMs: 5_000 };
+/**
+ * The timings a lock TTL (`ha_lock_ttl`, default 5 s) gives: renewed five times per TTL, a
+ * standby asks every fifth of it and, seeing a holder, tries again the moment its lease ends
+ * (by the database's clock), so it takes over at most one TTL after the active node's last renewal.
+ */
+export function haTimingsFor(ttlMs: number): HaTimings {
+  const fifth = Math.max(50, Math.floor(ttlMs / 5));
+  return { ttlMs, renewMs: fifth, retryMs: Math.min(1_000, fifth), stepDownHoldMs: ttlMs };
+}
 
 export interface HaManager {
   readonly state: HaState;
@@ -57,7 +64,7 @@ export interface HaManagerDeps {
 }
 
 export function createHaManager(deps: HaManagerDeps): HaManager {
-  const timings = { ...DEFAULT_HA_TIMINGS, ...deps.timings };
+  const timings = { ...haTimingsFor(5_000), ...deps.timings };
   const { lock, logger } = deps;
   let state: HaState = 'stopped';
   let activeSince: Date | null = null;
@@ -65,6 +72,8 @@ export function createHaManager(deps: HaManagerDeps): HaManager {
   let timer: NodeJS.Timeout | null = null;
   let lastRenewed = 0;
   let holdUntil = 0;
+  /** A standby's next try: sooner than retryMs when the holder's lease ends sooner. */
+  let nextTryMs = 0;
   let chain: Promise<unknown> = Promise.resolve();
   /** Generation: bumped by start/stop so a tick of an older run does nothing. */
   let run = 0;
@@ -137,7 +146,11 @@ export function createHaManager(deps: HaManagerDeps): HaManager {
         void serial(becomeActive);
         return;
       }
-      known = otherThanSelf(await lock.holder());
+      const holder = await lock.holder();
+      known = otherThanSelf(holder);
+      // The moment the holder's lease ends, not up to a retry period later: takeover at once.
+      nextTryMs = holder?.remainingMs !== undefined ? Math.max(5, holder.remainingMs + 5) : 0;
+      if (!holder && Date.now() >= holdUntil) nextTryMs = 5;
     } catch (err) {
       known = null;
       logger.warn('ha: cannot reach the lock', { error: errText(err) });
@@ -146,7 +159,8 @@ export function createHaManager(deps: HaManagerDeps): HaManager {
 
   const schedule = (gen: number): void => {
     if (gen !== run || state === 'stopped') return;
-    const delay = state === 'standby' ? timings.retryMs : timings.renewMs;
+    const delay = state === 'standby' ? (nextTryMs > 0 ? Math.min(nextTryMs, timings.retryMs) : timings.retryMs) : timings.renewMs;
+    nextTryMs = 0;
     timer = setTimeout(() => {
       timer = null;
       void tick(gen).finally(() => schedule(gen));

@@ -16,7 +16,7 @@ import { StrongroomError } from '@strongroom/sdk-plugin/host';
 import { createBarrier } from '../barrier/barrier.js';
 import { CUBBYHOLE_MOUNT_PATH, CUBBYHOLE_TYPE } from '../cubbyhole/cubbyholes.js';
 import { createReplayGuard, verifyForwarded } from '../ha/forward.js';
-import { DEFAULT_HA_TIMINGS, createHaManager, type HaManager, type HaTimings } from '../ha/ha-manager.js';
+import { createHaManager, haTimingsFor, type HaManager, type HaTimings } from '../ha/ha-manager.js';
 import { leaderStatus } from '../ha/leader.js';
 import { createStandbyForwarding } from '../ha/standby.js';
 import { createListener, type Listener } from '../http/listener.js';
@@ -88,7 +88,8 @@ export async function createCore(opts: { config: ServerConfig; logger: CoreLogge
   /** Set when shutdown() starts: plugin processes exiting from then on are stopping, not crashing. */
   let stopping = false;
   const haIdentity = randomUUID();
-  const haLock = opened.haLock?.({ identity: haIdentity, value: config.apiAddr, ttlMs: opts.haTimings?.ttlMs ?? DEFAULT_HA_TIMINGS.ttlMs });
+  const haLock = opened.haLock?.({ identity: haIdentity, value: config.apiAddr });
+  const haTimings = { ...haTimingsFor(opened.haLockTtlMs ?? 5_000), ...opts.haTimings };
   const ha: HaManager | null =
     haLock
       ? createHaManager({
@@ -107,7 +108,7 @@ export async function createCore(opts: { config: ServerConfig; logger: CoreLogge
           },
           onStandby: preSeal,
           logger: logger.named('ha'),
-          ...(opts.haTimings ? { timings: opts.haTimings } : {}),
+          timings: haTimings,
         })
       : null;
   const standby = ha ? createStandbyForwarding({ ha, readHmacKey: () => storedHmacKey(barrier) }) : null;

@@ -11,6 +11,8 @@ export interface LockHolder {
   identity: string;
   /** The holder's advertised API address. */
   value: string;
+  /** How long the holder's lease has left by the database's clock (when the backend knows): a standby tries again right then. */
+  remainingMs?: number;
 }
 
 /** The lock one node of an HA cluster holds while it is active (ha/ha-manager.ts contends for it). */
@@ -27,10 +29,30 @@ export interface HaLock {
   fenceWrites(): void;
 }
 
+/**
+ * What a standby follows to keep its caches current: every committed write of
+ * the active node has a sequence number, and the keys it changed can be read
+ * back by number (storage/postgres-changes.ts).
+ */
+export interface ChangeFeed {
+  /** The newest committed number. */
+  head(): Promise<number>;
+  /** The keys changed after `after` up to `head`; `complete` false when the log no longer reaches back that far. */
+  since(after: number): Promise<{ head: number; keys: string[]; complete: boolean }>;
+  /** Calls back on each announced commit, after a reconnect, and now and then: each is a cue to read `since`. */
+  subscribe(onAnnounce: () => void): { close(): Promise<void> };
+  /** The number of this node's last committed write (the index a write response carries). */
+  lastWritten(): number;
+}
+
 export interface OpenedStorage {
   physical: Physical;
   /** Set when the configuration enables HA: this node's handle on the cluster's lock. */
-  haLock?: (opts: { identity: string; value: string; ttlMs: number }) => HaLock;
+  haLock?: (opts: { identity: string; value: string }) => HaLock;
+  /** How long the lock stays valid without renewal (`ha_lock_ttl`); the HA timings follow from it. */
+  haLockTtlMs?: number;
+  /** With HA: the cluster's change feed (standbys follow it). */
+  changes?: ChangeFeed;
 }
 
 export interface StorageDeps {

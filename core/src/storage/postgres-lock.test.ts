@@ -13,7 +13,7 @@ const opened: PostgresPhysical[] = [];
 let table = '';
 
 function node(): PostgresPhysical {
-  const p = createPostgresPhysical({ connectionUrl: postgresUrl(), table, haTable: `${table}_ha`, maxParallel: 2 });
+  const p = createPostgresPhysical({ connectionUrl: postgresUrl(), table, haTable: `${table}_ha`, maxParallel: 2, ha: true });
   opened.push(p);
   return p;
 }
@@ -24,7 +24,7 @@ beforeEach(() => {
 
 afterEach(async () => {
   const first = opened[0];
-  if (first) await first.db.raw(`DROP TABLE IF EXISTS "${table}", "${table}_ha"`).catch(() => undefined);
+  if (first) await first.db.raw(`DROP TABLE IF EXISTS "${table}", "${table}_ha", "${table}_ha_seq", "${table}_ha_log"`).catch(() => undefined);
   await Promise.all(opened.splice(0).map((p) => p.close()));
 });
 
@@ -38,7 +38,7 @@ describe('postgresql HA lock', () => {
     const lb = createPostgresLock({ physical: pb, identity: 'node-b', value: 'http://b:8200', ttlMs: 1500 });
     expect(await a.tryAcquire()).toBe(true);
     expect(await lb.tryAcquire()).toBe(false);
-    expect(await lb.holder()).toEqual({ identity: 'node-a', value: 'http://a:8200' });
+    expect(await lb.holder()).toMatchObject({ identity: 'node-a', value: 'http://a:8200' });
     // Renewed, it stays a's past its first TTL.
     await sleep(1000);
     expect(await a.renew()).toBe(true);

@@ -41,11 +41,14 @@ export function createPostgresLock(opts: { physical: PostgresPhysical; identity:
     },
     async holder() {
       await physical.ready;
-      const r = (await db.raw(`SELECT ha_identity, ha_value FROM ${t} WHERE ha_key = ? AND valid_until > now()`, [HA_LOCK_KEY])) as {
-        rows: Array<{ ha_identity: string; ha_value: string }>;
+      const r = (await db.raw(
+        `SELECT ha_identity, ha_value, ceil(extract(epoch FROM valid_until - now()) * 1000)::int AS remaining_ms FROM ${t} WHERE ha_key = ? AND valid_until > now()`,
+        [HA_LOCK_KEY],
+      )) as {
+        rows: Array<{ ha_identity: string; ha_value: string; remaining_ms: number }>;
       };
       const row = r.rows[0];
-      return row ? { identity: row.ha_identity, value: row.ha_value } : null;
+      return row ? { identity: row.ha_identity, value: row.ha_value, remainingMs: row.remaining_ms } : null;
     },
   };
 }

@@ -12,9 +12,16 @@
  *   the same statement (single writes) or the same transaction (batches),
  *   and the lock row is share-locked until the write commits: a node that
  *   lost the lock can never write after another one took it.
+ * - With HA on, every fenced write also takes the next number of the
+ *   cluster's change sequence (one row, row-locked until commit, so numbers
+ *   commit in order), records the keys it changed under that number in the
+ *   change log, and announces the number with NOTIFY on the cluster's channel,
+ *   all in its own transaction: a standby that reads the log after a number
+ *   has seen every change up to it (storage/postgres-changes.ts).
  * - A database that cannot be reached at start is retried in the background
  *   (the server keeps running and says why in the log and in 503 replies).
  */
+import { createHash } from 'node:crypto';
 import type { Knex } from 'knex';
 import { StrongroomError, badRequest } from '@strongroom/sdk-plugin/host';
 import type { Physical, PhysicalEntry, PhysicalOp } from './physical.js';
@@ -40,7 +47,14 @@ export interface PostgresStorageOptions {
   /** Connection pool size. */
   maxParallel?: number;
   logger?: { warn(msg: string, meta?: Record<string, unknown>): void; info(msg: string, meta?: Record<string, unknown>): void };
+  /** HA on: the change sequence and log tables exist, and fenced writes record and announce their changes. */
+  ha?: boolean;
 }
+
+/** Change log entries kept behind the newest: a standby further behind than this rebuilds its state. */
+const LOG_KEEP = 100_000;
+/** Prune the log every this many fenced writes. */
+const PRUNE_EVERY = 2_000;
 
 /** Thrown when a fenced write finds that this node no longer holds the HA lock. */
 export class FencedWriteError extends StrongroomError {
@@ -61,6 +75,10 @@ export interface PostgresPhysical extends Physical {
   readonly haTable: string;
   /** Removes the connection URL (and its password) from a message. */
   scrub(message: string): string;
+  /** The change sequence's tables and NOTIFY channel (HA only). */
+  readonly changeLog: { seqTable: string; logTable: string; channel: string; connectionUrl: string };
+  /** The sequence number of this node's last committed write (0 before any). */
+  lastWrittenSeq(): number;
 }
 
 const IDENT = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/;
@@ -90,6 +108,13 @@ export function createPostgresPhysical(opts: PostgresStorageOptions): PostgresPh
   const table = quoteTable(opts.table ?? DEFAULT_TABLE, 'storage.postgresql.table');
   const haTable = quoteTable(opts.haTable ?? DEFAULT_HA_TABLE, 'storage.postgresql.ha_table');
   const indexName = `"${(opts.table ?? DEFAULT_TABLE).replace(/^.*\./, '')}_parent_idx"`;
+  const haName = opts.haTable ?? DEFAULT_HA_TABLE;
+  const seqTable = quoteTable(`${haName}_seq`, 'storage.postgresql.ha_table');
+  const logTable = quoteTable(`${haName}_log`, 'storage.postgresql.ha_table');
+  // One channel per cluster (per HA table): clusters sharing a database do not hear each other.
+  const channel = `strongroom_${createHash('sha256').update(haName).digest('hex').slice(0, 24)}`;
+  let lastSeq = 0;
+  let writesSincePrune = 0;
   let secrets: string[] = [opts.connectionUrl];
   try {
     const u = new URL(opts.connectionUrl);
@@ -137,6 +162,11 @@ export function createPostgresPhysical(opts: PostgresStorageOptions): PostgresPh
          ha_value text NOT NULL,
          valid_until timestamptz NOT NULL)`,
     );
+    if (opts.ha) {
+      await db.raw(`CREATE TABLE IF NOT EXISTS ${seqTable} (id int PRIMARY KEY CHECK (id = 1), seq bigint NOT NULL)`);
+      await db.raw(`INSERT INTO ${seqTable} (id, seq) VALUES (1, 0) ON CONFLICT (id) DO NOTHING`);
+      await db.raw(`CREATE TABLE IF NOT EXISTS ${logTable} (seq bigint NOT NULL, path text COLLATE "C" NOT NULL, PRIMARY KEY (seq, path))`);
+    }
   };
 
   const ready: Promise<void> = (async () => {
@@ -182,6 +212,16 @@ export function createPostgresPhysical(opts: PostgresStorageOptions): PostgresPh
 
   const fenceCte = `fence AS (SELECT 1 FROM ${haTable} WHERE ha_key = ? AND ha_identity = ? AND valid_until > now() FOR SHARE)`;
   const fenceArgs = (): string[] => [HA_LOCK_KEY, fenceIdentity as string];
+  // The next change number, taken only while the fence holds; its row lock lasts until commit.
+  const seqCte = `s AS (UPDATE ${seqTable} SET seq = seq + 1 WHERE id = 1 AND EXISTS (SELECT 1 FROM fence) RETURNING seq)`;
+
+  const committed = (seq: string | number): void => {
+    lastSeq = Math.max(lastSeq, Number(seq));
+    if (++writesSincePrune >= PRUNE_EVERY) {
+      writesSincePrune = 0;
+      void db.raw(`DELETE FROM ${logTable} WHERE seq < ?`, [lastSeq - LOG_KEEP]).catch(() => undefined);
+    }
+  };
 
   const rows = async <R>(sql: string, bindings: readonly unknown[], trx: Knex | Knex.Transaction = db): Promise<R[]> =>
     ((await trx.raw(sql, bindings as Knex.RawBinding[])) as { rows: R[] }).rows;
@@ -217,6 +257,8 @@ export function createPostgresPhysical(opts: PostgresStorageOptions): PostgresPh
     fence(identity) {
       fenceIdentity = identity;
     },
+    changeLog: { seqTable, logTable, channel, connectionUrl: opts.connectionUrl },
+    lastWrittenSeq: () => lastSeq,
 
     get: (key) =>
       run(async () => {
@@ -232,13 +274,16 @@ export function createPostgresPhysical(opts: PostgresStorageOptions): PostgresPh
           await db.raw(`INSERT INTO ${table} (path, parent_path, value) VALUES (?, ?, ?) ON CONFLICT (path) DO UPDATE SET value = EXCLUDED.value`, [key, parentOf(key), v]);
           return;
         }
-        const r = await rows<{ path: string }>(
-          `WITH ${fenceCte}
-           INSERT INTO ${table} (path, parent_path, value) SELECT ?, ?, ? FROM fence
-           ON CONFLICT (path) DO UPDATE SET value = EXCLUDED.value RETURNING path`,
-          [...fenceArgs(), key, parentOf(key), v],
+        const r = await rows<{ seq: string }>(
+          `WITH ${fenceCte}, ${seqCte},
+           w AS (INSERT INTO ${table} (path, parent_path, value) SELECT ?, ?, ? FROM s
+                 ON CONFLICT (path) DO UPDATE SET value = EXCLUDED.value RETURNING 1),
+           l AS (INSERT INTO ${logTable} (seq, path) SELECT seq, ? FROM s RETURNING 1)
+           SELECT seq::text AS seq, pg_notify(?, seq::text) FROM s`,
+          [...fenceArgs(), key, parentOf(key), v, key, channel],
         );
         if (r.length === 0) throw new FencedWriteError();
+        committed(r[0]!.seq);
       }),
 
     delete: (key) =>
@@ -247,12 +292,15 @@ export function createPostgresPhysical(opts: PostgresStorageOptions): PostgresPh
           await db.raw(`DELETE FROM ${table} WHERE path = ?`, [key]);
           return;
         }
-        const r = await rows<{ held: number }>(
-          `WITH ${fenceCte}, gone AS (DELETE FROM ${table} WHERE path = ? AND EXISTS (SELECT 1 FROM fence) RETURNING 1)
-           SELECT (SELECT count(*) FROM fence)::int AS held, (SELECT count(*) FROM gone)::int AS deleted`,
-          [...fenceArgs(), key],
+        const r = await rows<{ seq: string }>(
+          `WITH ${fenceCte}, ${seqCte},
+           gone AS (DELETE FROM ${table} WHERE path = ? AND EXISTS (SELECT 1 FROM s) RETURNING 1),
+           l AS (INSERT INTO ${logTable} (seq, path) SELECT seq, ? FROM s RETURNING 1)
+           SELECT seq::text AS seq, pg_notify(?, seq::text) FROM s`,
+          [...fenceArgs(), key, key, channel],
         );
-        if (!r[0] || r[0].held === 0) throw new FencedWriteError();
+        if (r.length === 0) throw new FencedWriteError();
+        committed(r[0]!.seq);
       }),
 
     batch: (ops: PhysicalOp[]) =>
@@ -272,10 +320,18 @@ export function createPostgresPhysical(opts: PostgresStorageOptions): PostgresPh
           if (op.type === 'put') puts.push({ path: op.key, parent_path: parentOf(op.key), value: Buffer.from(op.value) });
           else deletes.push(op.key);
         }
+        let seq: string | null = null;
         await db.transaction(async (trx) => {
           if (fenceIdentity !== null) {
             const held = await rows(`SELECT 1 FROM ${haTable} WHERE ha_key = ? AND ha_identity = ? AND valid_until > now() FOR SHARE`, fenceArgs(), trx);
             if (held.length === 0) throw new FencedWriteError();
+            seq = (await rows<{ seq: string }>(`UPDATE ${seqTable} SET seq = seq + 1 WHERE id = 1 RETURNING seq::text AS seq`, [], trx))[0]!.seq;
+            const keys = [...last.keys()];
+            for (let i = 0; i < keys.length; i += 1000) {
+              const chunk = keys.slice(i, i + 1000);
+              await trx.raw(`INSERT INTO ${logTable} (seq, path) VALUES ${chunk.map(() => '(?, ?)').join(', ')}`, chunk.flatMap((k) => [seq, k]));
+            }
+            await trx.raw(`SELECT pg_notify(?, ?)`, [channel, seq]);
           }
           for (let i = 0; i < deletes.length; i += 1000) {
             const chunk = deletes.slice(i, i + 1000);
@@ -290,6 +346,7 @@ export function createPostgresPhysical(opts: PostgresStorageOptions): PostgresPh
             );
           }
         });
+        if (seq !== null) committed(seq);
       }),
 
     list: (prefix) =>

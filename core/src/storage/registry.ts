@@ -5,16 +5,20 @@
  * reports the name: a new backend is its module and one entry here.
  */
 import { z } from 'zod';
-import { lenientBool, lenientInt, nonEmpty } from '../hcl/values.js';
+import { durationMs, lenientBool, lenientInt, nonEmpty } from '../hcl/values.js';
 import { defineStorage, type OpenedStorage, type StorageBackend, type StorageDeps } from './backend.js';
 import { createInmemPhysical } from './inmem.js';
 import { createLevelPhysical } from './level.js';
+import { createPostgresChangeFeed } from './postgres-changes.js';
 import { createPostgresLock } from './postgres-lock.js';
 import { createPostgresPhysical } from './postgresql.js';
 
 const sqlIdentifier = z
   .string({ message: 'must be a string' })
   .regex(/^([A-Za-z_][A-Za-z0-9_]{0,62}\.)?[A-Za-z_][A-Za-z0-9_]{0,62}$/, 'must be a SQL identifier (letters, digits, _), optionally schema-qualified');
+
+/** `ha_lock_ttl` when the block sets none. */
+const DEFAULT_HA_LOCK_TTL_MS = 5_000;
 
 const REGISTRY = {
   /** LevelDB in a local directory: the default, one node. */
@@ -47,6 +51,8 @@ const REGISTRY = {
       table: sqlIdentifier.optional(),
       ha_table: sqlIdentifier.optional(),
       max_parallel: lenientInt.refine((n) => n >= 1 && n <= 1000, 'must be between 1 and 1000').optional(),
+      /** How long the HA lock stays valid without renewal: a standby takes over this long after the active node died at most. */
+      ha_lock_ttl: durationMs.refine((ms) => ms >= 1000 && ms <= 300_000, 'must be between 1s and 5m').optional(),
     }),
     haEnabled: (c) => c.ha_enabled ?? false,
     open: async (c, deps) => {
@@ -56,8 +62,11 @@ const REGISTRY = {
         ...(c.table !== undefined ? { table: c.table } : {}),
         ...(c.ha_table !== undefined ? { haTable: c.ha_table } : {}),
         ...(c.max_parallel !== undefined ? { maxParallel: c.max_parallel } : {}),
+        ...(c.ha_enabled ? { ha: true } : {}),
       });
-      return c.ha_enabled ? { physical, haLock: (lock) => createPostgresLock({ physical, ...lock }) } : { physical };
+      if (!c.ha_enabled) return { physical };
+      const ttlMs = c.ha_lock_ttl ?? DEFAULT_HA_LOCK_TTL_MS;
+      return { physical, haLockTtlMs: ttlMs, haLock: (lock) => createPostgresLock({ physical, ...lock, ttlMs }), changes: createPostgresChangeFeed(physical, deps.logger) };
     },
   }),
 };

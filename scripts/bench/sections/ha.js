@@ -16,10 +16,10 @@ const os = require('node:os');
 const path = require('node:path');
 const { postgresFor } = require('../postgres.js');
 
-// core/src/ha/ha-manager.ts DEFAULT_HA_TIMINGS: lock TTL 10 s, a standby tries every second.
-const LOCK_TTL_MS = 10_000;
-const RETRY_MS = 1_000;
-const LIMIT_MS = 20_000;
+// core/src/ha/ha-manager.ts haTimingsFor: ha_lock_ttl 5 s by default; a standby tries the moment the holder's lease ends.
+const LOCK_TTL_MS = 5_000;
+const RETRY_MS = 0;
+const LIMIT_MS = 6_000;
 const NODES = 3;
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
