@@ -27,7 +27,7 @@ import { badRequest, createDueScheduler, createKeyedMutex, internalError, Strong
 import { z } from 'zod';
 import type { PhysicalOp } from '../storage/physical.js';
 import { createFairQueue } from './fair-queue.js';
-import { countIrrevocable, listIrrevocable } from './irrevocable.js';
+import { countIrrevocable, listIrrevocable, type MountRef } from './irrevocable.js';
 import { createLeaseTable, QUEUED, REVOKING, SCHEDULED } from './lease-table.js';
 import {
   decodeEntry,
@@ -88,7 +88,14 @@ export function createExpirationManager(deps: ExpirationDeps): ExpirationManager
     await deps.revokeToken(tokenKey);
   };
 
-  const table = createLeaseTable();
+  const held = deps.events?.held;
+  const dropped = deps.events?.dropped;
+  const table = createLeaseTable({
+    ...(held ? { held: (id: string, m: MountRef) => held(id, { mountPath: m.path, namespaceId: m.namespaceId }) } : {}),
+    ...(dropped ? { dropped: (id: string, m: MountRef) => dropped(id, { mountPath: m.path, namespaceId: m.namespaceId }) } : {}),
+  });
+  let restoredOnce: () => void = () => undefined;
+  const firstRestore = new Promise<void>((resolve) => (restoredOnce = resolve));
   const queue = createFairQueue({ maxInFlight: opts.maxInFlight, maxInFlightPerMount: opts.maxInFlightPerMount });
   const locks = createKeyedMutex();
 
@@ -594,6 +601,7 @@ export function createExpirationManager(deps: ExpirationDeps): ExpirationManager
       assertRunning();
       if (!restoring) {
         restoring = runRestore().finally(() => {
+          restoredOnce();
           restoring = null;
           removedDuringRestore = new Set();
         });
@@ -612,6 +620,12 @@ export function createExpirationManager(deps: ExpirationDeps): ExpirationManager
     },
 
     countByMount: () => table.countByMount(),
+
+    eachLease(fn) {
+      table.forEach((id, m) => fn(id, { mountPath: m.path, namespaceId: m.namespaceId }));
+    },
+
+    restored: () => firstRestore,
 
     stats() {
       return {

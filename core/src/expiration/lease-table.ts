@@ -36,10 +36,18 @@ export interface LeaseTable {
   forget(id: string): void;
   /** Leases held per mount path and namespace. */
   countByMount(): Array<{ mountPath: string; namespaceId: string; count: number }>;
+  /** Every held lease with its mount. */
+  forEach(fn: (id: string, mount: MountRef) => void): void;
   clear(): void;
 }
 
-export function createLeaseTable(): LeaseTable {
+/** Told of each lease the table starts and stops holding (quota counts); not on clear (a seal). */
+export interface LeaseTableObserver {
+  held?(id: string, mount: MountRef): void;
+  dropped?(id: string, mount: MountRef): void;
+}
+
+export function createLeaseTable(observer: LeaseTableObserver = {}): LeaseTable {
   let index = new Map<string, number>();
   const mounts: MountRef[] = [];
   const ordinals = new Map<string, number>();
@@ -73,8 +81,10 @@ export function createLeaseTable(): LeaseTable {
     hold(id, m) {
       let v = index.get(id);
       if (v === undefined) {
-        v = pack(ordinal(m.mountUuid, m.mountPath, m.namespaceId), SCHEDULED);
+        const ord = ordinal(m.mountUuid, m.mountPath, m.namespaceId);
+        v = pack(ord, SCHEDULED);
         index.set(id, v);
+        observer.held?.(id, mounts[ord]!);
       }
       return stateOf(v);
     },
@@ -89,8 +99,10 @@ export function createLeaseTable(): LeaseTable {
       if (v !== undefined) irrevocable.set(id, { mount: mountOf(v), expireTime, reason });
     },
     forget(id) {
+      const v = index.get(id);
       index.delete(id);
       irrevocable.delete(id);
+      if (v !== undefined) observer.dropped?.(id, mounts[mountOf(v)]!);
     },
     countByMount() {
       const perOrdinal = new Map<number, number>();
@@ -104,6 +116,9 @@ export function createLeaseTable(): LeaseTable {
         out.set(key, cur);
       }
       return [...out.values()];
+    },
+    forEach(fn) {
+      for (const [id, v] of index) fn(id, mounts[mountOf(v)]!);
     },
     clear() {
       index = new Map();

@@ -61,7 +61,13 @@ export interface ExpirationDeps {
   clock?: Clock;
   options?: Partial<ExpirationOptions>;
   /** Lease events for metrics, by mount path: each successful revocation (`expired`: the lease ran out its TTL) and each lease that turns irrevocable; namespaceId is '' for the root namespace. */
-  events?: { revoked?(mountPath: string, expired: boolean, namespaceId: string): void; irrevocable?(mountPath: string, namespaceId: string): void };
+  events?: {
+    revoked?(mountPath: string, expired: boolean, namespaceId: string): void;
+    irrevocable?(mountPath: string, namespaceId: string): void;
+    /** The manager holds a lease from now on (registered, a token's, restored) or no longer (gone): lease-count quotas. */
+    held?(leaseId: string, mount: { mountPath: string; namespaceId: string }): void;
+    dropped?(leaseId: string, mount: { mountPath: string; namespaceId: string }): void;
+  };
   /** How often restore and tidy log their progress; default 5 s. */
   progressEveryMs?: number;
 }
@@ -187,6 +193,10 @@ export interface ExpirationManager {
   stats(): ExpirationStats;
   /** Leases held per mount, each mount named by its path and its namespace id ('' for root), for the leases gauge. */
   countByMount(): Array<{ mountPath: string; namespaceId: string; count: number }>;
+  /** Every lease held in memory, with its mount path and namespace id ('' for root). */
+  eachLease(fn: (leaseId: string, mount: { mountPath: string; namespaceId: string }) => void): void;
+  /** Resolves when the first restore since this manager was made has finished (at once if it already has). */
+  restored(): Promise<void>;
   /**
    * Resolves once no revocation is queued or in flight and no restore or lease operation runs
    * (tests, graceful shutdown). A due entry whose timer has not fired yet does not count.

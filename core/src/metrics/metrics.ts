@@ -67,6 +67,10 @@ export function createMetrics(opts: MetricsOptions = {}) {
     pluginDegraded: new Gauge({ name: `${p}_plugin_degraded`, help: '1 when the plugin is degraded after repeated crashes (until reloaded).', labelNames: ['plugin', 'version'] as const, registers }),
     pluginRestarts: new Counter({ name: `${p}_plugin_restarts_total`, help: 'Restarts of a plugin process after it exited unexpectedly.', labelNames: ['plugin', 'version'] as const, registers }),
     auditFailures: new Counter({ name: `${p}_audit_failures_total`, help: 'Audit entries an audit device failed to write, by device path.', labelNames: ['device'] as const, registers }),
+    quotaRateLimitViolations: new Counter({ name: `${p}_quota_rate_limit_violation`, help: 'Requests refused by a rate-limit quota, by quota name and the namespace holding it (Vault: quota.rate_limit.violation).', labelNames: ['name', 'namespace'] as const, registers }),
+    quotaLeaseCountViolations: new Counter({ name: `${p}_quota_lease_count_violation`, help: 'Requests refused by a lease-count quota, by quota name and namespace (Vault: quota.lease_count.violation).', labelNames: ['name', 'namespace'] as const, registers }),
+    quotaLeaseCount: new Gauge({ name: `${p}_quota_lease_count_counter`, help: 'Leases counted under a lease-count quota, by quota name and namespace (Vault: quota.lease_count.counter).', labelNames: ['name', 'namespace'] as const, registers }),
+    quotaLeaseCountMax: new Gauge({ name: `${p}_quota_lease_count_max`, help: 'A lease-count quota\'s max_leases, by quota name and namespace (Vault: quota.lease_count.max).', labelNames: ['name', 'namespace'] as const, registers }),
     barrierDuration: new Histogram({ name: `${p}_barrier_duration_seconds`, help: 'Barrier (encrypted storage) operation latency in seconds.', labelNames: ['op'] as const, buckets: STORAGE_BUCKETS, registers }),
     storageDuration: new Histogram({ name: `${p}_storage_duration_seconds`, help: 'Physical storage operation latency in seconds.', labelNames: ['op'] as const, buckets: STORAGE_BUCKETS, registers }),
     // Vault's names (the prefix decides the first part): see the file's header.

@@ -7,7 +7,7 @@ import type { Metrics } from './metrics.js';
 
 export interface StateSources {
   /** Null while sealed (or an HA standby). */
-  unsealed(): { expiration: ExpirationManager; supervisor: PluginSupervisor; tokens: TokenStore } | null;
+  unsealed(): { expiration: ExpirationManager; supervisor: PluginSupervisor; tokens: TokenStore; quotas: { scrape(): void } } | null;
   sealed(): boolean;
   ha: HaManager | null;
   /** A namespace id as a metric label: its path, "root", or the id once the namespace is gone. */
@@ -22,7 +22,10 @@ export function scrapeStateGauges(metrics: Metrics, src: StateSources): void {
     metrics.pluginUp.reset();
     metrics.pluginDegraded.reset();
     metrics.vault.tokenCount.reset();
+    metrics.quotaLeaseCount.reset();
+    metrics.quotaLeaseCountMax.reset();
     if (!s) return;
+    s.quotas.scrape();
     let leases = 0;
     for (const m of s.expiration.countByMount()) {
       metrics.leases.set({ mount: m.mountPath, namespace: src.namespaceLabel(m.namespaceId) }, m.count);

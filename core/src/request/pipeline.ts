@@ -1,6 +1,6 @@
 /**
  * One request's trip through the core (DESIGN.md section 2): namespace and
- * mount resolution -> token lookup -> existence check when create and update
+ * mount resolution -> rate-limit quota -> token lookup -> existence check when create and update
  * differ -> ACL -> audit request -> backend -> lease registration or token
  * creation -> audit response -> envelope. A write that the ACL allows as
  * create and update alike goes to a plugin in one round trip, the plugin
@@ -12,7 +12,7 @@
  * leased is never returned.
  */
 import { StrongroomError, helpFor, permissionDenied, writeOperation, type Backend, type LogicalRequest, type LogicalResponse, type Operation } from '@strongroom/sdk-plugin/host';
-import { envelope } from '../http/response.js';
+import { envelope, replyForError } from '../http/response.js';
 import type { ApiOperation, ApiReply, ApiRequest } from '../http/types.js';
 import type { CoreLogger } from '../log/logger.js';
 import type { Metrics } from '../metrics/metrics.js';
@@ -21,8 +21,9 @@ import { tokenScope, type Namespace, type NamespaceRegistry } from '../namespace
 import type { AuditEntry } from '../audit/broker.js';
 import { plainRequestKeys } from '../audit/hash.js';
 import type { MountBinding } from '../mounts/mount-manager.js';
+import type { LeaseReservation } from '../quotas/quota-manager.js';
 import { planWrite } from './existence.js';
-import { invalidWrappingToken, type AclDecision, type AclOperation, type AclPort, type AuditPort, type CallerToken, type InProcessRequest, type LeasePort, type TokenPort, type WrappingPort } from './ports.js';
+import { invalidWrappingToken, type AclDecision, type AclOperation, type AclPort, type AuditPort, type CallerToken, type InProcessRequest, type LeasePort, type QuotaPort, type TokenPort, type WrappingPort } from './ports.js';
 
 /** What the pipeline knows of a request beyond what the listener parsed. */
 export interface RequestContext {
@@ -46,6 +47,7 @@ export interface PipelineDeps {
   tokens: TokenPort;
   acl: AclPort;
   leases: LeasePort;
+  quotas: QuotaPort;
   audit: AuditPort;
   wrapping: WrappingPort;
   logger: CoreLogger;
@@ -63,15 +65,38 @@ export function createPipeline(deps: PipelineDeps) {
     const req: Served = { api, remoteAddress: ctx.remoteAddress, wrapTtl: deps.wrapping.parseTtl(headerValue(api.headers['x-service-wrap-ttl']) ?? headerValue(api.headers['x-vault-wrap-ttl'])) };
     const { namespace, path } = namespaces.resolve(listPath(api));
     const found = router.match(namespace.id, path);
+    // Rate-limit quotas come first: a refused request costs no token lookup and no plugin work.
+    const limit = deps.quotas.rateLimit({ namespaceId: namespace.id, mountPath: found?.mountPath ?? '', path: found?.relativePath ?? path, nsPath: path, client: ctx.remoteAddress });
+    if (limit && !limit.allowed) return rateLimited(req, namespace, path, found, limit);
     // The request holds its mount until its reply (lease included) is made, so a
     // disable waits for it before cleaning up; a mount being disabled takes no new
     // request: for this one it is already gone.
     const release = found ? found.handle.acquire() : null;
     try {
-      return await serve(req, namespace, path, release ? found : null);
+      const reply = await serve(req, namespace, path, release ? found : null);
+      return limit && hasKeys(limit.headers) ? { ...reply, headers: { ...reply.headers, ...limit.headers } } : reply;
+    } catch (err) {
+      // With X-Ratelimit-* headers on, an error answer carries them too.
+      if (!limit || !hasKeys(limit.headers)) throw err;
+      const reply = replyForError(err, logger, api.id);
+      return { ...reply, headers: { ...reply.headers, ...limit.headers } };
     } finally {
       release?.();
     }
+  }
+
+  /** The 429 of a request past its rate-limit quota (Retry-After always), audited when the quota config asks. */
+  async function rateLimited(req: Served, namespace: Namespace, path: string, found: RouteMatch<MountBinding> | undefined, limit: NonNullable<ReturnType<QuotaPort['rateLimit']>>): Promise<ApiReply> {
+    const message = `request path "${path}": rate limit quota exceeded`;
+    if (limit.audit && audit.enabled) {
+      const entry: AuditEntry = {
+        auth: null,
+        request: { id: req.api.id, operation: toLogicalOp(req.api.operation), path, mount_type: found?.entry.type ?? '', mount_accessor: found?.entry.accessor ?? '', namespace: { id: namespace.id, path: namespace.path }, remote_address: req.remoteAddress, client_token: '', client_token_accessor: '', data: req.api.data },
+      };
+      await audit.logRequest(entry);
+      await audit.logResponse({ ...entry, error: message });
+    }
+    return { status: 429, body: { errors: [message] }, headers: limit.headers };
   }
 
   async function serve(req: Served, namespace: Namespace, path: string, match: RouteMatch<MountBinding> | null | undefined): Promise<ApiReply> {
@@ -179,27 +204,48 @@ export function createPipeline(deps: PipelineDeps) {
       : null;
     if (auditEntry) await audit.logRequest(auditEntry);
 
+    // A request that may create a lease (a secret, a token) takes a place under its lease-count
+    // quota first, so one past the quota creates nothing; the place is given back unless a lease took it.
+    let reservation: LeaseReservation | null = null;
+    if (!api.help && mayCreateLease(mount.type, logical)) {
+      try {
+        reservation = await deps.quotas.reserveLease({ namespaceId: namespace.id, mountPath: match.mountPath, path: relativePath }, path);
+      } catch (err) {
+        if (auditEntry) await audit.logResponse({ ...auditEntry, error: err instanceof Error ? err.message : String(err) }).catch(() => undefined);
+        throw err;
+      }
+    }
     // An unauthenticated path does not spend a use: the token is not what lets
     // the request through (sys/wrapping/lookup must not burn a wrapping token).
     let exhausted = false;
     if (token && !unauthenticated && token.numUses > 0) {
-      const used = await tokens.use(token);
+      const used = await tokens.use(token).catch((err: unknown) => {
+        reservation?.release();
+        throw err;
+      });
       exhausted = used.exhausted;
       // The core's own backends see the token as this request left it (lookup-self shows the uses left).
       if ((logical as InProcessRequest).callerEntry !== undefined) (logical as InProcessRequest).callerEntry = used.entry;
     }
 
+    let quotaWarning: string | null = null;
     let resp: LogicalResponse | null;
+    let reply: ApiReply;
     try {
-      resp = await backend.handleRequest(logical);
-    } catch (err) {
-      if (auditEntry) await audit.logResponse({ ...auditEntry, error: err instanceof Error ? err.message : String(err) }).catch(() => undefined);
-      throw err;
+      try {
+        resp = reservation ? await reservation.run(() => backend.handleRequest(logical)) : await backend.handleRequest(logical);
+      } catch (err) {
+        if (auditEntry) await audit.logResponse({ ...auditEntry, error: err instanceof Error ? err.message : String(err) }).catch(() => undefined);
+        throw err;
+      } finally {
+        if (exhausted && token) await tokens.revokeExhausted(token).catch((e) => logger.error('failed to revoke exhausted token', { accessor: token!.accessor, error: String(e) }));
+      }
+      const renderCtx = { mount, namespace, path: relativePath, token };
+      reply = reservation ? await reservation.run(() => render(req, resp, renderCtx)) : await render(req, resp, renderCtx);
     } finally {
-      if (exhausted && token) await tokens.revokeExhausted(token).catch((e) => logger.error('failed to revoke exhausted token', { accessor: token!.accessor, error: String(e) }));
+      quotaWarning = reservation?.release() ?? null;
     }
-
-    let reply = await render(req, resp, { mount, namespace, path: relativePath, token });
+    if (quotaWarning) reply = { ...reply, headers: { ...reply.headers, Warning: `299 strongroom ${JSON.stringify(quotaWarning)}` } };
     if (req.wrapTtl !== null && !resp?.wrapInfo) reply = await wrapReply(reply, req.wrapTtl, path, namespace.id);
     if (auditEntry) {
       const body = (reply.body ?? null) as Record<string, any> | null;
@@ -339,6 +385,23 @@ function enforceWrappingBounds(decision: AclDecision, wrapTtl: number | null): v
   const inBounds = wrapTtl !== null && (min === undefined || wrapTtl >= min) && (max === undefined || wrapTtl <= max) && (min === undefined || max === undefined || min <= max);
   if (!inBounds) throw permissionDenied('permission denied');
 }
+
+/**
+ * Whether a request may create a lease, so that a lease-count quota must reserve a place for it:
+ * reads and writes to a plugin (credentials, logins), and token creation; never the core's
+ * sys/ and cubbyhole/, nor the token method's lookups, renewals and revocations (revoking is how
+ * a full quota drains).
+ */
+function mayCreateLease(mountType: string, logical: LogicalRequest): boolean {
+  if (logical.operation !== 'read' && logical.operation !== 'create' && logical.operation !== 'update') return false;
+  if (mountType === 'token') return logical.path.startsWith('create');
+  return !IN_PROCESS_TYPES.has(mountType);
+}
+
+const hasKeys = (o: Record<string, string>): boolean => {
+  for (const _ in o) return true;
+  return false;
+};
 
 type AuditWrapInfo = NonNullable<import('../audit/broker.js').AuditResponse['wrap_info']>;
 

@@ -8,6 +8,7 @@ import { badRequest, type AuthSpec, type LogicalRequest } from '@strongroom/sdk-
 import type { RegisterInput } from '../expiration/index.js';
 import type { MountEntry } from '../mounts/mount-table.js';
 import type { Namespace } from '../namespace/namespaces.js';
+import type { QuotaManager } from '../quotas/quota-manager.js';
 import type { TokenEntry } from '../token/index.js';
 
 /** What the pipeline needs of a token (a projection of the token store's entry). */
@@ -91,6 +92,9 @@ export interface AclPort {
 export interface LeasePort {
   register(input: RegisterInput): Promise<{ leaseId: string; ttl: number; renewable: boolean }>;
 }
+
+/** Resource quotas as the pipeline applies them (core/src/quotas). */
+export type QuotaPort = Pick<QuotaManager, 'rateLimit' | 'reserveLease'>;
 
 export interface AuditPort {
   readonly enabled: boolean;

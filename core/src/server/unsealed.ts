@@ -31,6 +31,7 @@ import type { AclCache } from '../policy/acl-cache.js';
 import { createPolicyStore } from '../policy/policy-store.js';
 import { createTokenAccess } from '../request/access.js';
 import { createPipeline, type Pipeline } from '../request/pipeline.js';
+import { createQuotaManager, type QuotaManager } from '../quotas/quota-manager.js';
 import { createTokenPort } from '../request/token-port.js';
 import { createGenerateRoot, createRekey } from '../seal/root-recovery.js';
 import { parseSealConfig, type SealManager } from '../seal/seal-manager.js';
@@ -40,6 +41,7 @@ import { leasePaths } from '../sys/leases.js';
 import { createNamespaceAdmin, type NamespaceAdmin } from '../sys/namespace-admin.js';
 import { rootRecoveryPaths } from '../sys/root-recovery.js';
 import { counterPaths } from '../sys/counters.js';
+import { quotaPaths } from '../sys/quotas.js';
 import { wrappingPaths } from '../sys/wrapping.js';
 import { scoped, type SysPathDef } from '../sys/sys-path.js';
 import { createTokenAuthBackend } from '../token-auth/backend.js';
@@ -59,6 +61,7 @@ export interface Unsealed {
   supervisor: PluginSupervisor;
   mounts: MountManager;
   pipeline: Pipeline;
+  quotas: QuotaManager;
   namespaceAdmin: NamespaceAdmin;
   periodic: NodeJS.Timeout;
   /** Signs (standby) and checks (active) the client address of forwarded requests. */
@@ -131,6 +134,16 @@ export async function unseal(ctx: UnsealContext, opts: { restoreLeasesInBackgrou
   });
   if (config.pluginCpuProfileDir) logger.warn('dev: plugin processes run WITHOUT the sandbox and write CPU profiles', { dir: config.pluginCpuProfileDir });
   onPlugins({ catalog, supervisor });
+  const quotas: QuotaManager = createQuotaManager({
+    store: barrier,
+    namespaces,
+    router,
+    metrics,
+    namespaceLabel,
+    eachLease: (fn) => expiration.eachLease(fn),
+    leasesRestored: () => expiration.restored(),
+  });
+  await quotas.load();
   const expiration: ExpirationManager = createExpirationManager({
     store: barrier,
     logger: logger.named('expiration'),
@@ -140,6 +153,8 @@ export async function unseal(ctx: UnsealContext, opts: { restoreLeasesInBackgrou
         if (expired) metrics.leaseExpirations.inc({ mount, namespace: namespaceLabel(ns) });
       },
       irrevocable: (mount, ns) => metrics.leaseIrrevocable.inc({ mount, namespace: namespaceLabel(ns) }),
+      held: quotas.leaseHeld,
+      dropped: quotas.leaseDropped,
     },
     mountTtls: mountTtlsOf,
     tokenExists: (key) => tokens.isLiveKey(key),
@@ -234,6 +249,7 @@ export async function unseal(ctx: UnsealContext, opts: { restoreLeasesInBackgrou
               ...scoped(false, leasePaths({ expiration, namespaces, logger })),
               ...wrappingPaths({ wrapping }),
               ...counterPaths({ tokens }),
+              ...quotaPaths({ quotas, namespaces }),
               ...corsPaths({ cors, store: corsStore }),
               // Attempts live as long as this unsealed state: sealing ends them.
               ...rootRecoveryPaths({
@@ -264,7 +280,7 @@ export async function unseal(ctx: UnsealContext, opts: { restoreLeasesInBackgrou
     },
   });
 
-  const pipeline = createPipeline({ namespaces, router, logger, metrics, audit, wrapping, tokens: createTokenPort(tokens, ttlsOf), acl: access.acl, leases: expiration });
+  const pipeline = createPipeline({ namespaces, router, logger, metrics, audit, wrapping, tokens: createTokenPort(tokens, ttlsOf), acl: access.acl, leases: expiration, quotas });
   const namespaceAdmin = createNamespaceAdmin({ registry: namespaces, store: namespaceStore, storage: barrier, mounts, defaultMounts: defaultMounts, policies, leases: expiration, tokens, logger });
   await mounts.load(defaultMounts);
   // Revocations a crash cut short finish once the mount tables are bound: a token's cubbyhole is found through them.
@@ -282,7 +298,7 @@ export async function unseal(ctx: UnsealContext, opts: { restoreLeasesInBackgrou
   periodic.unref();
 
   logger.info('unsealed', { ms: Date.now() - started });
-  return { passwordPolicies, tokens, expiration, audit, supervisor, mounts, pipeline, periodic, forwardKey: forwardingKey(hmacKey), namespaceAdmin };
+  return { passwordPolicies, tokens, expiration, audit, supervisor, mounts, pipeline, quotas, periodic, forwardKey: forwardingKey(hmacKey), namespaceAdmin };
 }
 
 /** Stops everything an unseal started; every key it held leaves memory with it. */
@@ -290,6 +306,7 @@ export async function teardown(ctx: Pick<UnsealContext, 'aclCache' | 'namespaces
   clearInterval(s.periodic);
   await s.namespaceAdmin.idle();
   s.expiration.stop();
+  s.quotas.stop();
   await s.mounts.unloadAll();
   await s.supervisor.shutdown();
   await s.audit.close();

@@ -8,6 +8,7 @@ import { createTestBackend, definePath, StrongroomError, type PathDef } from '@s
 import { createSystemBackend } from './backend.js';
 import type { SysDeps } from './deps.js';
 import { corsPaths } from './cors.js';
+import { quotaPaths } from './quotas.js';
 import { rootRecoveryPaths } from './root-recovery.js';
 import { createNodeLocal } from './seal-paths.js';
 import { defineSysPath, type SysPathDef } from './sys-path.js';
@@ -16,7 +17,7 @@ import { wrappingPaths } from './wrapping.js';
 /** The server-wide paths: the ones Vault serves from the root namespace only. */
 const ROOT_ONLY = [
   'audit', 'audit/*path', 'audit-hash/*path', 'config/cors', 'generate-root/attempt', 'generate-root/update', 'generate-root-token/attempt', 'generate-root-token/update', 'health', 'init', 'key-status', 'leader',
-  'loggers', 'loggers/:name', 'metrics', 'plugins/catalog', 'plugins/catalog/:type', 'plugins/catalog/:type/:name', 'plugins/reload/backend', 'rekey/backup', 'rekey/init',
+  'loggers', 'loggers/:name', 'metrics', 'plugins/catalog', 'plugins/catalog/:type', 'plugins/catalog/:type/:name', 'plugins/reload/backend', 'quotas/config', 'rekey/backup', 'rekey/init',
   'rekey/update', 'rekey/verify', 'rotate', 'rotate/root/init', 'rotate/root/update', 'rotate/root/verify', 'seal', 'seal-status', 'step-down', 'unseal',
 ];
 
@@ -29,7 +30,7 @@ const deps = (extraPaths: SysPathDef[]) => ({ extraPaths, logger: { levels: () =
 /** The sys/ paths the core adds beside the backend's own (unsealed.ts), with their real declarations. */
 async function coreExtras(): Promise<SysPathDef[]> {
   const nodeLocal = await createNodeLocal({} as unknown as Parameters<typeof createNodeLocal>[0]);
-  return [...nodeLocal.paths, ...wrappingPaths({} as never), ...corsPaths({} as never), ...rootRecoveryPaths({} as never)];
+  return [...nodeLocal.paths, ...wrappingPaths({} as never), ...corsPaths({} as never), ...quotaPaths({} as never), ...rootRecoveryPaths({} as never)];
 }
 
 async function patterns(rootNamespace: boolean): Promise<string[]> {
@@ -43,7 +44,7 @@ describe('sys/ paths and namespaces', () => {
     const child = await patterns(false);
     expect(root).toEqual(expect.arrayContaining(ROOT_ONLY));
     expect(root.filter((p) => !child.includes(p)).sort()).toEqual([...ROOT_ONLY].sort());
-    expect(child).toEqual(expect.arrayContaining(['mounts', 'mounts/*path', 'policies/acl/:name', 'namespaces/:path', 'tools/hash{/:algorithm}', 'capabilities-self', 'wrapping/unwrap']));
+    expect(child).toEqual(expect.arrayContaining(['mounts', 'mounts/*path', 'policies/acl/:name', 'namespaces/:path', 'tools/hash{/:algorithm}', 'capabilities-self', 'wrapping/unwrap', 'quotas/rate-limit', 'quotas/rate-limit/:name', 'quotas/lease-count', 'quotas/lease-count/:name']));
   });
 
   it('a root-only path answers unsupported (404) in a child namespace and serves in the root one', async () => {

@@ -1,0 +1,159 @@
+/**
+ * Rate-limit quotas through the real binary: a rule of 5 per hour (an interval no load can
+ * outlast, so nothing here depends on timing) answers the 6th request 429 with Retry-After, before
+ * the engine is asked (the refused kv write leaves no version); X-Ratelimit-* only once the config
+ * asks; the most specific rule wins; exempt paths; block_interval; rules per namespace; 400s
+ * naming the field; and a token needs a policy on sys/quotas like any path (no sudo, as in Vault).
+ */
+import { startDevServer, tokenWithPolicy, type RunningServer } from '../helpers/server';
+
+jest.setTimeout(120_000);
+
+let s: RunningServer;
+beforeAll(async () => {
+  s = await startDevServer();
+});
+afterAll(async () => {
+  await s?.stop();
+});
+
+const put = async (path: string, body: unknown) => {
+  const r = await s.api('POST', path, body);
+  expect([path, r.status, r.text]).toEqual([path, 204, '']);
+};
+
+describe('rate-limit quotas', () => {
+  it('answer the 6th request past a rate of 5 with 429 and Retry-After, before the engine writes anything', async () => {
+    await put('sys/quotas/rate-limit/five', { path: 'secret/data/five', rate: 5, interval: '1h' });
+    const statuses: number[] = [];
+    for (let i = 1; i <= 5; i++) statuses.push((await s.api('POST', 'secret/data/five', { data: { n: i } })).status);
+    expect(statuses).toEqual([200, 200, 200, 200, 200]);
+    const sixth = await s.api('POST', 'secret/data/five', { data: { n: 6 } });
+    expect(sixth.status).toBe(429);
+    expect(sixth.body.errors[0]).toMatch(/rate limit quota exceeded/);
+    const retryAfter = Number(sixth.headers.get('retry-after'));
+    expect(retryAfter).toBeGreaterThan(3000);
+    expect(retryAfter).toBeLessThanOrEqual(3600);
+    // Headers are off by default.
+    expect(sixth.headers.get('x-ratelimit-limit')).toBeNull();
+    // The refused write reached no engine: the metadata (another path, not limited) shows 5 versions.
+    const meta = await s.api('GET', 'secret/metadata/five');
+    expect(meta.body.data.current_version).toBe(5);
+    // A path the rule does not name is not limited.
+    expect((await s.api('POST', 'secret/data/other', { data: { a: 1 } })).status).toBe(200);
+    const read = await s.api('GET', 'sys/quotas/rate-limit/five');
+    expect(read.body.data).toMatchObject({ name: 'five', path: 'secret/data/five', type: 'rate-limit', rate: 5, interval: 3600, block_interval: 0, role: '' });
+    const metrics = await s.api('GET', 'sys/metrics?format=prometheus');
+    expect(metrics.text).toMatch(/strongroom_quota_rate_limit_violation\{name="five",namespace="root"[^}]*\} 1/);
+  });
+
+  it('add X-Ratelimit-* headers when the config enables them, on answers and refusals', async () => {
+    const cfg = await s.api('GET', 'sys/quotas/config');
+    expect(cfg.body.data).toEqual({
+      enable_rate_limit_audit_logging: false,
+      enable_rate_limit_response_headers: false,
+      rate_limit_exempt_paths: ['sys/generate-recovery-token/attempt', 'sys/generate-recovery-token/update', 'sys/generate-root/attempt', 'sys/generate-root/update', 'sys/health', 'sys/seal-status', 'sys/unseal'],
+    });
+    await put('sys/quotas/config', { enable_rate_limit_response_headers: true });
+    await put('sys/quotas/rate-limit/hdr', { path: 'secret/data/hdr', rate: 2, interval: '1h' });
+    const first = await s.api('GET', 'secret/data/hdr');
+    expect(first.status).toBe(404);
+    expect([first.headers.get('x-ratelimit-limit'), first.headers.get('x-ratelimit-remaining')]).toEqual(['2', '1']);
+    expect(Number(first.headers.get('x-ratelimit-reset'))).toBeGreaterThan(3000);
+    expect(first.headers.get('retry-after')).toBeNull();
+    expect((await s.api('GET', 'secret/data/hdr')).headers.get('x-ratelimit-remaining')).toBe('0');
+    const refused = await s.api('GET', 'secret/data/hdr');
+    expect(refused.status).toBe(429);
+    expect([refused.headers.get('x-ratelimit-limit'), refused.headers.get('x-ratelimit-remaining')]).toEqual(['2', '0']);
+    expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(3000);
+    await put('sys/quotas/config', { enable_rate_limit_response_headers: false });
+  });
+
+  it('apply the most specific rule: a path below the mount before the mount', async () => {
+    await s.api('POST', 'sys/mounts/kvspec', { type: 'kv', options: { version: '1' } });
+    await put('sys/quotas/rate-limit/mount-wide', { path: 'kvspec/', rate: 1000, interval: '1h' });
+    await put('sys/quotas/rate-limit/tight', { path: 'kvspec/tight/*', rate: 2, interval: '1h' });
+    expect((await s.api('GET', 'kvspec/tight/a')).status).toBe(404);
+    expect((await s.api('GET', 'kvspec/tight/b')).status).toBe(404);
+    expect((await s.api('GET', 'kvspec/tight/c')).status).toBe(429);
+    for (let i = 0; i < 5; i++) expect((await s.api('GET', 'kvspec/loose')).status).toBe(404);
+  });
+
+  it('leave exempt paths alone', async () => {
+    await s.api('POST', 'sys/mounts/kvexempt', { type: 'kv', options: { version: '1' } });
+    await put('sys/quotas/rate-limit/exempt-mount', { path: 'kvexempt/', rate: 1, interval: '1h' });
+    await put('sys/quotas/config', { rate_limit_exempt_paths: ['kvexempt/open', 'kvexempt/pre/*'] });
+    for (let i = 0; i < 4; i++) {
+      expect((await s.api('GET', 'kvexempt/open')).status).toBe(404);
+      expect((await s.api('GET', 'kvexempt/pre/x')).status).toBe(404);
+    }
+    expect((await s.api('GET', 'kvexempt/closed')).status).toBe(404);
+    expect((await s.api('GET', 'kvexempt/closed')).status).toBe(429);
+    expect((await s.api('GET', 'sys/quotas/config')).body.data.rate_limit_exempt_paths).toEqual(['kvexempt/open', 'kvexempt/pre/*']);
+  });
+
+  it('block a client for block_interval once it goes past the rate', async () => {
+    await s.api('POST', 'sys/mounts/kvblock', { type: 'kv', options: { version: '1' } });
+    await put('sys/quotas/rate-limit/blocker', { path: 'kvblock/', rate: 1, interval: '1s', block_interval: '2h' });
+    expect((await s.api('GET', 'kvblock/x')).status).toBe(404);
+    // However long the machine takes from here, the block (2 h) outlasts the interval (1 s).
+    let refused = await s.api('GET', 'kvblock/x');
+    if (refused.status === 404) refused = await s.api('GET', 'kvblock/x');
+    expect(refused.status).toBe(429);
+    expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(3600);
+    await new Promise((r) => setTimeout(r, 1100));
+    const still = await s.api('GET', 'kvblock/x');
+    expect(still.status).toBe(429);
+    expect(Number(still.headers.get('retry-after'))).toBeGreaterThan(3600);
+  });
+
+  it('keep rules per namespace: a namespace rule reaches that namespace only', async () => {
+    expect((await s.api('POST', 'sys/namespaces/tenant')).status).toBe(200);
+    const ns = { headers: { 'X-Vault-Namespace': 'tenant' } };
+    expect((await s.api('POST', 'sys/mounts/kvt', { type: 'kv', options: { version: '1' } }, ns)).status).toBe(204);
+    expect((await s.api('POST', 'sys/mounts/kvt', { type: 'kv', options: { version: '1' } })).status).toBe(204);
+    expect((await s.api('POST', 'sys/quotas/rate-limit/tenant-kv', { path: 'kvt/', rate: 1, interval: '1h' }, ns)).status).toBe(204);
+    expect((await s.api('LIST', 'sys/quotas/rate-limit', undefined, ns)).body.data.keys).toEqual(['tenant-kv']);
+    expect((await s.api('LIST', 'sys/quotas/rate-limit')).body.data.keys).not.toContain('tenant-kv');
+    expect((await s.api('GET', 'sys/quotas/rate-limit/tenant-kv', undefined, ns)).body.data.path).toBe('kvt/');
+    expect((await s.api('GET', 'kvt/a', undefined, ns)).status).toBe(404);
+    expect((await s.api('GET', 'kvt/a', undefined, ns)).status).toBe(429);
+    // The root namespace's kvt/ is another mount.
+    for (let i = 0; i < 3; i++) expect((await s.api('GET', 'kvt/a')).status).toBe(404);
+    // The config is server-wide: the root namespace's only.
+    expect((await s.api('GET', 'sys/quotas/config', undefined, ns)).status).toBe(404);
+    expect((await s.api('DELETE', 'sys/quotas/rate-limit/tenant-kv', undefined, ns)).status).toBe(204);
+    expect((await s.api('GET', 'kvt/a', undefined, ns)).status).toBe(404);
+    expect((await s.api('LIST', 'sys/quotas/rate-limit', undefined, ns)).status).toBe(404);
+  });
+
+  it('refuse bad input with a 400 naming the field', async () => {
+    const cases: Array<[string, unknown, RegExp]> = [
+      ['sys/quotas/rate-limit/bad', { path: 'secret/', rate: -1 }, /rate/],
+      ['sys/quotas/rate-limit/bad', { path: 'secret/' }, /^rate/],
+      ['sys/quotas/rate-limit/bad', { path: 'secret/', rate: 1, interval: 'soon' }, /interval/],
+      ['sys/quotas/rate-limit/bad', { path: 'nowhere/', rate: 1 }, /^path/],
+      ['sys/quotas/rate-limit/bad', { path: 'secret/', rate: 1, role: 'r' }, /^role/],
+      ['sys/quotas/rate-limit/bad', { path: 'secret/da*ta', rate: 1 }, /^path/],
+      ['sys/quotas/rate-limit/dup', { path: 'secret/data/five', rate: 1 }, /^path: quota "five"/],
+      ['sys/quotas/lease-count/bad', { path: 'secret/', max_leases: 0 }, /max_leases/],
+      ['sys/quotas/lease-count/bad', { path: 'secret/' }, /^max_leases/],
+      ['sys/quotas/config', { enable_rate_limit_response_headers: 'maybe' }, /enable_rate_limit_response_headers/],
+    ];
+    for (const [path, body, message] of cases) {
+      const r = await s.api('POST', path, body);
+      expect([path, body, r.status]).toEqual([path, body, 400]);
+      expect(r.body.errors.join(' ')).toMatch(message);
+    }
+  });
+
+  it('need a policy on sys/quotas like any path, and no sudo', async () => {
+    const none = await tokenWithPolicy(s, 'path "secret/*" { capabilities = ["read"] }');
+    expect((await s.api('LIST', 'sys/quotas/rate-limit', undefined, { token: none })).status).toBe(403);
+    expect((await s.api('POST', 'sys/quotas/rate-limit/x', { path: 'secret/', rate: 1 }, { token: none })).status).toBe(403);
+    const admin = await tokenWithPolicy(s, 'path "sys/quotas/*" { capabilities = ["create", "read", "update", "delete", "list"] }');
+    expect((await s.api('POST', 'sys/quotas/rate-limit/by-admin', { path: 'kvspec/other/*', rate: 9 }, { token: admin })).status).toBe(204);
+    expect((await s.api('LIST', 'sys/quotas/rate-limit', undefined, { token: admin })).body.data.keys).toContain('by-admin');
+    expect((await s.api('GET', 'sys/quotas/config', undefined, { token: admin })).status).toBe(200);
+  });
+});
