@@ -78,6 +78,11 @@ export interface Barrier extends KeyValueStore {
    * cached entry: what a standby does before it becomes active on shared storage.
    */
   refresh(): Promise<void>;
+  /**
+   * Whether a stored keyring envelope (from a snapshot) opens with this
+   * barrier's root key: the snapshot is of this barrier, not another one's.
+   */
+  opensKeyring(envelope: Uint8Array): boolean;
 }
 
 export interface BarrierOptions {
@@ -329,6 +334,13 @@ export function createBarrier(physical: KeyValueStore, opts: BarrierOptions = {}
         plain.fill(0);
         clearCache();
       }
+    },
+
+    opensKeyring(envelope) {
+      const kr = unsealed();
+      const plain = envelopeTerm(envelope) === META_TERM ? decrypt(kr.rootKey, KEYRING_PATH, envelope) : null;
+      plain?.fill(0);
+      return plain !== null;
     },
 
     keyStatus() {

@@ -4,7 +4,8 @@
  * STRONGROOM_WRAP_TTL (the VAULT_* names are honoured too), and the token file
  * written by `login`.
  */
-import { readFileSync, writeFileSync } from 'node:fs';
+import { createReadStream, createWriteStream, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { pipeline } from 'node:stream/promises';
 import http from 'node:http';
 import https from 'node:https';
 import { homedir } from 'node:os';
@@ -114,7 +115,64 @@ export function createClient(opts: ClientOptions) {
     });
   }
 
+  /**
+   * A request whose body goes out of a file, or whose successful reply goes into
+   * one, streamed (a snapshot: never held whole). The downloaded file is written
+   * beside and renamed into place only when complete. An error reply is read as usual.
+   */
+  function transfer(method: 'GET' | 'POST', path: string, file: { upload?: string; download?: string }): Promise<ApiResult> {
+    const url = new URL(`/v1/${path.replace(/^\/+/, '')}`, base);
+    const headers: Record<string, string> = { 'X-Service-Request': 'true' };
+    if (opts.token) headers['X-Service-Token'] = opts.token;
+    if (opts.namespace) headers['X-Service-Namespace'] = opts.namespace;
+    if (file.upload) {
+      headers['Content-Type'] = 'application/octet-stream';
+      headers['Content-Length'] = String(statSync(file.upload).size);
+    }
+    const mod = isTls ? https : http;
+    return new Promise((resolve, reject) => {
+      const req = mod.request(url, { method, headers, agent }, (res) => {
+        const status = res.statusCode ?? 0;
+        if (file.download && status === 200) {
+          const partial = `${file.download}.partial`;
+          pipeline(res, createWriteStream(partial, { mode: 0o600 }))
+            .then(() => {
+              if (!res.complete) throw new Error('the server cut the transfer short');
+              renameSync(partial, file.download!);
+              resolve({ status, body: null, text: '' });
+            })
+            .catch((err: unknown) => {
+              rmSync(partial, { force: true });
+              reject(new ConnectionError(`${method} ${url.origin}${url.pathname}: ${err instanceof Error ? err.message : String(err)}`));
+            });
+          return;
+        }
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => {
+          const text = Buffer.concat(chunks).toString('utf8');
+          let parsed: unknown = null;
+          try {
+            parsed = text ? JSON.parse(text) : null;
+          } catch {
+            parsed = text;
+          }
+          resolve({ status, body: parsed, text });
+        });
+      });
+      req.on('error', (err) => reject(new ConnectionError(`${method} ${url.origin}${url.pathname}: ${err.message}`)));
+      if (file.upload) {
+        // A server that refuses early closes the connection: the reply still arrives.
+        pipeline(createReadStream(file.upload), req).catch(() => undefined);
+      } else req.end();
+    });
+  }
+
   return {
+    /** GET a streamed reply into a file. */
+    download: (path: string, file: string) => transfer('GET', path, { download: file }),
+    /** POST a file as the body, streamed. */
+    upload: (path: string, file: string) => transfer('POST', path, { upload: file }),
     read: (path: string, query?: Record<string, string>) => request('GET', path, undefined, query),
     /** A read the CLI makes for itself (e.g. kv's mount lookup): never wrapped, as in Vault. */
     preflight: (path: string) => request('GET', path, undefined, undefined, { noWrap: true }),

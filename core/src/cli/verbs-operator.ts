@@ -143,6 +143,39 @@ export const operatorVerbs: Record<string, Command> = {
       ctx.out('Success! Strongroom is sealed.');
     },
   },
+  'operator snapshot save': {
+    usage: '[options] FILE',
+    synopsis: 'Save a point-in-time snapshot of the whole store to FILE (still encrypted by the barrier; checksummed).',
+    help: 'Taken while the server serves (sys/storage/snapshot, sudo). The file is written beside and renamed to FILE once complete.',
+    output: false,
+    min: 1,
+    max: 1,
+    async run(ctx) {
+      const file = ctx.args.positionals[0]!;
+      const r = await ctx.client.download('sys/storage/snapshot', file);
+      ensureOk(r, 'taking the snapshot');
+      ctx.out(`Success! Snapshot saved to ${file}`);
+    },
+  },
+  'operator snapshot restore': {
+    usage: '[options] FILE',
+    synopsis: 'Replace the whole store with the snapshot in FILE (sys/storage/snapshot-restore, sudo).',
+    help:
+      'A corrupt or truncated file, or a snapshot of another barrier, is refused and nothing changes. ' +
+      "With -force another barrier's snapshot is restored and the server seals: that barrier's unseal keys open it. " +
+      'Anything written after the snapshot was taken is lost (tokens, leases and secrets alike).',
+    flags: { force: { kind: 'bool', help: "Restore even a snapshot of another barrier (sys/storage/snapshot-restore-force)." } },
+    output: false,
+    min: 1,
+    max: 1,
+    async run(ctx) {
+      const file = ctx.args.positionals[0]!;
+      const force = boolFlag(ctx, 'force');
+      const r = await ctx.client.upload(force ? 'sys/storage/snapshot-restore-force' : 'sys/storage/snapshot-restore', file);
+      ensureOk(r, 'restoring the snapshot');
+      ctx.out(`Success! Snapshot restored from ${file}${force ? ' (forced: if it was of another barrier, the server is sealed; unseal it with that barrier\'s keys)' : ''}`);
+    },
+  },
   'operator step-down': {
     usage: '[options]',
     synopsis: 'Make the active node give up its role; a standby takes over (HA).',

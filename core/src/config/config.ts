@@ -92,6 +92,8 @@ export interface Config {
   disableMlock: boolean;
   /** Revocation retry schedule (`lease_revocation` block); absent keys keep the expiration manager's defaults. */
   leaseRevocation: { retryBaseMs?: number; maxAttempts?: number };
+  /** Scheduled snapshots (`snapshot` block): one every `intervalMs` into `path`, the newest `retain` kept. */
+  snapshot?: { intervalMs: number; path: string; retain: number };
 }
 
 const tcpListenerSchema = z.object({
@@ -117,6 +119,13 @@ const leaseRevocationSchema = z.object({
   max_attempts: lenientInt.refine((n) => n >= 1 && n <= 100, 'must be between 1 and 100').optional(),
 });
 
+/** Not in Vault's open-source server: scheduled snapshots of the store (sys/storage/snapshot's format). */
+const snapshotSchema = z.object({
+  interval: durationMs.refine((ms) => ms >= 1000, 'must be at least 1s'),
+  path: nonEmpty,
+  retain: lenientInt.refine((n) => n >= 1 && n <= 10_000, 'must be between 1 and 10000').optional(),
+});
+
 const telemetrySchema = z.object({
   prometheus_retention_time: duration.optional(),
   disable_hostname: lenientBool.optional(),
@@ -138,7 +147,7 @@ const topSchema = z.object({
 });
 
 /** Top-level keys handled outside `topSchema`. */
-const BLOCK_KEYS = new Set(['listener', 'storage', 'backend', 'lease_revocation', 'telemetry']);
+const BLOCK_KEYS = new Set(['listener', 'storage', 'backend', 'lease_revocation', 'telemetry', 'snapshot']);
 
 /** Vault keys this server refuses by name, with the reason. */
 const UNSUPPORTED: Record<string, string> = {
@@ -305,6 +314,16 @@ export function parseConfig(text: string, source = 'config', opts: { checkFiles?
     if (v.metrics_prefix !== undefined) telemetry.metricsPrefix = v.metrics_prefix;
   }
 
+  let snapshot: Config['snapshot'];
+  if (doc.snapshot !== undefined) {
+    const blocks = blocksOf(doc.snapshot, 0);
+    if (blocks === null || blocks.length !== 1) return fail('snapshot: expected one block like snapshot { interval = "1h" path = "/var/backups/strongroom" retain = 24 }', lineOf(doc, 'snapshot'));
+    const body = (blocks[0] as (typeof blocks)[number]).body;
+    const v = validate(snapshotSchema, known(body, snapshotSchema.shape, source, 'snapshot'), source, 'snapshot');
+    snapshot = { intervalMs: v.interval, path: v.path, retain: v.retain ?? 1 };
+    if (opts.checkFiles) requireFile(v.path, 'snapshot.path', lineOf(body, 'path'), 'directory');
+  }
+
   if (opts.checkFiles) {
     if (top.plugin_directory !== undefined) requireFile(top.plugin_directory, 'plugin_directory', lineOf(doc, 'plugin_directory'), 'directory');
     if (top.log_file !== undefined) requireFile(top.log_file.endsWith('/') ? top.log_file : dirname(top.log_file), 'log_file', lineOf(doc, 'log_file'), 'directory');
@@ -321,6 +340,7 @@ export function parseConfig(text: string, source = 'config', opts: { checkFiles?
     disableMlock: top.disable_mlock ?? false,
     telemetry,
   };
+  if (snapshot) config.snapshot = snapshot;
   if (top.log_format !== undefined) config.logFormat = top.log_format;
   if (top.log_file !== undefined) config.logFile = top.log_file;
   if (top.log_requests_level !== undefined) config.logRequestsLevel = top.log_requests_level;

@@ -6,6 +6,11 @@
  * What must stay true:
  * - A request body is read once, by hand, and never beyond `maxRequestSize`:
  *   a larger declared or streamed body gets 413 and the connection is closed.
+ *   The one exception is a streamed upload (`streamedUpload`, a snapshot
+ *   restore): its body goes to the handler unread, and a connection whose
+ *   body the handler did not finish is closed after the reply.
+ * - A StreamBody reply is piped to the client as it is produced (chunked); a
+ *   failure midway cuts the connection, so the client sees a short body.
  * - Outside `/v1/` only the web UI is served (ui.ts, when enabled); anything else is a JSON 404.
  * - Errors from the core that are not StrongroomErrors reach the client as
  *   'internal error' only (see response.ts); the detail goes to the log.
@@ -22,7 +27,8 @@ import * as http from 'node:http';
 import * as net from 'node:net';
 import * as tls from 'node:tls';
 import type { AddressInfo } from 'node:net';
-import type { Duplex } from 'node:stream';
+import { Readable, type Duplex } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 import express from 'express';
 import { z } from 'zod';
 import type { Logger } from '@strongroom/sdk-plugin/host';
@@ -31,7 +37,7 @@ import { API_PREFIX, parseApiRequest } from './request.js';
 import { errorReply, renderReply, replyForError, writeRendered } from './response.js';
 import type { Cors } from './cors.js';
 import { uiRouter } from './ui.js';
-import type { ApiHandler, ApiReply } from './types.js';
+import type { ApiHandler, ApiReply, StreamBody } from './types.js';
 
 /** Vault's default `max_request_size`: 32 MiB. */
 const DEFAULT_MAX_REQUEST_SIZE = 32 * 1024 * 1024;
@@ -56,6 +62,8 @@ export interface ListenerDeps {
   logger?: Pick<Logger, 'error' | 'warn'>;
   /** Cross-origin policy (sys/config/cors); absent: no CORS handling. */
   cors?: Pick<Cors, 'verdict'>;
+  /** Whether a POST/PUT to this `/v1/` path (as received) hands its body to the handler unread (ApiRequest.bodyStream). */
+  streamedUpload?: (url: string) => boolean;
 }
 
 export interface Listener {
@@ -120,9 +128,10 @@ export function createListener(options: ListenerOptions, handle: ApiHandler, dep
       send(res, unreadBody ? { ...cors.answer, headers: { ...cors.answer.headers, Connection: 'close' } } : cors.answer, head);
       return;
     }
+    const streamed = (method === 'POST' || method === 'PUT') && deps.streamedUpload?.(url) === true;
     let rawBody: Buffer;
     try {
-      rawBody = await readBody(req, maxRequestSize);
+      rawBody = streamed ? EMPTY : await readBody(req, maxRequestSize);
     } catch (err) {
       if (err instanceof RequestTooLarge) {
         send(res, { ...errorReply(413, [`request body too large: the limit is ${maxRequestSize} bytes`]), headers: { Connection: 'close' } }, head);
@@ -135,16 +144,20 @@ export function createListener(options: ListenerOptions, handle: ApiHandler, dep
     let reply: ApiReply;
     try {
       const apiReq = parseApiRequest({ method, url, headers: req.headers, rawBody, remoteAddress: req.socket.remoteAddress }, parseOpts);
+      if (streamed) apiReq.bodyStream = req;
       requestId = apiReq.id;
       reply = await handle(apiReq);
     } catch (err) {
       reply = replyForError(err, logger, requestId);
     }
+    // What is left of an upload the handler refused would be taken for the next request.
+    if (streamed && !req.complete) reply = { ...reply, headers: { ...reply.headers, Connection: 'close' } };
     send(res, cors ? { ...reply, headers: { ...reply.headers, ...cors.headers } } : reply, head, requestId);
   }
 
   function send(res: http.ServerResponse, reply: ApiReply, head: boolean, requestId = ''): void {
     if (res.destroyed || res.headersSent) return;
+    if (isStreamBody(reply.body) && reply.status < 300) return sendStream(res, reply, reply.body, head);
     let rendered: ReturnType<typeof renderReply>;
     try {
       rendered = renderReply(reply, head);
@@ -152,6 +165,18 @@ export function createListener(options: ListenerOptions, handle: ApiHandler, dep
       rendered = renderReply(replyForError(err, logger, requestId), head);
     }
     writeRendered(res, rendered);
+  }
+
+  function sendStream(res: http.ServerResponse, reply: ApiReply, body: StreamBody, head: boolean): void {
+    res.writeHead(reply.status, { 'Cache-Control': 'no-store', ...reply.headers, 'Content-Type': body.contentType });
+    if (head) {
+      res.end();
+      return;
+    }
+    pipeline(Readable.from(body.stream, { objectMode: false }), res).catch((err: unknown) => {
+      logger.error('a streamed reply failed midway; the connection was cut', { error: err instanceof Error ? err.message : String(err) });
+      res.destroy();
+    });
   }
 
   const httpServer = http.createServer((req, res) => {
@@ -228,6 +253,10 @@ export function createListener(options: ListenerOptions, handle: ApiHandler, dep
       await closed;
     },
   };
+}
+
+function isStreamBody(body: unknown): body is StreamBody {
+  return typeof body === 'object' && body !== null && 'stream' in body && typeof (body as StreamBody).stream?.[Symbol.asyncIterator] === 'function';
 }
 
 /** Reads the whole body, at most `limit` bytes; no body (no length, no chunking) costs nothing. */

@@ -46,6 +46,11 @@ export interface ApiRequest {
   remoteAddress: string;
   /** Set by a listener with `telemetry { unauthenticated_metrics_access = true }`: sys/metrics is served without a token. */
   unauthenticatedMetricsAccess?: boolean;
+  /**
+   * A streamed upload (the listener's `streamedUpload` paths: a snapshot restore): the body,
+   * unread and not bound by max_request_size, for the handler to consume; `rawBody` is then empty.
+   */
+  bodyStream?: AsyncIterable<Uint8Array>;
 }
 
 /** A raw (non-JSON) body, e.g. an SSH public key as text/plain. */
@@ -54,9 +59,15 @@ export interface RawBody {
   contentType: string;
 }
 
+/** A body streamed to the client as it is produced (chunked), never held whole: a snapshot. */
+export interface StreamBody {
+  stream: AsyncIterable<Uint8Array>;
+  contentType: string;
+}
+
 export interface ApiReply {
   status: number;
-  /** JSON-serialised unless it is a RawBody. Ignored for 204 and HEAD. */
+  /** JSON-serialised unless it is a RawBody or a StreamBody. Ignored for 204 and HEAD. */
   body?: unknown;
   headers?: Record<string, string>;
 }

@@ -73,6 +73,7 @@ export function createMetrics(opts: MetricsOptions = {}) {
     quotaLeaseCountMax: new Gauge({ name: `${p}_quota_lease_count_max`, help: 'A lease-count quota\'s max_leases, by quota name and namespace (Vault: quota.lease_count.max).', labelNames: ['name', 'namespace'] as const, registers }),
     barrierDuration: new Histogram({ name: `${p}_barrier_duration_seconds`, help: 'Barrier (encrypted storage) operation latency in seconds.', labelNames: ['op'] as const, buckets: STORAGE_BUCKETS, registers }),
     storageDuration: new Histogram({ name: `${p}_storage_duration_seconds`, help: 'Physical storage operation latency in seconds.', labelNames: ['op'] as const, buckets: STORAGE_BUCKETS, registers }),
+    snapshotLastSuccess: new Gauge({ name: `${p}_snapshot_last_success_timestamp_seconds`, help: 'Unix time of the last scheduled snapshot written (0: none yet).', registers }),
     // Vault's names (the prefix decides the first part): see the file's header.
     vault: {
       handleRequest: new Summary({ name: `${p}_core_handle_request`, help: 'Request handling time in milliseconds (Vault: core.handle_request).', ...VAULT_SUMMARY, registers }),

@@ -14,6 +14,7 @@ export function timedPhysical(p: Physical, metrics: Metrics): Physical {
     scan: (prefix) => p.scan(prefix),
     scanKeys: (prefix) => p.scanKeys(prefix),
     close: () => p.close(),
+    ...(p.snapshots ? { snapshots: p.snapshots } : {}),
   };
 }
 

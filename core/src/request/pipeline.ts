@@ -23,7 +23,7 @@ import { plainRequestKeys } from '../audit/hash.js';
 import type { MountBinding } from '../mounts/mount-manager.js';
 import type { LeaseReservation } from '../quotas/quota-manager.js';
 import { planWrite } from './existence.js';
-import { invalidWrappingToken, type AclDecision, type AclOperation, type AclPort, type AuditPort, type CallerToken, type InProcessRequest, type LeasePort, type QuotaPort, type TokenPort, type WrappingPort } from './ports.js';
+import { invalidWrappingToken, type AclDecision, type AclOperation, type AclPort, type AuditPort, type CallerToken, type InProcessRequest, type InProcessResponse, type LeasePort, type QuotaPort, type TokenPort, type WrappingPort } from './ports.js';
 
 /** What the pipeline knows of a request beyond what the listener parsed. */
 export interface RequestContext {
@@ -158,6 +158,7 @@ export function createPipeline(deps: PipelineDeps) {
       if (api.token) logical.clientToken = api.token;
       if (api.token && token) (logical as InProcessRequest).callerEntry = token.entry;
       if (req.wrapTtl !== null) (logical as InProcessRequest).wrapTtl = req.wrapTtl;
+      if (api.bodyStream) (logical as InProcessRequest).bodyStream = api.bodyStream;
     }
 
     // Writes: the engine's existence check decides between create and update.
@@ -339,6 +340,8 @@ export function createPipeline(deps: PipelineDeps) {
       return { status: resp.raw.status, body: { raw, contentType: resp.raw.contentType } };
     }
     if (resp.redirect) return { status: 307, headers: { location: resp.redirect } };
+    const stream = (resp as InProcessResponse).stream;
+    if (stream) return { status: 200, body: stream };
 
     let leaseId = '';
     let leaseDuration = 0;

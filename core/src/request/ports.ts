@@ -4,8 +4,9 @@
  * expiration manager, audit broker and response wrapping serve as they are.
  * The pipeline is tested with fakes of exactly what it uses.
  */
-import { badRequest, type AuthSpec, type LogicalRequest } from '@strongroom/sdk-plugin/host';
+import { badRequest, type AuthSpec, type LogicalRequest, type LogicalResponse } from '@strongroom/sdk-plugin/host';
 import type { RegisterInput } from '../expiration/index.js';
+import type { StreamBody } from '../http/types.js';
 import type { MountEntry } from '../mounts/mount-table.js';
 import type { Namespace } from '../namespace/namespaces.js';
 import type { QuotaManager } from '../quotas/quota-manager.js';
@@ -45,6 +46,13 @@ export type InProcessRequest = LogicalRequest & {
   callerSudo?: boolean;
   /** The request's wrap TTL in seconds (sys/wrapping/wrap uses it as the wrapping token's TTL). */
   wrapTtl?: number;
+  /** The body, unread, of a streamed upload (sys/storage/snapshot-restore): see ApiRequest.bodyStream. */
+  bodyStream?: AsyncIterable<Uint8Array>;
+};
+
+/** What an in-process backend may answer beyond a plugin's: a body streamed to the client (sys/storage/snapshot). */
+export type InProcessResponse = LogicalResponse & {
+  stream?: StreamBody;
 };
 
 /** Response wrapping as the pipeline needs it (core/src/wrapping/response-wrapping.ts). */

@@ -79,6 +79,8 @@ export interface SealManager {
   prepareRekey(cfg: { secret_shares: number; secret_threshold: number }): PendingRekey;
   /** Runs onSeal hooks (while storage is still readable), then wipes every key. */
   seal(): Promise<void>;
+  /** Storage was replaced under the seal (a snapshot restore): what it read from it is read again. */
+  storageReplaced(): void;
   /** Hooks run in registration order; each returns its unsubscribe function. */
   onInit(cb: SealHook): () => void;
   onUnseal(cb: SealHook): () => void;
@@ -408,6 +410,11 @@ export function createSealManager(deps: SealManagerDeps): SealManager {
         barrier.seal();
         cluster = null;
       }),
+
+    storageReplaced: () => {
+      config = null;
+      knownInitialized = false;
+    },
 
     onInit: (cb) => subscribe(hooks.init, cb),
     onUnseal: (cb) => subscribe(hooks.unseal, cb),

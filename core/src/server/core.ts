@@ -36,10 +36,12 @@ import type { PluginCatalog } from '../catalog/catalog.js';
 import type { PluginSupervisor } from '../supervisor/supervisor.js';
 import { createAclCache } from '../policy/acl-cache.js';
 import { createSealManager } from '../seal/seal-manager.js';
+import { createSnapshots, type StagedRestore } from '../snapshot/snapshots.js';
 import { openStorage } from '../storage/registry.js';
 import { createCors } from '../http/cors.js';
 import { builtUiDirectory } from '../http/ui.js';
 import { createNodeLocal } from '../sys/seal-paths.js';
+import { SNAPSHOT_RESTORE_URL } from '../sys/snapshot.js';
 import { unauthedRootRecoveryGate } from '../sys/root-recovery.js';
 import { createTokenStore } from '../token/index.js';
 import { storedHmacKey, tokenKeys } from '../token/keys.js';
@@ -47,6 +49,8 @@ import type { ServerConfig } from './server-config.js';
 import { teardown, unseal, type Unsealed, type UnsealContext } from './unsealed.js';
 
 const CORE_VERSION = '0.1.0';
+/** How long a snapshot restore waits for the requests in flight to finish before it gives up (changing nothing). */
+const RESTORE_DRAIN_MS = 60_000;
 
 /** The mounts every namespace starts with: its sys/, its cubbyhole and its token auth method. */
 const DEFAULT_MOUNTS = () => [
@@ -72,6 +76,8 @@ export async function createCore(opts: { config: ServerConfig; logger: CoreLogge
   const physical = timedPhysical(opened.physical, metrics);
   const barrier = timedBarrier(createBarrier(physical), metrics);
   const seal = createSealManager({ physical, barrier, clusterName: config.clusterName, storageType: storage.type, version: CORE_VERSION, log: logger.named('seal') });
+  const snapshots = createSnapshots({ physical, barrier, storageType: storage.type, haEnabled: opened.haLock !== undefined, logger, metrics });
+  const stopSchedule = config.snapshot ? snapshots.schedule(config.snapshot) : null;
   const namespaces = createNamespaceRegistry();
   const router = createRouter<MountBinding>();
   const aclCache = createAclCache();
@@ -138,6 +144,7 @@ export async function createCore(opts: { config: ServerConfig; logger: CoreLogge
     nodeLocalPaths: nodeLocal.paths,
     defaultMounts: DEFAULT_MOUNTS,
     runDir,
+    snapshots,
     version: CORE_VERSION,
     isStopping: () => stopping,
     onPlugins: (p) => void (plugins = p),
@@ -174,11 +181,66 @@ export async function createCore(opts: { config: ServerConfig; logger: CoreLogge
     seal.onSeal(preSeal);
   }
 
+  /** Requests in the pipeline now, and whether a snapshot restore has stopped serving (core-level requests only). */
+  let inFlight = 0;
+  let restoring = false;
+
+  /**
+   * Applies a verified restore once its request's reply is ready: no new request
+   * is served, those in flight finish, the unsealed state is torn down, the
+   * backend replaces its entries all-or-nothing, and the state is built again
+   * from the restored storage (this barrier's snapshot), or the server seals
+   * (another barrier's, whose unseal keys open it now).
+   */
+  async function applyRestore(staged: StagedRestore): Promise<void> {
+    restoring = true;
+    try {
+      const deadline = Date.now() + RESTORE_DRAIN_MS;
+      while (inFlight > 0) {
+        if (Date.now() > deadline) throw new StrongroomError('unavailable', 'snapshot restore: requests still in flight after 60 s; nothing was changed');
+        await new Promise((r) => setTimeout(r, 10));
+      }
+      const log = logger.named('snapshot');
+      log.info('snapshot restore: applying', { entries: staged.entries, same_barrier: staged.sameBarrier });
+      await preSeal();
+      try {
+        await snapshots.apply(staged);
+      } catch (err) {
+        // The backend left the old entries (PostgreSQL) or finishes at its next open (LevelDB, which refuses until then): seal.
+        log.error('snapshot restore failed while applying; sealing', { error: err instanceof Error ? err.message : String(err) });
+        seal.storageReplaced();
+        await seal.seal();
+        throw err;
+      }
+      seal.storageReplaced();
+      if (staged.sameBarrier) {
+        try {
+          await barrier.refresh();
+          await postUnseal();
+        } catch (err) {
+          log.error('snapshot restore: the restored state did not load; sealing', { error: err instanceof Error ? err.message : String(err) });
+          await seal.seal();
+          throw err;
+        }
+        log.info('snapshot restore: applied; state reloaded from the snapshot');
+      } else {
+        await seal.seal();
+        log.warn("snapshot restore: applied another barrier's snapshot; sealed: unseal with that barrier's keys");
+      }
+    } finally {
+      restoring = false;
+    }
+  }
+
   /** Nonces of the forwarded requests this node accepted, remembered for the skew window. */
   const forwardedReplays = createReplayGuard();
   async function dispatch(req: ApiRequest): Promise<ApiReply> {
     if (nodeLocal.handles(req)) return nodeLocal.serve(req);
-    if (standby && !barrier.sealed && ha?.state !== 'active') return standby.forward(req);
+    if (restoring) throw new StrongroomError('unavailable', 'a snapshot restore is in progress');
+    if (standby && !barrier.sealed && ha?.state !== 'active') {
+      if (req.bodyStream) throw new StrongroomError('bad_request', 'a snapshot restore must be sent to the active node');
+      return standby.forward(req);
+    }
     const s = state;
     if (!s) throw new StrongroomError('unavailable', 'Vault is sealed');
     // A request forwarded by a standby carries its client's address, signed by that node with the
@@ -188,7 +250,24 @@ export async function createCore(opts: { config: ServerConfig; logger: CoreLogge
       logger.named('ha').warn('refused a forwarded request', { reason: forwarded.refused, remote_address: req.remoteAddress });
       throw new StrongroomError('permission_denied', `forwarded request refused: ${forwarded.refused}`);
     }
-    return s.pipeline.handle(req, { remoteAddress: forwarded?.client ?? req.remoteAddress });
+    let reply: ApiReply;
+    inFlight++;
+    try {
+      reply = await s.pipeline.handle(req, { remoteAddress: forwarded?.client ?? req.remoteAddress });
+    } catch (err) {
+      snapshots.finish(req.id, snapshots.take(req.id));
+      throw err;
+    } finally {
+      inFlight--;
+    }
+    const staged = snapshots.take(req.id);
+    if (!staged) return reply;
+    try {
+      await applyRestore(staged);
+    } finally {
+      snapshots.finish(req.id, staged);
+    }
+    return reply;
   }
   const observe = (h: (req: ApiRequest) => Promise<ApiReply>) => observeRequests(h, { metrics, log: logger.named('request'), level: config.logRequestsLevel ?? 'debug', namespaces, router, sealPath: nodeLocal.sealPath });
   const handle = observe(dispatch);
@@ -210,7 +289,11 @@ export async function createCore(opts: { config: ServerConfig; logger: CoreLogge
       // A config file's `ui = true` was checked at load; a dev server without a built UI still serves the API.
       if (config.ui && !uiDirectory) logger.warn('the web UI is not built (ui/dist is missing: run npm install); serving the API only');
       listeners = config.listeners.map((l) =>
-        createListener({ address: l.address, tls: l.tls, maxRequestSize: l.maxRequestSize, requireRequestHeader: l.requireRequestHeader, uiDirectory }, handlerFor(l), { logger, cors }),
+        createListener({ address: l.address, tls: l.tls, maxRequestSize: l.maxRequestSize, requireRequestHeader: l.requireRequestHeader, uiDirectory }, handlerFor(l), {
+          logger,
+          cors,
+          streamedUpload: (url) => SNAPSHOT_RESTORE_URL.test(url),
+        }),
       );
       const bound = await Promise.all(listeners.map((l) => l.start()));
       return bound.map((b, i) => ({ url: `${config.listeners[i]!.tls ? 'https' : 'http'}://${b.host.includes(':') ? `[${b.host}]` : b.host}:${b.port}` }));
@@ -228,6 +311,7 @@ export async function createCore(opts: { config: ServerConfig; logger: CoreLogge
     },
     async shutdown() {
       stopping = true;
+      stopSchedule?.();
       await Promise.allSettled(listeners.map((l) => l.close()));
       // An HA node releases the lock on the way out, so a standby takes over at once instead of after its TTL.
       if (ha) await ha.stop();

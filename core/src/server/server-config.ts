@@ -37,6 +37,8 @@ export interface ServerConfig {
   telemetry: { prometheusRetentionTime: number; disableHostname: boolean; metricsPrefix?: string };
   /** Serve the web UI at /ui/ (`ui = true`; on in dev mode). */
   ui?: boolean;
+  /** Scheduled snapshots (`snapshot` block): one every `intervalMs` into `path`, the newest `retain` kept. */
+  snapshot?: { intervalMs: number; path: string; retain: number };
   /** Dev servers only: plugin processes run unsandboxed and write CPU profiles here (see the supervisor). */
   pluginCpuProfileDir?: string;
 }
@@ -78,6 +80,7 @@ function fromFileConfig(c: import('../config/config.js').Config): ServerConfig {
     leaseRevocation: c.leaseRevocation,
     telemetry: c.telemetry,
     ui: c.ui,
+    ...(c.snapshot ? { snapshot: c.snapshot } : {}),
     ...(c.logFormat ? { logFormat: c.logFormat } : {}),
     ...(c.logFile ? { logFile: c.logFile } : {}),
     ...(c.logRequestsLevel ? { logRequestsLevel: c.logRequestsLevel } : {}),

@@ -42,6 +42,8 @@ import { createNamespaceAdmin, type NamespaceAdmin } from '../sys/namespace-admi
 import { rootRecoveryPaths } from '../sys/root-recovery.js';
 import { counterPaths } from '../sys/counters.js';
 import { quotaPaths } from '../sys/quotas.js';
+import { snapshotPaths } from '../sys/snapshot.js';
+import type { Snapshots } from '../snapshot/snapshots.js';
 import { wrappingPaths } from '../sys/wrapping.js';
 import { scoped, type SysPathDef } from '../sys/sys-path.js';
 import { createTokenAuthBackend } from '../token-auth/backend.js';
@@ -90,6 +92,8 @@ export interface UnsealContext {
   nodeLocalPaths: SysPathDef[];
   defaultMounts: DefaultMounts;
   runDir: string;
+  /** Snapshots of the store and their restore (sys/storage/snapshot*). */
+  snapshots: Snapshots;
   version: string;
   isStopping(): boolean;
   /** The catalog and supervisor as soon as they exist: plugins may call back before the unseal completes. */
@@ -251,6 +255,7 @@ export async function unseal(ctx: UnsealContext, opts: { restoreLeasesInBackgrou
               ...counterPaths({ tokens }),
               ...quotaPaths({ quotas, namespaces }),
               ...corsPaths({ cors, store: corsStore }),
+              ...snapshotPaths({ snapshots: ctx.snapshots }),
               // Attempts live as long as this unsealed state: sealing ends them.
               ...rootRecoveryPaths({
                 generateRoot: createGenerateRoot({ seal, createRootToken: async () => (await tokens.createRoot()).id }),

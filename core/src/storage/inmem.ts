@@ -3,8 +3,11 @@
  * the level backend (code-point order, atomic batches, copies in and out so a
  * caller mutating a buffer never changes what is stored).
  */
+import { rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import type { Physical, PhysicalEntry, PhysicalOp } from './physical.js';
 import { assertValidKey, compareKeys } from './keys.js';
+import { readSnapshotFile } from './snapshot-format.js';
 
 export function createInmemPhysical(): Physical {
   const data = new Map<string, Buffer>();
@@ -74,6 +77,23 @@ export function createInmemPhysical(): Physical {
     async close() {
       closed = true;
       data.clear();
+    },
+    snapshots: {
+      // The entries as they are now (the values are never mutated in place, so the references hold the instant).
+      async *read(): AsyncIterable<PhysicalEntry> {
+        open();
+        const now = sortedKeysUnder('').map((key) => ({ key, value: data.get(key) as Buffer }));
+        yield* now;
+      },
+      stagingDir: tmpdir(),
+      async restore(file) {
+        open();
+        const next = new Map<string, Buffer>();
+        for await (const e of readSnapshotFile(file)) next.set(e.key, Buffer.from(e.value));
+        data.clear();
+        for (const [k, v] of next) data.set(k, v);
+        rmSync(file, { force: true });
+      },
     },
   };
 }

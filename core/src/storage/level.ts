@@ -6,15 +6,28 @@
  * behind one each. Each caller's ops stay contiguous and in call order, so a
  * caller's batch is still all-or-nothing.
  */
-import { chmodSync, mkdirSync, readdirSync, statSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { Level } from 'level';
 import type { Physical, PhysicalEntry, PhysicalOp } from './physical.js';
 import { assertValidKey, pastFolder, prefixUpperBound } from './keys.js';
+import { commitFile, readSnapshotFile, verifySnapshotFile } from './snapshot-format.js';
 
 export interface LevelPhysicalOptions {
   path: string;
+  logger?: { info(msg: string, meta?: Record<string, unknown>): void };
 }
+
+/**
+ * A restore stages its verified snapshot file in this sub-directory of the
+ * data directory (LevelDB ignores it), then renames it to READY: from that
+ * rename on, the restore is decided. Applying it (every key deleted, every
+ * entry of the file written) is idempotent, so a process killed while
+ * applying finishes it when the store is next opened, before anything reads.
+ */
+const STAGING = 'snapshot-staging';
+const READY = 'restore-ready.snap';
+const RESTORE_BATCH = 1000;
 
 export interface LevelPhysical extends Physical {
   /** Commit counters, so tests and metrics can see that fsyncs are shared. */
@@ -75,6 +88,37 @@ export async function createLevelPhysical(opts: LevelPhysicalOptions): Promise<L
   ownerOnly(opts.path);
   const db = new Level<string, Buffer>(opts.path, { keyEncoding: 'utf8', valueEncoding: 'buffer' });
   await db.open();
+  const stagingDir = join(opts.path, STAGING);
+  mkdirSync(stagingDir, { recursive: true, mode: 0o700 });
+  const ready = join(stagingDir, READY);
+
+  /** Every key deleted, then every entry of the (verified) file put; the last batch is fsync'd. */
+  const apply = async (file: string): Promise<void> => {
+    let ops: LevelOp[] = [];
+    const flush = async (sync: boolean) => {
+      await db.batch(ops, { sync });
+      ops = [];
+    };
+    for await (const key of readAhead(db.keys())) {
+      ops.push({ type: 'del', key });
+      if (ops.length >= RESTORE_BATCH) await flush(false);
+    }
+    for await (const e of readSnapshotFile(file)) {
+      ops.push({ type: 'put', key: e.key, value: Buffer.from(e.value) });
+      if (ops.length >= RESTORE_BATCH) await flush(false);
+    }
+    await flush(true);
+    rmSync(file);
+  };
+
+  for (const name of readdirSync(stagingDir)) if (name !== READY) rmSync(join(stagingDir, name), { recursive: true, force: true });
+  if (existsSync(ready)) {
+    // Killed while applying a restore: it was decided, so it is finished (the file is checked again first).
+    opts.logger?.info('storage: completing an interrupted snapshot restore');
+    await verifySnapshotFile(ready);
+    await apply(ready);
+    opts.logger?.info('storage: snapshot restore completed');
+  }
 
   let pending: PendingWrite[] = [];
   let scheduled = false;
@@ -197,5 +241,21 @@ export async function createLevelPhysical(opts: LevelPhysicalOptions): Promise<L
       await db.close();
     },
     stats: () => ({ commits, writes }),
+    snapshots: {
+      // A LevelDB iterator reads from the implicit snapshot taken when it is created.
+      async *read(): AsyncIterable<PhysicalEntry> {
+        for await (const [key, value] of readAhead(db.iterator())) yield { key, value };
+      },
+      stagingDir,
+      async restore(file) {
+        // The core stopped writing before a restore; a commit still in flight lands first.
+        while (inFlight !== null || pending.length > 0) {
+          if (inFlight === null) pump();
+          await inFlight;
+        }
+        await commitFile(file, ready);
+        await apply(ready);
+      },
+    },
   };
 }

@@ -25,4 +25,23 @@ export interface Physical {
   /** The keys of `scan`, without reading (or, above the barrier, decrypting) a value. */
   scanKeys(prefix: string): AsyncIterable<string>;
   close(): Promise<void>;
+  /** Point-in-time copies and their restore (storage/snapshot-format.ts); absent on a backend without them. */
+  readonly snapshots?: SnapshotStore;
+}
+
+/**
+ * What `sys/storage/snapshot` and its restore need from a backend: a
+ * consistent copy taken while writes go on, and an all-or-nothing replace.
+ */
+export interface SnapshotStore {
+  /** Every entry as of one instant, in key order, streamed. */
+  read(): AsyncIterable<PhysicalEntry>;
+  /** Where a restore stages the snapshot file it verified (the data's own filesystem when recovery needs it). */
+  readonly stagingDir: string;
+  /**
+   * Replaces every entry with those of a verified snapshot file in `stagingDir`
+   * (and removes the file). Atomic across crashes: killed at any point, the
+   * store comes back holding either the old entries or the snapshot's.
+   */
+  restore(file: string): Promise<void>;
 }

@@ -22,10 +22,13 @@
  *   (the server keeps running and says why in the log and in 503 replies).
  */
 import { createHash } from 'node:crypto';
+import { rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import type { Knex } from 'knex';
 import { StrongroomError, badRequest } from '@strongroom/sdk-plugin/host';
 import type { Physical, PhysicalEntry, PhysicalOp } from './physical.js';
 import { assertValidKey, compareKeys, prefixUpperBound } from './keys.js';
+import { readSnapshotFile } from './snapshot-format.js';
 
 const DEFAULT_TABLE = 'strongroom_kv_store';
 const DEFAULT_HA_TABLE = 'strongroom_ha_locks';
@@ -387,6 +390,52 @@ export function createPostgresPhysical(opts: PostgresStorageOptions): PostgresPh
       for await (const page of pages<{ path: string }>('path', prefix)) {
         for (const r of page) yield r.path;
       }
+    },
+
+    snapshots: {
+      // One repeatable-read transaction: every page reads the same instant while writes go on.
+      async *read(): AsyncIterable<PhysicalEntry> {
+        const trx = await run(() => db.transaction({ isolationLevel: 'repeatable read', readOnly: true }));
+        try {
+          let after = '';
+          for (;;) {
+            const page = await run(() => rows<{ path: string; value: Buffer }>(`SELECT path, value FROM ${table} WHERE path > ? ORDER BY path LIMIT ${SCAN_CHUNK}`, [after], trx));
+            for (const r of page) yield { key: r.path, value: r.value };
+            if (page.length < SCAN_CHUNK) return;
+            after = (page[page.length - 1] as { path: string }).path;
+          }
+        } finally {
+          await trx.commit().catch(() => undefined);
+        }
+      },
+      stagingDir: tmpdir(),
+      // One transaction: a process killed meanwhile leaves it uncommitted, and PostgreSQL rolls it back.
+      restore: (file) =>
+        run(async () => {
+          await db.transaction(async (trx) => {
+            if (fenceIdentity !== null) {
+              const held = await rows(`SELECT 1 FROM ${haTable} WHERE ha_key = ? AND ha_identity = ? AND valid_until > now() FOR SHARE`, fenceArgs(), trx);
+              if (held.length === 0) throw new FencedWriteError();
+            }
+            await trx.raw(`DELETE FROM ${table}`);
+            let chunk: PhysicalEntry[] = [];
+            const insert = async () => {
+              if (chunk.length === 0) return;
+              await trx.raw(
+                `INSERT INTO ${table} (path, parent_path, value) VALUES ${chunk.map(() => '(?, ?, ?)').join(', ')}`,
+                chunk.flatMap((e) => [e.key, parentOf(e.key), Buffer.from(e.value)]),
+              );
+              chunk = [];
+            };
+            for await (const e of readSnapshotFile(file)) {
+              checkKey(e.key);
+              chunk.push(e);
+              if (chunk.length >= 500) await insert();
+            }
+            await insert();
+          });
+          rmSync(file, { force: true });
+        }),
     },
 
     async close() {

@@ -24,7 +24,7 @@ const REGISTRY = {
   /** LevelDB in a local directory: the default, one node. */
   level: defineStorage({
     schema: z.object({ path: nonEmpty }),
-    open: async (c) => ({ physical: await createLevelPhysical({ path: c.path }) }),
+    open: async (c, deps) => ({ physical: await createLevelPhysical({ path: c.path, logger: deps.logger }) }),
   }),
   /**
    * Vault's `storage "file"`, so a config copied from Vault starts: the same
@@ -35,7 +35,7 @@ const REGISTRY = {
     schema: z.object({ path: nonEmpty }),
     open: async (c, deps) => {
       deps.logger.warn(`storage file (from a Vault config) is served by Strongroom's embedded LevelDB store at ${c.path}: its own format, not Vault's file layout; a Vault data directory is not read and a Vault server cannot read this one`);
-      return { physical: await createLevelPhysical({ path: c.path }) };
+      return { physical: await createLevelPhysical({ path: c.path, logger: deps.logger }) };
     },
   }),
   /** Memory only, gone at exit: tests. */

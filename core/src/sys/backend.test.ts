@@ -12,6 +12,7 @@ import { quotaPaths } from './quotas.js';
 import { rootRecoveryPaths } from './root-recovery.js';
 import { createNodeLocal } from './seal-paths.js';
 import { defineSysPath, type SysPathDef } from './sys-path.js';
+import { snapshotPaths } from './snapshot.js';
 import { wrappingPaths } from './wrapping.js';
 
 /** The server-wide paths: the ones Vault serves from the root namespace only. */
@@ -19,6 +20,7 @@ const ROOT_ONLY = [
   'audit', 'audit/*path', 'audit-hash/*path', 'config/cors', 'generate-root/attempt', 'generate-root/update', 'generate-root-token/attempt', 'generate-root-token/update', 'health', 'init', 'key-status', 'leader',
   'loggers', 'loggers/:name', 'metrics', 'plugins/catalog', 'plugins/catalog/:type', 'plugins/catalog/:type/:name', 'plugins/reload/backend', 'quotas/config', 'rekey/backup', 'rekey/init',
   'rekey/update', 'rekey/verify', 'rotate', 'rotate/root/init', 'rotate/root/update', 'rotate/root/verify', 'seal', 'seal-status', 'step-down', 'unseal',
+  'storage/snapshot', 'storage/snapshot-restore', 'storage/snapshot-restore-force',
 ];
 
 const extra = (rootOnly: boolean, pattern: string): SysPathDef =>
@@ -30,7 +32,7 @@ const deps = (extraPaths: SysPathDef[]) => ({ extraPaths, logger: { levels: () =
 /** The sys/ paths the core adds beside the backend's own (unsealed.ts), with their real declarations. */
 async function coreExtras(): Promise<SysPathDef[]> {
   const nodeLocal = await createNodeLocal({} as unknown as Parameters<typeof createNodeLocal>[0]);
-  return [...nodeLocal.paths, ...wrappingPaths({} as never), ...corsPaths({} as never), ...quotaPaths({} as never), ...rootRecoveryPaths({} as never)];
+  return [...nodeLocal.paths, ...wrappingPaths({} as never), ...corsPaths({} as never), ...quotaPaths({} as never), ...rootRecoveryPaths({} as never), ...snapshotPaths({} as never)];
 }
 
 async function patterns(rootNamespace: boolean): Promise<string[]> {

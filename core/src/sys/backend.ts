@@ -53,6 +53,10 @@ const SYS_ROOT_PATHS = [
   'seal',
   'step-down',
   'storage/raft/snapshot-auto/config/*',
+  // Vault's raft snapshot paths, under the names this server serves for every storage.
+  'storage/snapshot',
+  'storage/snapshot-restore',
+  'storage/snapshot-restore-force',
   // Not in Vault's list: OpenBao's authenticated generate-root and rekey, which mint a root
   // token or replace the unseal keys, need sudo here (OpenBao asks only for the ACL capability).
   ...AUTHENTICATED_ROOT_RECOVERY_PATHS,
