@@ -8,7 +8,7 @@
  * (SIGKILL) in the middle of a restore comes back holding one of the two states.
  */
 import { randomBytes } from 'node:crypto';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Client } from 'pg';
 import { cliRunner } from '../helpers/cli';
@@ -276,5 +276,33 @@ describe.each(STORAGES)('snapshots on $name storage', (storage) => {
     }
     // eslint-disable-next-line no-console
     console.log(`${storage.name}: after SIGKILL mid-restore the server came back with the ${fillers === 0 ? 'old' : "snapshot's"} state`);
+  });
+});
+
+describe('scheduled snapshots', () => {
+  it('writes a snapshot every interval into path, keeps the newest `retain`, and sets the last-success gauge', async () => {
+    const started = Date.now() / 1000;
+    const s = await startConfigServer(`storage "level" {\n  path = "$DIR/data"\n}\n${LISTENER}snapshot {\n  interval = "1s"\n  path = "$DIR"\n  retain = 2\n}\n`);
+    const init = await s.api('POST', 'sys/init', { secret_shares: 1, secret_threshold: 1 }, { token: null });
+    s.rootToken = init.body.root_token;
+    await unseal(s as Server, init.body.keys[0]);
+    const dir = join(s.configFile, '..');
+    const ours = () => readdirSync(dir).filter((n) => /^strongroom-snapshot-\d{8}T\d{9}Z\.snap$/.test(n)).sort();
+    // Enough intervals for more than `retain` files to have been written.
+    for (let i = 0; i < 600 && ours().length < 2; i++) await new Promise((r) => setTimeout(r, 100));
+    await new Promise((r) => setTimeout(r, 3500));
+    const files = ours();
+    expect(files).toHaveLength(2);
+    for (const f of files) expect((await format.verifySnapshotFile(join(dir, f))).count).toBeGreaterThan(3);
+    // No partial file is left behind beside them.
+    expect(readdirSync(dir).filter((n) => n.endsWith('.partial'))).toEqual([]);
+    const metrics = await s.api('GET', 'sys/metrics?format=prometheus');
+    const last = Number(/^strongroom_snapshot_last_success_timestamp_seconds(?:\{[^}]*\})? (\S+)$/m.exec(metrics.text)?.[1]);
+    expect(last).toBeGreaterThan(started);
+    await s.stop();
+  });
+
+  it('a bad snapshot block stops the server with a message naming the key', async () => {
+    await expect(startConfigServer(`storage "level" {\n  path = "$DIR/data"\n}\n${LISTENER}snapshot {\n  interval = "1s"\n  path = "$DIR/missing"\n}\n`)).rejects.toThrow(/snapshot\.path/);
   });
 });

@@ -144,6 +144,18 @@ describe('parseConfig', () => {
     expect(parseConfig('storage "inmem" {}\nlistener "tcp" { tls_disable = true }\nlease_revocation { retry_base = 2 }').leaseRevocation).toEqual({ retryBaseMs: 2000 });
   });
 
+  it('reads the snapshot schedule (interval in ms, retain 1 unless set) and names a bad key', () => {
+    const base = 'storage "inmem" {}\nlistener "tcp" { tls_disable = true }\n';
+    expect(parseConfig(`${base}snapshot {\n  interval = "1h"\n  path = "/b"\n  retain = 24\n}`).snapshot).toEqual({ intervalMs: 3_600_000, path: '/b', retain: 24 });
+    expect(parseConfig(`${base}snapshot { interval = "30s"\n path = "/b" }`).snapshot).toEqual({ intervalMs: 30_000, path: '/b', retain: 1 });
+    expect(parseConfig(base).snapshot).toBeUndefined();
+    expect(() => parseConfig(`${base}snapshot { interval = "soon"\n path = "/b" }`, 'sr.hcl')).toThrow(/sr\.hcl: snapshot\.interval: must be a duration/);
+    expect(() => parseConfig(`${base}snapshot { interval = "100ms"\n path = "/b" }`, 'sr.hcl')).toThrow(/snapshot\.interval: must be at least 1s/);
+    expect(() => parseConfig(`${base}snapshot { interval = "1h" }`, 'sr.hcl')).toThrow(/snapshot\.path/);
+    expect(() => parseConfig(`${base}snapshot { interval = "1h"\n path = "/b"\n retain = 0 }`, 'sr.hcl')).toThrow(/snapshot\.retain: must be between 1 and 10000/);
+    expect(() => parseConfig(`${base}snapshot { interval = "1h"\n path = "/b"\n retian = 2 }`, 'sr.hcl')).toThrow(/snapshot\.retian: unknown key \(did you mean "retain"\?\)/);
+  });
+
   it('accepts Vault\'s storage "file" as the embedded LevelDB store at its path', () => {
     expect(parseConfig('storage "file" { path = "/var/lib/vault" }\nlistener "tcp" { tls_disable = true }').storage).toEqual({ type: 'file', config: { path: '/var/lib/vault' } });
   });

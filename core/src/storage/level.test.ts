@@ -1,7 +1,18 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createLevelPhysical } from './level.js';
+import { encodeSnapshot, writeFileSynced } from './snapshot-format.js';
+import type { PhysicalEntry } from './physical.js';
+
+async function* entriesOf(list: PhysicalEntry[]): AsyncIterable<PhysicalEntry> {
+  yield* list;
+}
+const all = async (db: { scan(p: string): AsyncIterable<PhysicalEntry> }) => {
+  const out: Array<[string, string]> = [];
+  for await (const e of db.scan('')) out.push([e.key, Buffer.from(e.value).toString()]);
+  return out;
+};
 
 describe('level physical', () => {
   let dir: string;
@@ -58,5 +69,44 @@ describe('level physical', () => {
     expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
     expect(await db.list('ok/')).toEqual(['1', '3']);
     await db.close();
+  });
+
+  it('a snapshot read is the instant it started: writes made while it streams are not in it', async () => {
+    const db = await createLevelPhysical({ path: dir });
+    for (let i = 0; i < 3000; i++) await db.batch([{ type: 'put', key: `k/${String(i).padStart(4, '0')}`, value: Buffer.from('old') }]);
+    const seen: string[] = [];
+    let n = 0;
+    for await (const e of db.snapshots!.read()) {
+      if (n++ === 0) await db.batch([{ type: 'put', key: 'k/2999', value: Buffer.from('new') }, { type: 'put', key: 'z', value: Buffer.from('new') }]);
+      seen.push(`${e.key}=${Buffer.from(e.value).toString()}`);
+    }
+    expect(seen).toHaveLength(3000);
+    expect(seen[2999]).toBe('k/2999=old');
+    await db.close();
+  });
+
+  it('restore replaces every entry; a restore decided but cut short is finished at the next open', async () => {
+    const db = await createLevelPhysical({ path: dir });
+    await db.batch([{ type: 'put', key: 'old/1', value: Buffer.from('a') }, { type: 'put', key: 'same', value: Buffer.from('old') }]);
+    const snapshot = [
+      { key: 'new/1', value: Buffer.from('b') },
+      { key: 'same', value: Buffer.from('new') },
+    ];
+    const staged = join(db.snapshots!.stagingDir, 'upload.partial');
+    await writeFileSynced(staged, encodeSnapshot(entriesOf(snapshot), 'level'));
+    await db.snapshots!.restore(staged);
+    expect(await all(db)).toEqual([['new/1', 'b'], ['same', 'new']]);
+    expect(existsSync(staged)).toBe(false);
+
+    // A process killed after the decision (the ready file is there) with only part applied.
+    await db.batch([{ type: 'put', key: 'old/2', value: Buffer.from('c') }]);
+    await writeFileSynced(join(db.snapshots!.stagingDir, 'restore-ready.snap'), encodeSnapshot(entriesOf([{ key: 'final', value: Buffer.from('d') }]), 'level'));
+    await writeFileSynced(join(db.snapshots!.stagingDir, 'upload-x.partial'), entriesOf([Buffer.from('an upload cut short')]));
+    await db.close();
+    const reopened = await createLevelPhysical({ path: dir });
+    expect(await all(reopened)).toEqual([['final', 'd']]);
+    expect(existsSync(join(reopened.snapshots!.stagingDir, 'restore-ready.snap'))).toBe(false);
+    expect(existsSync(join(reopened.snapshots!.stagingDir, 'upload-x.partial'))).toBe(false);
+    await reopened.close();
   });
 });
