@@ -291,7 +291,7 @@ export function createQuotaManager(deps: QuotaDeps) {
           released = true;
           if (!ticket.consumed) reserved.set(key, Math.max(0, (reserved.get(key) ?? 0) - 1));
           const count = counts.get(key) ?? 0;
-          return ticket.consumed && count * 10 >= rule.maxLeases * 9 ? `lease count quota "${rule.name}" is at ${count} of ${rule.maxLeases} leases` : null;
+          return ticket.consumed && count * 10 >= rule.maxLeases * 9 ? `lease count quota '${rule.name}' is at ${count} of ${rule.maxLeases} leases` : null;
         },
       };
     },

@@ -147,7 +147,6 @@ export async function unseal(ctx: UnsealContext, opts: { restoreLeasesInBackgrou
     eachLease: (fn) => expiration.eachLease(fn),
     leasesRestored: () => expiration.restored(),
   });
-  await quotas.load();
   const expiration: ExpirationManager = createExpirationManager({
     store: barrier,
     logger: logger.named('expiration'),
@@ -170,6 +169,8 @@ export async function unseal(ctx: UnsealContext, opts: { restoreLeasesInBackgrou
     },
     revoker: engineCalls.revoker,
   });
+  // Rules before any lease: the restore that follows counts each lease under its rule.
+  await quotas.load();
   const tokens: TokenStore = createTokenStore({
     store: barrier,
     hmacKey,

@@ -1,0 +1,170 @@
+/**
+ * Lease-count quotas through the real binary, the database engine process and
+ * postgresql-database-plugin on a real PostgreSQL: 50 parallel credential requests against a
+ * quota of 10 create exactly 10 leases and exactly 10 database roles (the 40 refused ones reach
+ * no plugin); revoking frees places; the count holds across a restart (rebuilt from the lease
+ * store at unseal); tokens are leases too (auth/token/create and a userpass login are counted,
+ * and a refused one leaves no token).
+ */
+import { randomBytes } from 'node:crypto';
+import { Client } from 'pg';
+import { postgresUrl } from '../helpers/databases';
+import { restartUnsealed, startUnsealedLevelServer, type RunningServer } from '../helpers/server';
+
+jest.setTimeout(180_000);
+
+type Server = RunningServer & { configFile: string };
+let s: Server;
+let superUrl: URL;
+const tag = randomBytes(4).toString('hex');
+const ADMIN = `sr_qadmin_${tag}`;
+const ADMIN_PW = `Adm-${randomBytes(12).toString('hex')}`;
+// Eight characters: the engine's usernames (v-<display name>-<role>-...) keep that much of a role name.
+const ROLE = `q${tag.slice(0, 7)}`;
+
+async function superQuery<T = Record<string, unknown>>(sql: string, params: unknown[] = []): Promise<T[]> {
+  const c = new Client({ connectionString: superUrl.href, connectionTimeoutMillis: 5000 });
+  await c.connect();
+  try {
+    return (await c.query(sql, params)).rows as T[];
+  } finally {
+    await c.end();
+  }
+}
+/** The database roles the engine made for ROLE (its usernames carry the role name). */
+const issuedRoles = async () => (await superQuery<{ n: string }>(`SELECT count(*)::text AS n FROM pg_roles WHERE rolname LIKE $1`, [`v-%-${ROLE}-%`]))[0]!.n;
+const leaseIds = async () => {
+  const r = await s.api('LIST', `sys/leases/lookup/database/creds/${ROLE}/`);
+  return r.status === 404 ? [] : (r.body.data.keys as string[]);
+};
+const counter = async (name: string) => (await s.api('GET', `sys/quotas/lease-count/${name}`)).body.data.counter as number;
+const creds = () => s.api('GET', `database/creds/${ROLE}`);
+const accessors = async () => ((await s.api('LIST', 'auth/token/accessors')).body.data.keys as string[]).length;
+
+beforeAll(async () => {
+  superUrl = new URL(postgresUrl());
+  await superQuery(`CREATE ROLE "${ADMIN}" WITH LOGIN SUPERUSER PASSWORD '${ADMIN_PW}'`);
+  s = await startUnsealedLevelServer();
+  expect((await s.api('POST', 'sys/mounts/database', { type: 'database' })).status).toBe(204);
+  const conn = await s.api('POST', 'database/config/pg', {
+    plugin_name: 'postgresql-database-plugin',
+    connection_url: `postgresql://{{username}}:{{password}}@${superUrl.host}${superUrl.pathname}`,
+    username: ADMIN,
+    password: ADMIN_PW,
+    allowed_roles: [ROLE],
+  });
+  expect([conn.status, conn.text]).toEqual([204, '']);
+  const role = await s.api('POST', `database/roles/${ROLE}`, {
+    db_name: 'pg',
+    creation_statements: [`CREATE ROLE "{{name}}" WITH LOGIN PASSWORD '{{password}}' VALID UNTIL '{{expiration}}'`],
+    revocation_statements: [`DROP ROLE IF EXISTS "{{name}}"`],
+    default_ttl: '1h',
+  });
+  expect(role.status).toBe(204);
+});
+
+afterAll(async () => {
+  await s?.stop();
+  for (const r of await superQuery<{ rolname: string }>(`SELECT rolname FROM pg_roles WHERE rolname LIKE $1 OR rolname = $2`, [`%${ROLE}%`, ADMIN])) {
+    await superQuery(`DROP ROLE IF EXISTS "${r.rolname}"`);
+  }
+});
+
+describe('lease-count quotas', () => {
+  it('50 parallel credential requests against a quota of 10 create exactly 10 leases and 10 database roles', async () => {
+    expect((await s.api('POST', 'sys/quotas/lease-count/pg', { path: `database/creds/${ROLE}`, max_leases: 10 })).status).toBe(204);
+    const answers = await Promise.all(Array.from({ length: 50 }, () => creds()));
+    const statuses = answers.map((a) => a.status);
+    expect(statuses.filter((x) => x === 200)).toHaveLength(10);
+    expect(statuses.filter((x) => x === 429)).toHaveLength(40);
+    for (const a of answers.filter((x) => x.status === 429)) expect(a.body.errors[0]).toMatch(/lease count quota exceeded/);
+    expect(await issuedRoles()).toBe('10');
+    expect(await leaseIds()).toHaveLength(10);
+    expect(await counter('pg')).toBe(10);
+    // An answer that leaves the quota at 90 % or more says so (which ones, the order of completion decides).
+    const warned = answers.filter((a) => a.headers.get('warning') !== null);
+    expect(warned.length).toBeGreaterThanOrEqual(1);
+    for (const a of warned) {
+      expect(a.status).toBe(200);
+      expect(a.headers.get('warning')).toMatch(/^299 strongroom "lease count quota 'pg' is at (9|10) of 10 leases"$/);
+    }
+    const metrics = (await s.api('GET', 'sys/metrics?format=prometheus')).text;
+    expect(metrics).toMatch(/strongroom_quota_lease_count_violation\{name="pg",namespace="root"[^}]*\} 40/);
+    expect(metrics).toMatch(/strongroom_quota_lease_count_counter\{name="pg",namespace="root"[^}]*\} 10/);
+    expect(metrics).toMatch(/strongroom_quota_lease_count_max\{name="pg",namespace="root"[^}]*\} 10/);
+  });
+
+  it('frees a place for each revoked lease, and no more', async () => {
+    const ids = await leaseIds();
+    for (const id of ids.slice(0, 3)) {
+      expect((await s.api('POST', 'sys/leases/revoke', { lease_id: `database/creds/${ROLE}/${id}`, sync: true })).status).toBe(204);
+    }
+    expect(await counter('pg')).toBe(7);
+    expect(await issuedRoles()).toBe('7');
+    const again = await Promise.all(Array.from({ length: 8 }, () => creds()));
+    expect(again.map((a) => a.status).filter((x) => x === 200)).toHaveLength(3);
+    expect(again.map((a) => a.status).filter((x) => x === 429)).toHaveLength(5);
+    expect(await issuedRoles()).toBe('10');
+    expect(await counter('pg')).toBe(10);
+  });
+
+  it('holds the count across a restart: rebuilt from the lease store at unseal', async () => {
+    await s.stop();
+    s = await restartUnsealed(s);
+    expect((await creds()).status).toBe(429);
+    expect(await counter('pg')).toBe(10);
+    expect(await issuedRoles()).toBe('10');
+    const [first] = await leaseIds();
+    expect((await s.api('POST', 'sys/leases/revoke', { lease_id: `database/creds/${ROLE}/${first}`, sync: true })).status).toBe(204);
+    expect((await creds()).status).toBe(200);
+    expect((await creds()).status).toBe(429);
+    expect(await issuedRoles()).toBe('10');
+  });
+
+  it('counts a rule written over existing leases from those leases', async () => {
+    expect((await s.api('POST', 'sys/quotas/lease-count/whole-mount', { path: 'database/', max_leases: 100 })).status).toBe(204);
+    // The exact path's rule is the more specific one: the mount rule counts nothing of it.
+    expect(await counter('whole-mount')).toBe(0);
+    expect((await s.api('DELETE', 'sys/quotas/lease-count/pg')).status).toBe(204);
+    expect(await counter('whole-mount')).toBe(10);
+    expect((await s.api('POST', 'sys/quotas/lease-count/whole-mount', { max_leases: 10 })).status).toBe(204);
+    expect((await creds()).status).toBe(429);
+    expect((await s.api('DELETE', 'sys/quotas/lease-count/whole-mount')).status).toBe(204);
+  });
+
+  it('counts tokens: auth/token/create past its quota is a 429 and makes no token', async () => {
+    expect((await s.api('POST', 'sys/quotas/lease-count/tokens', { path: 'auth/token/create', max_leases: 3 })).status).toBe(204);
+    const made: string[] = [];
+    for (let i = 0; i < 3; i++) {
+      const r = await s.api('POST', 'auth/token/create', { ttl: '1h', policies: ['default'] });
+      expect(r.status).toBe(200);
+      made.push(r.body.auth.client_token);
+      // The third leaves the quota at 100 %: only it warns (90 % of 3 is 2.7).
+      expect(r.headers.get('warning')).toBe(i === 2 ? `299 strongroom "lease count quota 'tokens' is at 3 of 3 leases"` : null);
+    }
+    const before = await accessors();
+    const refused = await s.api('POST', 'auth/token/create', { ttl: '1h', policies: ['default'] });
+    expect(refused.status).toBe(429);
+    expect(refused.body.errors[0]).toMatch(/lease count quota exceeded/);
+    expect(await accessors()).toBe(before);
+    expect(await counter('tokens')).toBe(3);
+    // Revoking a token frees its place.
+    expect((await s.api('POST', 'auth/token/revoke', { token: made[0] })).status).toBe(204);
+    expect(await counter('tokens')).toBe(2);
+    expect((await s.api('POST', 'auth/token/create', { ttl: '1h', policies: ['default'] })).status).toBe(200);
+    expect((await s.api('POST', 'auth/token/create', { ttl: '1h', policies: ['default'] })).status).toBe(429);
+  });
+
+  it('counts the tokens of logins: a userpass login past its quota is a 429 and makes no token', async () => {
+    expect((await s.api('POST', 'sys/auth/userpass', { type: 'userpass' })).status).toBe(204);
+    expect((await s.api('POST', 'auth/userpass/users/alice', { password: 'pw-alice', token_ttl: '1h' })).status).toBe(204);
+    expect((await s.api('POST', 'sys/quotas/lease-count/logins', { path: 'auth/userpass/login/*', max_leases: 2 })).status).toBe(204);
+    const login = () => s.api('POST', 'auth/userpass/login/alice', { password: 'pw-alice' }, { token: null });
+    expect((await login()).status).toBe(200);
+    expect((await login()).status).toBe(200);
+    const before = await accessors();
+    expect((await login()).status).toBe(429);
+    expect(await accessors()).toBe(before);
+    expect(await counter('logins')).toBe(2);
+  });
+});
