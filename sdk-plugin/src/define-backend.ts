@@ -19,6 +19,8 @@
  *   arbitrary input; a validation failure is a 400 naming the field.
  * - Lists: a LIST handler answers its keys; the SDK sorts and paginates them
  *   by `after`/`limit` and answers 404 for an empty page, as the spec says.
+ *   A SCAN handler (every key below the path, relative, at any depth) is paged
+ *   the same way; `scanStorage` answers one from a storage prefix in one call.
  */
 import { z } from 'zod';
 import type { BackendFactory, BackendType, Backend, MountEnv } from './backend.js';
@@ -39,7 +41,7 @@ import type {
   SpecialPaths,
 } from './logical.js';
 import { compilePattern, type CompiledPattern, type PatternNode } from './pattern.js';
-import type { Storage } from './storage.js';
+import { MAX_RECURSIVE_PAGE, type Storage } from './storage.js';
 import type { Logger, SystemView } from './system-view.js';
 import { helpFor } from './openapi.js';
 
@@ -66,7 +68,7 @@ export interface HandlerRequest<D = Record<string, unknown>> {
   secret?: SecretRef;
   /** Set on renew of a login token (the backend's `authRenew`). */
   auth?: RequestAuth;
-  /** Pagination of a LIST (after: "" and limit: 0 otherwise). */
+  /** Pagination of a LIST or SCAN (after: "" and limit: 0 otherwise). */
   list: { after: string; limit: number };
   /** Push user-safe warnings; they are added to the response. */
   warnings: string[];
@@ -275,7 +277,7 @@ function buildBackend(help: string, def: BackendDefinition, env: MountEnv): Back
       const captures = p.pattern.match(path);
       if (captures) return { def: p, captures };
     }
-    if (op === 'list' && path.endsWith('/')) return route(path.slice(0, -1), 'read');
+    if ((op === 'list' || op === 'scan') && path.endsWith('/')) return route(path.slice(0, -1), 'read');
     return null;
   }
 
@@ -292,7 +294,7 @@ function buildBackend(help: string, def: BackendDefinition, env: MountEnv): Back
         if (body[key] === null) continue;
         input[key] = body[key];
         provided.add(key);
-      } else if (!(req.operation === 'list' && LIST_PARAMS.has(key))) {
+      } else if (!(pages(req.operation) && LIST_PARAMS.has(key))) {
         unknown.push(key);
       }
     }
@@ -311,7 +313,7 @@ function buildBackend(help: string, def: BackendDefinition, env: MountEnv): Back
       data = r.data;
     }
     const list = { after: '', limit: 0 };
-    if (req.operation === 'list') {
+    if (pages(req.operation)) {
       if (body.after !== undefined && body.after !== null) list.after = String(body.after);
       if (body.limit !== undefined && body.limit !== null && body.limit !== '') {
         let limit: number;
@@ -398,7 +400,7 @@ function buildBackend(help: string, def: BackendDefinition, env: MountEnv): Back
       const hreq = buildRequest(r.def, r.captures, req);
       const res = await handler.handler(hreq);
       if (!isKeys(res)) return finish(res, hreq.warnings);
-      if (op !== 'list') throw internalError(`the ${op} handler of ${r.def.spec.pattern} answered a key list`);
+      if (!pages(op)) throw internalError(`the ${op} handler of ${r.def.spec.pattern} answered a key list`);
       const keys = paginate(res, hreq.list.after, hreq.list.limit);
       return finish(keys.length ? { data: { keys } } : null, hreq.warnings);
     },
@@ -423,6 +425,30 @@ function buildBackend(help: string, def: BackendDefinition, env: MountEnv): Back
 }
 
 const isKeys = (res: unknown): res is readonly string[] => Array.isArray(res);
+
+/** LIST and SCAN answer keys, paged by `after`/`limit`. */
+const pages = (op: Operation): boolean => op === 'list' || op === 'scan';
+
+/**
+ * A SCAN handler over the storage prefix a request names (kv's tree, transit's keys, an
+ * engine's roles): the keys below it at any depth, a page from `after`, in one storage call
+ * (Storage.listRecursive), so no engine crawls its tree with `list`.
+ */
+export function scanStorage(prefix: string): <D>(req: HandlerRequest<D>) => Promise<LogicalResponse | null>;
+export function scanStorage<D>(prefixOf: (req: HandlerRequest<D>) => string): Handler<D>;
+export function scanStorage<D>(prefixOf: string | ((req: HandlerRequest<D>) => string)): Handler<D> {
+  return async (req: HandlerRequest<D>) => {
+    const prefix = typeof prefixOf === 'string' ? prefixOf : prefixOf(req);
+    const { after, limit } = req.list;
+    let keys = await req.storage.listRecursive(prefix, { after, limit });
+    // No limit, or one above the store's page: more pages until it is reached or the keys end.
+    for (let page = keys; page.length === MAX_RECURSIVE_PAGE && (limit === 0 || keys.length < limit); ) {
+      page = await req.storage.listRecursive(prefix, { after: page[page.length - 1] as string, limit: limit === 0 ? 0 : limit - keys.length });
+      keys = keys.concat(page);
+    }
+    return keys.length ? { data: { keys } } : null;
+  };
+}
 
 function finish(res: LogicalResponse | null | void, warnings: string[]): LogicalResponse | null {
   if (!warnings.length) return res ?? null;

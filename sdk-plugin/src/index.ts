@@ -12,13 +12,13 @@ export { z } from 'zod';
 export { serve } from './serve.js';
 
 // Declarations and what handlers see.
-export { defineBackend, definePath, defineSecret, renewedAuth } from './define-backend.js';
+export { defineBackend, definePath, defineSecret, renewedAuth, scanStorage } from './define-backend.js';
 export type { BackendSpec, FieldValues, HandlerRequest, PathDef, SecretHandler, SecretTypeDef } from './define-backend.js';
 export type { BackendFactory, MountEnv } from './backend.js';
 export type { ClientInfo, LoginAlias, LogicalResponse, RequestAuth, SecretRef } from './logical.js';
 export type { Logger, SystemView } from './system-view.js';
 export { getJSON, putJSON } from './storage.js';
-export type { Storage, StorageOp } from './storage.js';
+export type { ListPage, Storage, StorageOp } from './storage.js';
 
 // Fields and the pure parsers behind them.
 export { f, FieldParseError, formatGoDuration, parseBase64, parseBool, parseCommaIntList, parseCommaList, parseDuration, parseInteger, parseMap } from './fields.js';

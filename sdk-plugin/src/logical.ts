@@ -9,6 +9,7 @@
 export type Operation =
   | 'read'
   | 'list'
+  | 'scan'
   | 'create'
   | 'update'
   | 'patch'
@@ -18,7 +19,7 @@ export type Operation =
   | 'help';
 
 /** Operations a path can declare handlers for (renew/revoke belong to secret types). */
-export type PathOperation = 'read' | 'list' | 'create' | 'update' | 'patch' | 'delete';
+export type PathOperation = 'read' | 'list' | 'scan' | 'create' | 'update' | 'patch' | 'delete';
 
 export interface ClientInfo {
   /** Remote IP address of the caller (after any trusted proxy handling). */
@@ -103,7 +104,10 @@ export interface LogicalRequest {
   /** Path relative to the mount, no leading slash ("keys/foo"). */
   path: string;
   mount: MountInfo;
-  /** Body (writes) or query parameters (reads, lists). Lists also carry `after` and `limit`. */
+  /**
+   * Body (writes) or query parameters (reads, lists). Lists and scans also carry `after` and
+   * `limit`. A scan (OpenBao's SCAN) answers every key below the path, relative, at any depth.
+   */
   data: Record<string, unknown>;
   client: ClientInfo;
   /** Set on operations renew and revoke of a secret. */

@@ -1,6 +1,15 @@
 /** One write of an atomic batch. */
 export type StorageOp = { type: 'put'; key: string; value: Uint8Array } | { type: 'delete'; key: string };
 
+/** A page of a recursive listing: keys strictly after `after` (relative to the prefix), at most `limit` (0: the cap). */
+export interface ListPage {
+  after?: string;
+  limit?: number;
+}
+
+/** Keys one `listRecursive` call answers at most: a larger `limit` is cut to this (page on with `after`). */
+export const MAX_RECURSIVE_PAGE = 1000;
+
 /** Operations one batch may carry at most (the core refuses more). */
 export const MAX_BATCH_OPS = 1000;
 
@@ -14,6 +23,13 @@ export interface Storage {
   delete(key: string): Promise<void>;
   /** One level below `prefix`, `/`-delimited: "a/b" and "a/c/d" under "a/" give ["b", "c/"]. Sorted. */
   list(prefix: string): Promise<string[]>;
+  /**
+   * Every key below `prefix` at any depth, relative to it ("a/b" and "a/c/d" under "a/" give
+   * ["b", "c/d"]), sorted (code-point order), from just past `page.after`, at most `page.limit`
+   * (capped at MAX_RECURSIVE_PAGE): one ordered range read of the store, one call to the core,
+   * never a crawl of `list` calls. Page on with the last key answered as `after`.
+   */
+  listRecursive(prefix: string, page?: ListPage): Promise<string[]>;
   /**
    * All of `ops` or none, in order (the core applies them through the
    * barrier's batch): a record and its index written together can never be
@@ -49,6 +65,12 @@ export function createMemoryStorage(): Storage & { dump(): Map<string, Uint8Arra
     async list(prefix) {
       return listOneLevel(m.keys(), prefix);
     },
+    async listRecursive(prefix, page = {}) {
+      const limit = Math.min(page.limit && page.limit > 0 ? page.limit : MAX_RECURSIVE_PAGE, MAX_RECURSIVE_PAGE);
+      const after = page.after ?? '';
+      const keys = [...m.keys()].filter((k) => k.startsWith(prefix)).map((k) => k.slice(prefix.length));
+      return keys.filter((k) => k !== '' && (after === '' || compareCodePoints(k, after) > 0)).sort(compareCodePoints).slice(0, limit);
+    },
     async batch(ops) {
       for (const op of ops) {
         if (op.type === 'put') m.set(op.key, Uint8Array.from(op.value));
@@ -69,4 +91,9 @@ export function listOneLevel(keys: Iterable<string>, prefix: string): string[] {
     out.add(i === -1 ? rest : rest.slice(0, i + 1));
   }
   return [...out].filter((k) => k !== '').sort();
+}
+
+/** Code-point (UTF-8 byte) order, the order of every store's keys (JavaScript's sort is UTF-16 order). */
+function compareCodePoints(a: string, b: string): number {
+  return Buffer.compare(Buffer.from(a, 'utf8'), Buffer.from(b, 'utf8'));
 }

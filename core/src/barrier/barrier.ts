@@ -412,9 +412,9 @@ export function createBarrier(physical: KeyValueStore, opts: BarrierOptions = {}
       }
     },
 
-    async *scanKeys(prefix): AsyncIterable<string> {
+    async *scanKeys(prefix, range): AsyncIterable<string> {
       unsealed();
-      for await (const key of physical.scanKeys(prefix)) if (!RESERVED_KEYS.has(key)) yield key;
+      for await (const key of physical.scanKeys(prefix, range)) if (!RESERVED_KEYS.has(key)) yield key;
     },
   };
   return barrier;

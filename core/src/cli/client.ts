@@ -11,6 +11,9 @@ import https from 'node:https';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 
+
+/** Keys asked of the server per page of a scan. */
+const SCAN_PAGE = 1000;
 export interface ClientOptions {
   address: string;
   token?: string;
@@ -177,6 +180,20 @@ export function createClient(opts: ClientOptions) {
     /** A read the CLI makes for itself (e.g. kv's mount lookup): never wrapped, as in Vault. */
     preflight: (path: string) => request('GET', path, undefined, undefined, { noWrap: true }),
     list: (path: string) => request('GET', path, undefined, { list: 'true' }),
+    /**
+     * Every key below `path` at any depth (OpenBao's SCAN, `?scan=true`), paged by the server
+     * (`after`/`limit`): the first answer that is not a 200 ends it and is returned as is.
+     */
+    async scan(path: string) {
+      const keys: string[] = [];
+      for (;;) {
+        const r = await request('GET', path, undefined, { scan: 'true', limit: String(SCAN_PAGE), ...(keys.length ? { after: keys[keys.length - 1]! } : {}) });
+        if (r.status !== 200) return keys.length && r.status === 404 ? { ...r, status: 200, keys } : { ...r, keys };
+        const page = ((r.body as { data?: { keys?: string[] } } | null)?.data?.keys ?? []) as string[];
+        keys.push(...page);
+        if (page.length < SCAN_PAGE) return { ...r, keys };
+      }
+    },
     write: (path: string, data: unknown) => request('POST', path, data ?? {}),
     put: (path: string, data: unknown) => request('PUT', path, data ?? {}),
     /** JSON merge patch (RFC 7396), as `vault patch` and `kv patch` send it. */

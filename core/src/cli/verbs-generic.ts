@@ -62,6 +62,19 @@ export const genericVerbs: Record<string, Command> = {
       printKeys(ctx, (r.body?.data?.keys ?? []) as string[]);
     },
   },
+  scan: {
+    usage: '[options] PATH',
+    synopsis: 'Every key below PATH at any depth, relative to it (SCAN, paged by the server).',
+    min: 1,
+    max: 1,
+    async run(ctx) {
+      const path = ctx.args.positionals[0]!;
+      const r = await ctx.client.scan(path.replace(/\/?$/, '/'));
+      if (r.status === 404) throw new CliError(`No value found at ${path}`, 2);
+      ensureOk(r, `scanning ${path}`);
+      printKeys(ctx, r.keys);
+    },
+  },
   delete: {
     usage: '[options] PATH [K=V...]',
     synopsis: 'Delete data at PATH. K=V pairs are sent as query parameters.',

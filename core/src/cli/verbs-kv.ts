@@ -5,7 +5,7 @@
  */
 import { parseData, UsageError } from './args.js';
 import type { Client } from './client.js';
-import { CliError, commaList, ensureOk, flag, printKeys, printResponse, type Command, type Ctx } from './command.js';
+import { boolFlag, CliError, commaList, ensureOk, flag, printKeys, printResponse, type Command, type Ctx } from './command.js';
 import { keyValues } from './output.js';
 import type { FlagSpec } from './args.js';
 
@@ -29,6 +29,9 @@ async function resolve(ctx: Ctx): Promise<KvMount> {
 }
 
 const p = (m: KvMount, kind: 'data' | 'metadata' | 'delete' | 'undelete' | 'destroy') => (m.version === 2 ? `${m.mount}${kind}/${m.key}` : `${m.mount}${m.key}`);
+
+/** A directory path: its trailing slash. */
+const dirOf = (path: string) => path.replace(/\/?$/, '/');
 
 function needV2(m: KvMount, verb: string): void {
   if (m.version !== 2) throw new CliError(`${verb} is not supported on KV version 1 (mount ${m.mount})`, 2);
@@ -122,12 +125,18 @@ export const kvVerbs: Record<string, Command> = {
   },
   'kv list': {
     usage: '[options] PATH',
-    synopsis: 'List the keys under a KV path.',
-    flags: MOUNT_FLAG,
+    synopsis: 'List the keys under a KV path (-recursive: every key below it, at any depth).',
+    flags: { ...MOUNT_FLAG, recursive: { kind: 'bool', help: 'Every key below PATH at any depth, relative to it (a SCAN, paged).' } },
     min: 1,
     max: 1,
     async run(ctx) {
       const m = await resolve(ctx);
+      if (boolFlag(ctx, 'recursive')) {
+        const r = await ctx.client.scan(dirOf(p(m, 'metadata')));
+        if (r.status === 404) throw new CliError(`No value found at ${p(m, 'metadata')}`, 2);
+        ensureOk(r, `scanning ${p(m, 'metadata')}`);
+        return printKeys(ctx, r.keys);
+      }
       const r = await ctx.client.list(p(m, 'metadata'));
       if (r.status === 404) throw new CliError(`No value found at ${p(m, 'metadata')}`, 2);
       ensureOk(r, `listing ${p(m, 'metadata')}`);

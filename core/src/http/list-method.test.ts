@@ -1,5 +1,5 @@
 import * as net from 'node:net';
-import { createListVerbTranslator, LIST_MARKER_HEADER, wrapConnection } from './list-method.js';
+import { createListVerbTranslator, LIST_MARKER_HEADER, SCAN_MARKER_HEADER, wrapConnection } from './list-method.js';
 
 /** Feeds `input` split at the given sizes (cycled) and returns the concatenated output. */
 function run(input: string, splits: number[] = [input.length]): { out: string; passthrough: boolean; copies: number } {
@@ -38,6 +38,12 @@ describe('LIST verb translator', () => {
     expect(out).toBe('GET /v1/a HTTP/1.1\r\nHost: x\r\nAccept: */*\r\n\r\n');
     const list = run(`LIST /v1/a HTTP/1.1\r\n${LIST_MARKER_HEADER}: 0\r\nHost: x\r\n\r\n`);
     expect(list.out).toBe(`GET /v1/a HTTP/1.1\r\n${marker}Host: x\r\n\r\n`);
+  });
+
+  it('rewrites SCAN to GET with its own marker, and strips a client-sent SCAN marker', () => {
+    const scanMarker = `${SCAN_MARKER_HEADER}: 1\r\n`;
+    expect(run('SCAN /v1/secret/metadata/ HTTP/1.1\r\nHost: x\r\n\r\n', [3]).out).toBe(`GET /v1/secret/metadata/ HTTP/1.1\r\n${scanMarker}Host: x\r\n\r\n`);
+    expect(run(`GET /v1/a HTTP/1.1\r\n${SCAN_MARKER_HEADER}: 1\r\nHost: x\r\n\r\n`).out).toBe('GET /v1/a HTTP/1.1\r\nHost: x\r\n\r\n');
   });
 
   it('does not touch a Content-Length body that contains a LIST request line', () => {

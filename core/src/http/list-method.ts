@@ -1,8 +1,10 @@
 /**
- * The `LIST` verb in front of Node's HTTP parser.
+ * The `LIST` (and OpenBao's `SCAN`) verb in front of Node's HTTP parser.
  *
  * llhttp knows a fixed set of methods and answers 400 to `LIST` before any
  * handler runs, yet curl `-X LIST`, hvac, node-vault and the Vault CLI send it.
+ * `SCAN` (a recursive listing) is rewritten the same way, to GET plus its own
+ * marker header `x-strongroom-scan-verb: 1`; what follows holds for both.
  * So every accepted connection is wrapped: the bytes the client sends pass
  * through a small HTTP/1.1 request-framing tracker that rewrites a request line
  * `LIST <target> HTTP/1.x` to `GET <target> HTTP/1.x` and inserts the marker
@@ -28,8 +30,11 @@ import type { Socket } from 'node:net';
 
 /** Internal header that marks a request received with the `LIST` verb. */
 export const LIST_MARKER_HEADER = 'x-strongroom-list-verb';
+/** Internal header that marks a request received with the `SCAN` verb (same length as the LIST one). */
+export const SCAN_MARKER_HEADER = 'x-strongroom-scan-verb';
 
 const MARKER_LINE = Buffer.from(`${LIST_MARKER_HEADER}: 1\r\n`, 'latin1');
+const SCAN_MARKER_LINE = Buffer.from(`${SCAN_MARKER_HEADER}: 1\r\n`, 'latin1');
 const GET = Buffer.from('GET', 'latin1');
 const LF = 0x0a;
 const CR = 0x0d;
@@ -314,11 +319,13 @@ const CONTENT_LENGTH = 'content-length';
 const TRANSFER_ENCODING = 'transfer-encoding';
 const UPGRADE = 'upgrade';
 
-/** Reads the framing of one complete head and rewrites it when it is a LIST or carries the marker header. */
+/** Reads the framing of one complete head and rewrites it when it is a LIST or SCAN or carries a marker header. */
 function inspectHead(head: Buffer): HeadInfo {
   const firstLf = head.indexOf(LF);
   const isList =
     head.length > 5 && head[0] === 0x4c && head[1] === 0x49 && head[2] === 0x53 && head[3] === 0x54 && head[4] === 0x20;
+  const isScan =
+    head.length > 5 && head[0] === 0x53 && head[1] === 0x43 && head[2] === 0x41 && head[3] === 0x4e && head[4] === 0x20;
   const isConnect = head[0] === 0x43 && head.toString('latin1', 0, 8) === 'CONNECT ';
 
   let contentLength: number | null = null;
@@ -348,7 +355,7 @@ function inspectHead(head: Buffer): HeadInfo {
           transferEncoding = transferEncoding === null ? value() : `${transferEncoding},${value()}`;
         } else if (name === UPGRADE) {
           upgrade = true;
-        } else if (name === LIST_MARKER_HEADER) {
+        } else if (name === LIST_MARKER_HEADER || name === SCAN_MARKER_HEADER) {
           (markerLines ??= []).push([lineStart, nl === -1 ? head.length : nl + 1]);
         }
       }
@@ -369,11 +376,11 @@ function inspectHead(head: Buffer): HeadInfo {
   }
 
   const stopAfter = upgrade || isConnect;
-  if (!isList && markerLines === null) return { out: head, framing, stopAfter };
+  if (!isList && !isScan && markerLines === null) return { out: head, framing, stopAfter };
 
   const parts: Buffer[] = [];
-  if (isList) {
-    parts.push(GET, head.subarray(4, firstLf + 1), MARKER_LINE);
+  if (isList || isScan) {
+    parts.push(GET, head.subarray(4, firstLf + 1), isList ? MARKER_LINE : SCAN_MARKER_LINE);
   } else {
     parts.push(head.subarray(0, firstLf + 1));
   }

@@ -1,5 +1,5 @@
 import { StrongroomError } from '@strongroom/sdk-plugin/host';
-import { LIST_MARKER_HEADER } from './list-method.js';
+import { LIST_MARKER_HEADER, SCAN_MARKER_HEADER } from './list-method.js';
 import { MAX_JSON_DEPTH, extractToken, jsonDeeperThan, normaliseNamespace, normalisePath, parseApiRequest, parseJsonBody, parseQuery, type RawHttpRequest } from './request.js';
 
 const raw = (over: Partial<RawHttpRequest>): RawHttpRequest => ({
@@ -18,6 +18,15 @@ describe('parseApiRequest', () => {
     const r = parse({ url: '/v1/secret/metadata/?after=a&limit=5', headers });
     expect(r).toMatchObject({ method: 'LIST', operation: 'list', path: 'secret/metadata/', data: { after: 'a', limit: '5' } });
     expect(r.headers[LIST_MARKER_HEADER]).toBeUndefined();
+  });
+
+  it('turns the translated SCAN verb and ?scan=true into a scan, hiding the marker and the query flag', () => {
+    const headers = { [SCAN_MARKER_HEADER]: '1', host: 'x' };
+    const r = parse({ url: '/v1/secret/metadata/?after=a&limit=5', headers });
+    expect(r).toMatchObject({ method: 'SCAN', operation: 'scan', data: { after: 'a', limit: '5' } });
+    expect(r.headers[SCAN_MARKER_HEADER]).toBeUndefined();
+    expect(parse({ url: '/v1/secret/metadata/?scan=true&limit=2' })).toMatchObject({ method: 'GET', operation: 'scan', data: { limit: '2' } });
+    expect(parse({ url: '/v1/secret/metadata/?scan=false' }).operation).toBe('read');
   });
 
   it('only honours the marker on GET', () => {

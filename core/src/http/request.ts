@@ -13,13 +13,13 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
 import { StrongroomError, badRequest } from '@strongroom/sdk-plugin/host';
-import { LIST_MARKER_HEADER } from './list-method.js';
+import { LIST_MARKER_HEADER, SCAN_MARKER_HEADER } from './list-method.js';
 import type { ApiOperation, ApiRequest } from './types.js';
 
 export const API_PREFIX = '/v1/';
 
 export interface RawHttpRequest {
-  /** Method after LIST translation (a LIST arrives as GET plus the marker header). */
+  /** Method after LIST/SCAN translation (either arrives as GET plus its marker header). */
   method: string;
   /** Request target as received: `/v1/...?query`. */
   url: string;
@@ -41,9 +41,11 @@ export function parseApiRequest(raw: RawHttpRequest, opts: ParseOptions): ApiReq
   }
 
   const isListVerb = raw.method === 'GET' && headers[LIST_MARKER_HEADER] === '1';
-  // Internal marker (set by list-method.ts): the core and audit see the verb, not the header.
+  const isScanVerb = raw.method === 'GET' && headers[SCAN_MARKER_HEADER] === '1';
+  // Internal markers (set by list-method.ts): the core and audit see the verb, not the header.
   if (headers[LIST_MARKER_HEADER] !== undefined) delete headers[LIST_MARKER_HEADER];
-  const method = isListVerb ? 'LIST' : raw.method;
+  if (headers[SCAN_MARKER_HEADER] !== undefined) delete headers[SCAN_MARKER_HEADER];
+  const method = isListVerb ? 'LIST' : isScanVerb ? 'SCAN' : raw.method;
 
   const q = raw.url.indexOf('?');
   const rawPath = q === -1 ? raw.url.slice(API_PREFIX.length) : raw.url.slice(API_PREFIX.length, q);
@@ -56,10 +58,15 @@ export function parseApiRequest(raw: RawHttpRequest, opts: ParseOptions): ApiReq
   let operation: ApiOperation;
   switch (method) {
     case 'GET':
-      operation = query.list !== undefined && queryBool(query.list, 'list', false) ? 'list' : 'read';
+      // OpenBao's `?scan=true` beside Vault's `?list=true`.
+      if (query.scan !== undefined && queryBool(query.scan, 'scan', false)) operation = 'scan';
+      else operation = query.list !== undefined && queryBool(query.list, 'list', false) ? 'list' : 'read';
       break;
     case 'LIST':
       operation = 'list';
+      break;
+    case 'SCAN':
+      operation = 'scan';
       break;
     case 'HEAD':
       // Answered like a read; node:http sends no body for HEAD.
@@ -78,7 +85,10 @@ export function parseApiRequest(raw: RawHttpRequest, opts: ParseOptions): ApiReq
     default:
       throw new StrongroomError('unsupported_operation', `unsupported operation: HTTP method ${method}`);
   }
-  if (operation === 'list' || operation === 'read') delete query.list;
+  if (operation === 'list' || operation === 'read' || operation === 'scan') {
+    delete query.list;
+    delete query.scan;
+  }
 
   let data: Record<string, unknown>;
   if (operation === 'write' || operation === 'patch') {

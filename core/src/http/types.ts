@@ -9,7 +9,7 @@ import type { IncomingHttpHeaders } from 'node:http';
  * The operation as far as HTTP can tell. `write` covers POST and PUT: whether
  * it is a create or an update is decided later by the core (existence check).
  */
-export type ApiOperation = 'read' | 'list' | 'write' | 'delete' | 'patch';
+export type ApiOperation = 'read' | 'list' | 'scan' | 'write' | 'delete' | 'patch';
 
 export interface ApiRequest {
   /** crypto.randomUUID(), also the envelope's `request_id`. */

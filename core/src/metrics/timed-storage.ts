@@ -12,7 +12,7 @@ export function timedPhysical(p: Physical, metrics: Metrics): Physical {
     list: (prefix) => timed(h, { op: 'list' }, () => p.list(prefix)),
     batch: (ops) => timed(h, { op: 'batch' }, () => p.batch(ops)),
     scan: (prefix) => p.scan(prefix),
-    scanKeys: (prefix) => p.scanKeys(prefix),
+    scanKeys: (prefix, range) => p.scanKeys(prefix, range),
     close: () => p.close(),
     ...(p.snapshots ? { snapshots: p.snapshots } : {}),
   };

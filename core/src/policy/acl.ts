@@ -15,7 +15,7 @@
  */
 import { CAPABILITIES, ROOT_POLICY_NAME, type Capability, type ParameterValue, type PathRule, type Policy } from './policy.js';
 
-export type AclOperation = 'create' | 'read' | 'update' | 'patch' | 'delete' | 'list' | 'sudo-check' | 'renew' | 'revoke' | 'rollback';
+export type AclOperation = 'create' | 'read' | 'update' | 'patch' | 'delete' | 'list' | 'scan' | 'sudo-check' | 'renew' | 'revoke' | 'rollback';
 
 export interface AclCheckResult {
   allowed: boolean;
@@ -46,7 +46,7 @@ export interface Acl {
   anyAccessUnder(prefix: string): boolean;
 }
 
-const BIT: Record<Capability, number> = { deny: 1, create: 2, read: 4, update: 8, patch: 16, delete: 32, list: 64, sudo: 128 };
+const BIT: Record<Capability, number> = { deny: 1, create: 2, read: 4, update: 8, patch: 16, delete: 32, list: 64, sudo: 128, scan: 256 };
 
 const OP_BIT: Record<Exclude<AclOperation, 'sudo-check'>, number> = {
   create: BIT.create,
@@ -55,6 +55,8 @@ const OP_BIT: Record<Exclude<AclOperation, 'sudo-check'>, number> = {
   patch: BIT.patch,
   delete: BIT.delete,
   list: BIT.list,
+  // A recursive listing needs its own capability: `list` grants no `scan` (OpenBao's rule).
+  scan: BIT.scan,
   // Lease and rollback operations are authorised as updates, as in Vault.
   renew: BIT.update,
   revoke: BIT.update,
@@ -248,8 +250,8 @@ export function createAcl(policies: readonly Policy[]): Acl {
   const findRule = (path: string, op: AclOperation | null): CompiledRule | undefined => {
     const hit = exact.get(path);
     if (hit) return hit;
-    // A list of "a/b/" is also governed by an exact rule on "a/b" (Vault's behaviour).
-    if (op === 'list' && path.endsWith('/')) {
+    // A list (or scan) of "a/b/" is also governed by an exact rule on "a/b" (Vault's behaviour).
+    if ((op === 'list' || op === 'scan') && path.endsWith('/')) {
       const trimmed = exact.get(path.slice(0, -1));
       if (trimmed) return trimmed;
     }

@@ -13,7 +13,7 @@ import { z } from 'zod';
 import { blocksOf, parseHcl, type HclObject, type HclValue } from '../hcl/parse.js';
 import { DEFAULT_POLICY_TEXT } from './default-policy.js';
 
-export const CAPABILITIES = ['deny', 'create', 'read', 'update', 'patch', 'delete', 'list', 'sudo'] as const;
+export const CAPABILITIES = ['deny', 'create', 'read', 'update', 'patch', 'delete', 'list', 'scan', 'sudo'] as const;
 export type Capability = (typeof CAPABILITIES)[number];
 
 export const ROOT_POLICY_NAME = 'root';

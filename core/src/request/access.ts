@@ -28,6 +28,10 @@ export function createTokenAccess(deps: { policies: Pick<PolicyStore, 'resolve'>
       if (r.minWrappingTtl === undefined && r.maxWrappingTtl === undefined) return { allowed: r.allowed, sudo: r.sudo };
       return { allowed: r.allowed, sudo: r.sudo, minWrappingTtl: r.minWrappingTtl, maxWrappingTtl: r.maxWrappingTtl };
     },
+    readable: async (t, ns, paths) => {
+      const acl = await aclFor(t.policies, ns);
+      return paths.map((p) => acl.isRoot || acl.check('read', p).allowed || acl.check('list', p).allowed);
+    },
   };
   return {
     acl,

@@ -23,6 +23,7 @@ import { plainRequestKeys } from '../audit/hash.js';
 import type { MountBinding } from '../mounts/mount-manager.js';
 import type { LeaseReservation } from '../quotas/quota-manager.js';
 import { planWrite } from './existence.js';
+import { visibleScan } from './scan.js';
 import { invalidWrappingToken, type AclDecision, type AclOperation, type AclPort, type AuditPort, type CallerToken, type InProcessRequest, type InProcessResponse, type LeasePort, type QuotaPort, type TokenPort, type WrappingPort } from './ports.js';
 
 /** What the pipeline knows of a request beyond what the listener parsed. */
@@ -235,6 +236,7 @@ export function createPipeline(deps: PipelineDeps) {
     try {
       try {
         resp = reservation ? await reservation.run(() => backend.handleRequest(logical)) : await backend.handleRequest(logical);
+        if (api.operation === 'scan' && token && !unauthenticated) resp = await scanFilter(resp, logical, backend, token, path, namespace);
       } catch (err) {
         if (auditEntry) await audit.logResponse({ ...auditEntry, error: err instanceof Error ? err.message : String(err) }).catch(() => undefined);
         throw err;
@@ -310,6 +312,18 @@ export function createPipeline(deps: PipelineDeps) {
     return decision;
   }
 
+  /** A scan's keys thinned to those the caller may read or list (scan.ts), its page filled from the engine's next ones. */
+  async function scanFilter(resp: LogicalResponse | null, logical: LogicalRequest, backend: Backend, token: CallerToken, path: string, namespace: Namespace) {
+    const scope = tokenScope(namespaces, token.namespaceId, namespace, path);
+    if (!scope) throw permissionDenied('permission denied');
+    const limit = Number(logical.data.limit ?? 0);
+    return visibleScan(resp, {
+      limit: Number.isFinite(limit) && limit > 0 ? Math.floor(limit) : 0,
+      next: (after) => backend.handleRequest({ ...logical, data: { ...logical.data, after } }),
+      visible: (keys) => acl.readable(token, scope.namespace, keys.map((k) => scope.path + k)),
+    });
+  }
+
   /** The ACL's decision on one operation. A token acts only in its own namespace or below it, with its own namespace's policies. */
   async function decide(token: CallerToken, op: AclOperation, path: string, data: Record<string, unknown>, namespace: Namespace): Promise<AclDecision> {
     const scope = tokenScope(namespaces, token.namespaceId, namespace, path);
@@ -322,7 +336,7 @@ export function createPipeline(deps: PipelineDeps) {
     if (!decision.allowed && !anyCapability) throw permissionDenied('permission denied');
     if (!decision.allowed && anyCapability) {
       // help and unknown routes: any non-deny capability on the path is enough.
-      for (const alt of ['read', 'list', 'update', 'create', 'delete', 'patch'] as AclOperation[]) {
+      for (const alt of ['read', 'list', 'scan', 'update', 'create', 'delete', 'patch'] as AclOperation[]) {
         if (alt === op) continue;
         if ((await decide(token, alt, path, data, namespace)).allowed) return decision;
       }
@@ -334,7 +348,7 @@ export function createPipeline(deps: PipelineDeps) {
   async function render(req: Served, resp: LogicalResponse | null, ctx: { mount: MountEntry; namespace: Namespace; path: string; token: CallerToken | null }): Promise<ApiReply> {
     const { api } = req;
     // A read that finds nothing is a 404, as in Vault; a write or delete with nothing to say is a 204.
-    if (!resp) return api.operation === 'read' || api.operation === 'list' ? { status: 404, body: { errors: [] } } : { status: 204 };
+    if (!resp) return api.operation === 'read' || api.operation === 'list' || api.operation === 'scan' ? { status: 404, body: { errors: [] } } : { status: 204 };
     if (resp.raw) {
       const raw = resp.raw.base64 ? Buffer.from(resp.raw.body, 'base64') : Buffer.from(resp.raw.body, 'utf8');
       return { status: resp.raw.status, body: { raw, contentType: resp.raw.contentType } };
@@ -364,8 +378,8 @@ export function createPipeline(deps: PipelineDeps) {
     if (resp.wrapInfo) return { status: 200, body: envelope({ requestId: api.id, wrapInfo: resp.wrapInfo, mountType: ctx.mount.type }) };
 
     const data = resp.data ?? null;
-    if (api.operation === 'list' && (!data || !Array.isArray(data.keys) || data.keys.length === 0) && !resp.warnings?.length) {
-      // Spec: a list with no results answers 404.
+    if ((api.operation === 'list' || api.operation === 'scan') && (!data || !Array.isArray(data.keys) || data.keys.length === 0) && !resp.warnings?.length) {
+      // Spec: a list (or scan) with no results answers 404.
       return { status: 404, body: { errors: [] } };
     }
     if (!data && !auth && !leaseId && !resp.warnings?.length) return { status: 204 };
@@ -416,13 +430,13 @@ function headerValue(v: string | string[] | undefined): string | undefined {
 }
 
 /**
- * A list names a directory: its path gets its trailing slash here, before
+ * A list (or scan) names a directory: its path gets its trailing slash here, before
  * routing, the ACL check and audit see it (as Vault's HTTP layer does), so
  * `LIST secret/metadata/app` is authorised against `secret/metadata/app/`,
  * the path it actually lists, never against the slash-less leaf.
  */
 function listPath(req: Pick<ApiRequest, 'operation' | 'path'>): string {
-  return req.operation === 'list' && req.path !== '' && !req.path.endsWith('/') ? `${req.path}/` : req.path;
+  return (req.operation === 'list' || req.operation === 'scan') && req.path !== '' && !req.path.endsWith('/') ? `${req.path}/` : req.path;
 }
 
 function toLogicalOp(op: ApiOperation): Operation {

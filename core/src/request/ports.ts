@@ -81,7 +81,7 @@ export interface TokenPort {
   createFromAuth(auth: AuthSpec, ctx: { mount: MountEntry; namespace: Namespace; path: string; remoteAddress: string }): Promise<Record<string, unknown>>;
 }
 
-export type AclOperation = 'create' | 'read' | 'update' | 'patch' | 'delete' | 'list';
+export type AclOperation = 'create' | 'read' | 'update' | 'patch' | 'delete' | 'list' | 'scan';
 
 export interface AclDecision {
   allowed: boolean;
@@ -94,6 +94,8 @@ export interface AclDecision {
 
 export interface AclPort {
   check(t: CallerToken, namespace: Namespace, op: AclOperation, path: string, data: Record<string, unknown>): Promise<AclDecision>;
+  /** For each path (as the token's namespace sees it): whether the token may `read` or `list` it (what a scan shows). */
+  readable(t: CallerToken, namespace: Namespace, paths: readonly string[]): Promise<boolean[]>;
 }
 
 /** Registers a secret as a lease; answers the lease id and the capped TTL (the expiration manager). */

@@ -204,6 +204,26 @@ describe.each(subjects)('storage conformance: %s', (_name, make) => {
     expect(await keysOf('k/')).toEqual((await scanAll(s, 'k/')).map(([k]) => k));
   });
 
+  it('scans a window of keys: strictly after prefix + after, at most limit, across chunks', async () => {
+    const keys = Array.from({ length: 1300 }, (_, i) => `w/${String(i).padStart(4, '0')}`);
+    for (let i = 0; i < keys.length; i += 500) {
+      await s.batch(keys.slice(i, i + 500).map((key) => ({ type: 'put' as const, key, value: b('x') })));
+    }
+    await s.put('w0', b('outside'));
+    const windowOf = async (after: string, limit: number): Promise<string[]> => {
+      const out: string[] = [];
+      for await (const k of s.scanKeys('w/', { after, limit })) out.push(k);
+      return out;
+    };
+    expect(await windowOf('', 3)).toEqual(keys.slice(0, 3));
+    expect(await windowOf('0002', 2)).toEqual(keys.slice(3, 5));
+    // `after` need not exist; a window past the end is empty; limit 0 is every key after.
+    expect(await windowOf('0002x', 1)).toEqual([keys[3]]);
+    expect(await windowOf('9999', 10)).toEqual([]);
+    expect(await windowOf('0100', 0)).toEqual(keys.slice(101));
+    expect(await windowOf('0100', 1100)).toEqual(keys.slice(101, 1201));
+  });
+
   it('keeps every one of many concurrent writes', async () => {
     await Promise.all(Array.from({ length: 200 }, (_, i) => s.put(`c/${i}`, b(String(i)))));
     const got = await Promise.all(Array.from({ length: 200 }, (_, i) => s.get(`c/${i}`)));

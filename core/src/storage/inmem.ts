@@ -6,7 +6,7 @@
 import { rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import type { Physical, PhysicalEntry, PhysicalOp } from './physical.js';
-import { assertValidKey, compareKeys } from './keys.js';
+import { assertValidKey, compareKeys, scanWindow } from './keys.js';
 import { readSnapshotFile } from './snapshot-format.js';
 
 export function createInmemPhysical(): Physical {
@@ -70,9 +70,11 @@ export function createInmemPhysical(): Physical {
         if (v !== undefined) yield { key, value: Buffer.from(v) };
       }
     },
-    async *scanKeys(prefix): AsyncIterable<string> {
+    async *scanKeys(prefix, range): AsyncIterable<string> {
       open();
-      yield* sortedKeysUnder(prefix);
+      const { after, limit } = scanWindow(prefix, range);
+      const keys = after === null ? sortedKeysUnder(prefix) : sortedKeysUnder(prefix).filter((k) => compareKeys(k, after) > 0);
+      yield* limit > 0 ? keys.slice(0, limit) : keys;
     },
     async close() {
       closed = true;

@@ -5,7 +5,7 @@
  * point so `list` and `scan` give the same order whatever the backend.
  */
 import { badRequest } from '@strongroom/sdk-plugin/host';
-import type { Physical } from './physical.js';
+import type { Physical, ScanRange } from './physical.js';
 
 /** The store shape shared by physical backends, views and the barrier. */
 export type KeyValueStore = Pick<Physical, 'get' | 'put' | 'delete' | 'list' | 'scan' | 'scanKeys' | 'batch'>;
@@ -60,4 +60,11 @@ export function prefixUpperBound(prefix: string): string | undefined {
 /** First key past the sub-tree `folder/`: '0' is the character after '/'. */
 export function pastFolder(folderWithSlash: string): string {
   return folderWithSlash.slice(0, -1) + '0';
+}
+
+/** A scan window as bounds: the exclusive lower key (null: from `prefix` on) and the count (0: all). */
+export function scanWindow(prefix: string, range: ScanRange | undefined): { after: string | null; limit: number } {
+  const after = range?.after ? prefix + range.after : null;
+  const limit = range?.limit !== undefined && range.limit > 0 ? Math.floor(range.limit) : 0;
+  return { after, limit };
 }

@@ -10,7 +10,7 @@ import { chmodSync, existsSync, mkdirSync, readdirSync, rmSync, statSync } from 
 import { join } from 'node:path';
 import { Level } from 'level';
 import type { Physical, PhysicalEntry, PhysicalOp } from './physical.js';
-import { assertValidKey, pastFolder, prefixUpperBound } from './keys.js';
+import { assertValidKey, pastFolder, prefixUpperBound, scanWindow } from './keys.js';
 import { commitFile, readSnapshotFile, verifySnapshotFile } from './snapshot-format.js';
 
 export interface LevelPhysicalOptions {
@@ -67,14 +67,14 @@ function ownerOnly(dir: string): void {
  * An iterator's items in order, reading ahead: the next chunk is read on LevelDB's thread while
  * the caller works through this one (a lease restore parses each entry meanwhile).
  */
-async function* readAhead<T>(it: { nextv(size: number): Promise<T[]>; close(): Promise<void> }): AsyncIterable<T> {
-  let next: Promise<T[]> | null = it.nextv(SCAN_CHUNK);
+async function* readAhead<T>(it: { nextv(size: number): Promise<T[]>; close(): Promise<void> }, chunk = SCAN_CHUNK): AsyncIterable<T> {
+  let next: Promise<T[]> | null = it.nextv(chunk);
   try {
     for (;;) {
       const items = await next;
       next = null;
       if (items.length === 0) break;
-      next = it.nextv(SCAN_CHUNK);
+      next = it.nextv(chunk);
       yield* items;
     }
   } finally {
@@ -232,7 +232,16 @@ export async function createLevelPhysical(opts: LevelPhysicalOptions): Promise<L
     async *scan(prefix): AsyncIterable<PhysicalEntry> {
       for await (const [key, value] of readAhead(db.iterator(rangeOf(prefix)))) yield { key, value };
     },
-    scanKeys: (prefix) => readAhead(db.keys(rangeOf(prefix))),
+    scanKeys(prefix, range) {
+      const { after, limit } = scanWindow(prefix, range);
+      const bounds: { gte?: string; gt?: string; lt?: string; limit?: number } = rangeOf(prefix);
+      if (after !== null) {
+        delete bounds.gte;
+        bounds.gt = after;
+      }
+      if (limit > 0) bounds.limit = limit;
+      return readAhead(db.keys(bounds), limit > 0 ? Math.min(limit, SCAN_CHUNK) : SCAN_CHUNK);
+    },
     async close() {
       while (inFlight !== null || pending.length > 0) {
         if (inFlight === null) pump();

@@ -8,6 +8,12 @@ export interface PhysicalEntry {
   value: Uint8Array;
 }
 
+/** A window of a key scan: keys strictly after `prefix + after`, at most `limit` of them (0: all). */
+export interface ScanRange {
+  after?: string;
+  limit?: number;
+}
+
 /** One operation of an atomic batch. */
 export type PhysicalOp = { type: 'put'; key: string; value: Uint8Array } | { type: 'delete'; key: string };
 
@@ -22,8 +28,11 @@ export interface Physical {
   batch(ops: PhysicalOp[]): Promise<void>;
   /** Every key below prefix (all levels), sorted, streamed so callers need not hold all in memory. */
   scan(prefix: string): AsyncIterable<PhysicalEntry>;
-  /** The keys of `scan`, without reading (or, above the barrier, decrypting) a value. */
-  scanKeys(prefix: string): AsyncIterable<string>;
+  /**
+   * The keys of `scan`, without reading (or, above the barrier, decrypting) a value. With a
+   * range, one ordered read from just past `prefix + after` (a paged recursive listing).
+   */
+  scanKeys(prefix: string, range?: ScanRange): AsyncIterable<string>;
   close(): Promise<void>;
   /** Point-in-time copies and their restore (storage/snapshot-format.ts); absent on a backend without them. */
   readonly snapshots?: SnapshotStore;

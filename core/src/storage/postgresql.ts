@@ -26,8 +26,8 @@ import { rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import type { Knex } from 'knex';
 import { StrongroomError, badRequest } from '@strongroom/sdk-plugin/host';
-import type { Physical, PhysicalEntry, PhysicalOp } from './physical.js';
-import { assertValidKey, compareKeys, prefixUpperBound } from './keys.js';
+import type { Physical, PhysicalEntry, PhysicalOp, ScanRange } from './physical.js';
+import { assertValidKey, compareKeys, prefixUpperBound, scanWindow } from './keys.js';
 import { readSnapshotFile } from './snapshot-format.js';
 
 const DEFAULT_TABLE = 'strongroom_kv_store';
@@ -38,6 +38,8 @@ export const HA_LOCK_KEY = 'core/lock';
 
 // How many rows a scan reads per query (keyset pagination).
 const SCAN_CHUNK = 256;
+/** The most keys one ranged scan reads in one query (a page of a recursive listing). */
+const MAX_SCAN_PAGE = 1000;
 const CONNECT_TIMEOUT_MS = 5_000;
 const ACQUIRE_TIMEOUT_MS = 10_000;
 const RETRY_MIN_MS = 500;
@@ -229,11 +231,17 @@ export function createPostgresPhysical(opts: PostgresStorageOptions): PostgresPh
   const rows = async <R>(sql: string, bindings: readonly unknown[], trx: Knex | Knex.Transaction = db): Promise<R[]> =>
     ((await trx.raw(sql, bindings as Knex.RawBinding[])) as { rows: R[] }).rows;
 
-  /** The rows under prefix in key order, a page at a time (keyset pagination). */
-  async function* pages<R extends { path: string }>(columns: string, prefix: string): AsyncIterable<R[]> {
+  /**
+   * The rows under prefix in key order, a page at a time (keyset pagination); with a range,
+   * from past `prefix + after` and at most `limit` rows, a window of up to MAX_SCAN_PAGE in one query.
+   */
+  async function* pages<R extends { path: string }>(columns: string, prefix: string, range?: ScanRange): AsyncIterable<R[]> {
     const upper = prefixUpperBound(prefix);
-    let after: string | null = null;
+    const window = scanWindow(prefix, range);
+    let after: string | null = window.after;
+    let left = window.limit;
     for (;;) {
+      const size = left > 0 ? Math.min(left, MAX_SCAN_PAGE) : SCAN_CHUNK;
       const conds = ['path >= ?'];
       const args: unknown[] = [prefix];
       if (upper !== undefined) {
@@ -244,9 +252,10 @@ export function createPostgresPhysical(opts: PostgresStorageOptions): PostgresPh
         conds.push('path > ?');
         args.push(after);
       }
-      const page = await run(() => rows<R>(`SELECT ${columns} FROM ${table} WHERE ${conds.join(' AND ')} ORDER BY path LIMIT ${SCAN_CHUNK}`, args));
+      const page = await run(() => rows<R>(`SELECT ${columns} FROM ${table} WHERE ${conds.join(' AND ')} ORDER BY path LIMIT ${size}`, args));
       if (page.length > 0) yield page;
-      if (page.length < SCAN_CHUNK) return;
+      if (page.length < size) return;
+      if (left > 0 && (left -= page.length) === 0) return;
       after = (page[page.length - 1] as R).path;
     }
   }
@@ -386,8 +395,8 @@ export function createPostgresPhysical(opts: PostgresStorageOptions): PostgresPh
       }
     },
 
-    async *scanKeys(prefix): AsyncIterable<string> {
-      for await (const page of pages<{ path: string }>('path', prefix)) {
+    async *scanKeys(prefix, range): AsyncIterable<string> {
+      for await (const page of pages<{ path: string }>('path', prefix, range)) {
         for (const r of page) yield r.path;
       }
     },

@@ -4,11 +4,22 @@
  * are relative to the prefix, so a holder of a view cannot name a key outside
  * it (keys are concatenated, and no path syntax such as `..` is interpreted).
  */
-import type { PhysicalEntry, PhysicalOp } from './physical.js';
+import { MAX_RECURSIVE_PAGE } from '@strongroom/sdk-plugin/host';
+import type { PhysicalEntry, PhysicalOp, ScanRange } from './physical.js';
 import type { KeyValueStore } from './keys.js';
 
 export interface StorageView extends KeyValueStore {
   readonly prefix: string;
+  /** The engine kit's recursive listing (sdk-plugin Storage.listRecursive): one ranged key scan. */
+  listRecursive(sub: string, page?: ScanRange): Promise<string[]>;
+}
+
+/** Keys below `prefix`, relative to it, sorted, after `page.after`, at most `page.limit` (capped). */
+async function listRecursive(store: KeyValueStore, prefix: string, page: ScanRange = {}): Promise<string[]> {
+  const limit = Math.min(page.limit && page.limit > 0 ? page.limit : MAX_RECURSIVE_PAGE, MAX_RECURSIVE_PAGE);
+  const out: string[] = [];
+  for await (const key of store.scanKeys(prefix, { after: page.after ?? '', limit })) out.push(key.slice(prefix.length));
+  return out;
 }
 
 export function createView(store: KeyValueStore, prefix: string): StorageView {
@@ -28,9 +39,10 @@ export function createView(store: KeyValueStore, prefix: string): StorageView {
     async *scan(sub): AsyncIterable<PhysicalEntry> {
       for await (const e of store.scan(prefix + sub)) yield { key: e.key.slice(strip), value: e.value };
     },
-    async *scanKeys(sub): AsyncIterable<string> {
-      for await (const key of store.scanKeys(prefix + sub)) yield key.slice(strip);
+    async *scanKeys(sub, range): AsyncIterable<string> {
+      for await (const key of store.scanKeys(prefix + sub, range)) yield key.slice(strip);
     },
+    listRecursive: (sub, page) => listRecursive(store, prefix + sub, page),
   };
 }
 
@@ -77,10 +89,11 @@ export function createClosableView(store: KeyValueStore, prefix: string, gone: (
       open();
       yield* inner.scan(sub);
     },
-    async *scanKeys(sub) {
+    async *scanKeys(sub, range) {
       open();
-      yield* inner.scanKeys(sub);
+      yield* inner.scanKeys(sub, range);
     },
+    listRecursive: async (sub, page) => (open(), inner.listRecursive(sub, page)),
     close() {
       closed = true;
       if (writing === 0) return Promise.resolve();

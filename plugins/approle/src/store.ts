@@ -92,6 +92,8 @@ export function createApproleStore(deps: { storage: Storage; cacheMax?: number }
     /** The cached role, frozen and shared: for logins and renewals, which change nothing (no copy each). */
     viewRole: (name: string) => roles.view(name),
     listRoles: () => roles.list(),
+    /** Where the roles live in storage (a SCAN of role/ reads it in one call). */
+    rolePrefix: roles.prefix,
     /** Stores a role and its RoleID index (dropping the index entry of `previousRoleId`), in one batch. */
     async saveRole(r: RoleEntry, previousRoleId = '') {
       const h = await hmac(r.role_id);

@@ -53,6 +53,8 @@ export function createTransitStore(storage: Storage) {
     },
     remove: (name: string) => keys.delete(name),
     list: async () => (await keys.list()).filter((k) => !k.endsWith('/')),
+    /** Where the keys live in storage (a SCAN of keys/ reads it in one call). */
+    prefix: keys.prefix,
     /** Serializes changes to one key (create, rotate, configure, trim, delete); encrypt and decrypt never take it. */
     locked: <T>(name: string, fn: () => Promise<T>) => keys.lock(name, fn),
     config: async (): Promise<KeysConfig> => ({ disable_upsert: (await config.view())?.disable_upsert ?? false }),

@@ -8,7 +8,7 @@ import type { Storage, StorageOp } from '../storage.js';
 /** A Storage, or the core's physical store shape (which also scans). */
 export interface FaultableStore extends Storage {
   scan?(prefix: string): AsyncIterable<{ key: string; value: Uint8Array }>;
-  scanKeys?(prefix: string): AsyncIterable<string>;
+  scanKeys?(prefix: string, range?: { after?: string; limit?: number }): AsyncIterable<string>;
 }
 
 export type StoreOperation = 'get' | 'put' | 'delete' | 'list' | 'scan' | 'batch';
@@ -96,6 +96,10 @@ export function createFaultyStore<T extends FaultableStore>(inner: T, initial: F
       await maybeFail('list', prefix);
       return inner.list(prefix);
     },
+    async listRecursive(prefix, page) {
+      await maybeFail('scan', prefix);
+      return inner.listRecursive(prefix, page);
+    },
     async batch(ops: StorageOp[]) {
       await maybeFail('batch', ops[0]?.key ?? '');
       return inner.batch(ops);
@@ -111,9 +115,9 @@ export function createFaultyStore<T extends FaultableStore>(inner: T, initial: F
   // A keys-only scan fails as a scan does.
   const scanKeys = inner.scanKeys?.bind(inner);
   if (scanKeys) {
-    wrapped.scanKeys = async function* (prefix) {
+    wrapped.scanKeys = async function* (prefix, range) {
       await maybeFail('scan', prefix);
-      yield* scanKeys(prefix);
+      yield* scanKeys(prefix, range);
     };
   }
   // Methods beyond the store shape (close, stats, barrier controls) pass through.

@@ -86,6 +86,12 @@ export function createCallbackClient(opts: CallbackClientOptions): CallbackClien
             'list_reply',
           ).keys;
         },
+        async listRecursive(prefix, page = {}) {
+          return reply<wire.StorageListReply>(
+            await storageLane.call('scan', { mount_uuid: mountUuid, prefix, after: page.after ?? '', limit: page.limit ?? 0 }),
+            'scan_reply',
+          ).keys;
+        },
         async batch(ops) {
           if (ops.length === 0) return;
           const wire = ops.map((o) => (o.type === 'put' ? { key: o.key, delete: false, value: o.value } : { key: o.key, delete: true }));

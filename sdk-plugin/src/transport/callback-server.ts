@@ -70,6 +70,10 @@ export function createCallbackServer(opts: CallbackServerOptions): CallbackServe
     async list(a) {
       return ['list_reply', { keys: await mountOf(a.mount_uuid).storage.list(String(a.prefix)), err: null }];
     },
+    async scan(a) {
+      const page = { after: String(a.after ?? ''), limit: Number(a.limit ?? 0) };
+      return ['scan_reply', { keys: await mountOf(a.mount_uuid).storage.listRecursive(String(a.prefix), page), err: null }];
+    },
     async batch(a) {
       const storage = mountOf(a.mount_uuid).storage;
       const ops = Array.isArray(a.ops) ? (a.ops as wire.StorageBatchOp[]) : [];

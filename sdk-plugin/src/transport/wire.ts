@@ -249,6 +249,14 @@ export interface StorageListArgs {
   prefix: string;
 }
 
+/** strongroom.plugin.v1.StorageScanArgs */
+export interface StorageScanArgs {
+  mount_uuid: string;
+  prefix: string;
+  after: string;
+  limit: number;
+}
+
 /** strongroom.plugin.v1.StorageBatchOp */
 export interface StorageBatchOp {
   key: string;
@@ -289,8 +297,10 @@ export interface StorageFrame {
   error?: WireError;
   batch?: StorageBatchArgs;
   batch_reply?: ErrorReply;
+  scan?: StorageScanArgs;
+  scan_reply?: StorageListReply;
   /** Which member of oneof `kind` is set (filled in on decode). */
-  kind?: 'get' | 'put' | 'delete' | 'list' | 'get_reply' | 'put_reply' | 'delete_reply' | 'list_reply' | 'error' | 'batch' | 'batch_reply';
+  kind?: 'get' | 'put' | 'delete' | 'list' | 'get_reply' | 'put_reply' | 'delete_reply' | 'list_reply' | 'error' | 'batch' | 'batch_reply' | 'scan' | 'scan_reply';
 }
 
 /** strongroom.plugin.v1.PasswordPolicyArgs */

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { badRequest, cidr, definePath, f, type KeyedMutex, type PathDef, tokens } from '@strongroom/sdk-plugin';
+import { badRequest, cidr, definePath, f, tokens, scanStorage, type KeyedMutex, type PathDef } from '@strongroom/sdk-plugin';
 import type { ApproleStore, RoleEntry } from '../store.js';
 
 const NAME_RE = /^[A-Za-z0-9 _.-]+$/;
@@ -93,6 +93,7 @@ export function roleListPath({ store }: Pick<Deps, 'store'>): PathDef {
         summary: 'List the roles',
         handler: () => store.listRoles(),
       },
+      scan: { summary: 'Every name below the path (any depth), as SCAN pages it.', handler: scanStorage(store.rolePrefix) },
     },
     synopsis: 'List the AppRole roles.',
   });

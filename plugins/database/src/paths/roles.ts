@@ -1,5 +1,5 @@
 /** Dynamic roles: roles/:name and roles/ (list). */
-import { badRequest, definePath, f, readRecord, type PathDef } from '@strongroom/sdk-plugin';
+import { badRequest, definePath, f, readRecord, scanStorage, type PathDef } from '@strongroom/sdk-plugin';
 import { checkCredentialConfig } from '../credentials.js';
 import type { EngineDeps } from '../deps.js';
 import type { CredentialType, DynamicRole } from '../store.js';
@@ -26,6 +26,7 @@ export function rolePaths(deps: EngineDeps): PathDef[] {
     synopsis: 'List the dynamic roles.',
     operations: {
       list: { summary: 'Names of the roles.', handler: () => store.roles.list() },
+      scan: { summary: 'Every name below the path (any depth), as SCAN pages it.', handler: scanStorage(store.roles.prefix) },
     },
   });
 

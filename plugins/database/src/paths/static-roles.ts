@@ -4,7 +4,7 @@
  * password the engine rotates (see static-rotation.ts); deleting the role
  * leaves the user in the database.
  */
-import { badRequest, definePath, f, staticCredentialPaths, type PathDef } from '@strongroom/sdk-plugin';
+import { badRequest, definePath, f, staticCredentialPaths, scanStorage, type PathDef } from '@strongroom/sdk-plugin';
 import { checkCredentialConfig } from '../credentials.js';
 import { roleAllowed, type EngineDeps } from '../deps.js';
 import type { StaticRole } from '../store.js';
@@ -29,6 +29,7 @@ export function staticRolePaths(deps: EngineDeps): PathDef[] {
     synopsis: 'List the static roles.',
     operations: {
       list: { summary: 'Names of the static roles.', handler: () => store.staticRoles.list() },
+      scan: { summary: 'Every name below the path (any depth), as SCAN pages it.', handler: scanStorage(store.staticRoles.prefix) },
     },
   });
 

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { badRequest, definePath, f, formatGoDuration, type PathDef } from '@strongroom/sdk-plugin';
+import { badRequest, definePath, f, formatGoDuration, scanStorage, type PathDef } from '@strongroom/sdk-plugin';
 import { dirPrefix, keyPath, newMetadata, rfc3339Nano, type KeyMetadata, type KvStore } from '../store.js';
 
 // Vault's documented limits on custom_metadata.
@@ -55,6 +55,10 @@ export function metadataPath(store: KvStore): PathDef {
       list: {
         summary: 'List the secrets in a directory',
         handler: (req) => store.listMetadata(dirPrefix(req.data.path)),
+      },
+      scan: {
+        summary: 'Every secret below a directory, at any depth (relative paths)',
+        handler: scanStorage((req) => `metadata/${dirPrefix(req.data.path)}`),
       },
       update: {
         summary: 'Create or update the metadata of a secret',

@@ -1,4 +1,4 @@
-import { badRequest, definePath, getJSON, type PathDef, putJSON } from '@strongroom/sdk-plugin';
+import { badRequest, definePath, getJSON, type PathDef, putJSON, scanStorage } from '@strongroom/sdk-plugin';
 import { dirPrefix } from '../store.js';
 
 /** kv version 1: the whole body is the secret, stored as is at `<path>` (no versions). */
@@ -20,6 +20,10 @@ export function v1Path(): PathDef {
       list: {
         summary: 'List the secrets in a directory',
         handler: (req) => req.storage.list(dirPrefix(req.captures.path ?? '')),
+      },
+      scan: {
+        summary: 'Every secret below a directory, at any depth (relative paths)',
+        handler: scanStorage((req) => dirPrefix(req.captures.path ?? '')),
       },
       update: {
         summary: 'Write a secret (replaces it)',

@@ -6,7 +6,7 @@
  * already gone counts as deleted) and fails, to be retried by the core,
  * when any other error remains. The password is never kept in the lease.
  */
-import { badRequest, compileTemplate, definePath, defineSecret, f, type HandlerRequest, leaseTtl, type PathDef, readRecord, type SecretTypeDef } from '@strongroom/sdk-plugin';
+import { badRequest, compileTemplate, definePath, defineSecret, f, leaseTtl, readRecord, scanStorage, type HandlerRequest, type PathDef, type SecretTypeDef } from '@strongroom/sdk-plugin';
 import { directoryError, isNoSuchObject } from '../directory.js';
 import type { Engine } from '../engine.js';
 import { SAMPLE_LDIF_FIELDS, applyRecord, compileLdif, decodeMaybeBase64, parseLdif, type LdifFields } from '../ldif.js';
@@ -82,7 +82,7 @@ export function rolePaths(engine: Engine, secret: SecretTypeDef): PathDef[] {
   const list = definePath({
     pattern: 'role',
     synopsis: 'List the dynamic roles.',
-    operations: { list: { summary: 'Names of the dynamic roles.', handler: names } },
+    operations: { list: { summary: 'Names of the dynamic roles.', handler: names }, scan: { summary: 'Every name below the path (any depth), as SCAN pages it.', handler: scanStorage(store.roles.prefix) } },
   });
 
   const role = definePath({

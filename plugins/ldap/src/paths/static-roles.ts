@@ -4,7 +4,7 @@
  * an existing directory entry whose password the engine rotates
  * (rotation.ts); deleting the role leaves the entry in place.
  */
-import { badRequest, definePath, f, staticCredentialPaths, type PathDef } from '@strongroom/sdk-plugin';
+import { badRequest, definePath, f, staticCredentialPaths, scanStorage, type PathDef } from '@strongroom/sdk-plugin';
 import { directoryError, isNoSuchObject } from '../directory.js';
 import type { Engine } from '../engine.js';
 import type { StaticRole } from '../store.js';
@@ -29,6 +29,7 @@ export function staticRolePaths(engine: Engine): PathDef[] {
     operations: {
       read: { summary: 'Names of the static roles (the spec lists them on GET).', handler: names },
       list: { summary: 'Names of the static roles.', handler: names },
+      scan: { summary: 'Every name below the path (any depth), as SCAN pages it.', handler: scanStorage(store.staticRoles.prefix) },
     },
   });
 

@@ -7,7 +7,7 @@
  * as they were sent.
  */
 import { z } from 'zod';
-import { badRequest, definePath, f, type PathDef } from '@strongroom/sdk-plugin';
+import { badRequest, definePath, f, scanStorage, type PathDef } from '@strongroom/sdk-plugin';
 import type { EngineDeps } from '../deps.js';
 import type { TopicPermissions, VhostPermissions } from '../management-client.js';
 import type { Role } from '../store.js';
@@ -78,6 +78,7 @@ export function rolePaths(deps: EngineDeps): PathDef[] {
         summary: 'Names of the roles (after, limit paginate).',
         handler: () => store.roles.list(),
       },
+      scan: { summary: 'Every name below the path (any depth), as SCAN pages it.', handler: scanStorage(store.roles.prefix) },
     },
   });
 

@@ -1,5 +1,5 @@
 /** roles/ (list with key_info) and roles/:name (read, write, delete). */
-import { definePath, type PathDef } from '@strongroom/sdk-plugin';
+import { definePath, scanStorage, type PathDef } from '@strongroom/sdk-plugin';
 import { buildRole, roleFields, roleView } from '../role.js';
 import type { SshDeps } from './deps.js';
 
@@ -20,6 +20,7 @@ export function rolePaths({ store }: SshDeps): PathDef[] {
           return { data: { keys, key_info } };
         },
       },
+      scan: { summary: 'Every name below the path (any depth), as SCAN pages it.', handler: scanStorage(store.roles.prefix) },
     },
   });
 

@@ -1,5 +1,5 @@
-/** `keys/` LIST. */
-import { definePath } from '@strongroom/sdk-plugin';
+/** `keys/` LIST and SCAN. */
+import { definePath, scanStorage } from '@strongroom/sdk-plugin';
 import type { TransitDeps } from './common.js';
 
 export function keysListPath(deps: TransitDeps) {
@@ -10,6 +10,7 @@ export function keysListPath(deps: TransitDeps) {
         summary: 'List key names.',
         handler: () => deps.store.list(),
       },
+      scan: { summary: 'Every name below the path (any depth), as SCAN pages it.', handler: scanStorage(deps.store.prefix) },
     },
     synopsis: 'List the named keys.',
   });
