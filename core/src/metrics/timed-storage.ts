@@ -12,10 +12,21 @@ export function timedPhysical(p: Physical, metrics: Metrics): Physical {
     list: (prefix) => timed(h, { op: 'list' }, () => p.list(prefix)),
     batch: (ops) => timed(h, { op: 'batch' }, () => p.batch(ops)),
     scan: (prefix) => p.scan(prefix),
-    scanKeys: (prefix, range) => p.scanKeys(prefix, range),
+    // A ranged key scan is one bounded page (a SCAN's read), timed as op "scan_range"; an
+    // open-ended scan is a stream its reader paces, so it is not timed.
+    scanKeys: (prefix, range) => (range ? timedIterable(h, { op: 'scan_range' }, p.scanKeys(prefix, range)) : p.scanKeys(prefix)),
     close: () => p.close(),
     ...(p.snapshots ? { snapshots: p.snapshots } : {}),
   };
+}
+
+async function* timedIterable<T>(h: Metrics['storageDuration'], labels: Record<string, string>, items: AsyncIterable<T>): AsyncIterable<T> {
+  const end = h.startTimer(labels);
+  try {
+    yield* items;
+  } finally {
+    end();
+  }
 }
 
 /** The barrier with get/put/delete/list timed into strongroom_barrier_duration_seconds and Vault's barrier.* summaries; everything else as is. */
