@@ -67,6 +67,11 @@ export interface MountManager {
   unloadNamespace(ns: Namespace): Promise<void>;
   enable(table: MountTableKind, ns: Namespace, path: string, input: EnableInput): Promise<MountEntry>;
   disable(table: MountTableKind, ns: Namespace, path: string): Promise<void>;
+  /**
+   * A new `plugin_version` is a switch without downtime: the mount keeps serving from
+   * its process until the new version's is ready for it, and keeps it (with its entry
+   * unchanged) when that fails, answering why.
+   */
   tune(table: MountTableKind, ns: Namespace, path: string, patch: { config?: Partial<MountConfig>; description?: string; options?: Record<string, string>; plugin_version?: string }): Promise<MountEntry>;
   /**
    * Moves a mount (`auth/x` paths move auth methods) to a free path in the same
@@ -77,7 +82,10 @@ export interface MountManager {
   get(table: MountTableKind, ns: Namespace, path: string): MountEntry | undefined;
   list(table: MountTableKind, ns: Namespace): MountEntry[];
   runningVersion(uuid: string): string;
-  /** Rebinds every mount served by a plugin (after sys/plugins/reload/backend). */
+  /**
+   * After sys/plugins/reload/backend switched a plugin's processes: each mount's
+   * binding takes what the new process described; a mount that had failed is started again.
+   */
   rebind(filter: (e: MountEntry) => boolean): Promise<void>;
   unloadAll(): Promise<void>;
 }
@@ -171,16 +179,7 @@ export function createMountManager(deps: {
     deps.router.add(entry, binding);
     deps
       .resolve(entry, ns)
-      .then(({ backend, description, runningVersion }) => {
-        const special = backend.specialPaths();
-        binding.unauthenticated = compileSpecialPaths(special.unauthenticated);
-        binding.root = compileSpecialPaths(special.root);
-        binding.description = description;
-        binding.backend = backend;
-        binding.status = 'running';
-        running.set(entry.uuid, runningVersion);
-        backends.set(entry.uuid, backend);
-      })
+      .then((resolved) => adopt(binding, entry, resolved))
       .catch((err: unknown) => {
         binding.status = 'failed';
         binding.error = `mount "${routePath(entry)}" (${entry.type}) failed to start: ${err instanceof Error ? err.message : String(err)}`;
@@ -188,6 +187,19 @@ export function createMountManager(deps: {
       })
       .finally(resolveReady);
     return binding;
+  }
+
+  /** Points a binding at a (new) backend: its special paths, description and running version with it. */
+  function adopt(binding: MountBinding, entry: MountEntry, { backend, description, runningVersion }: Awaited<ReturnType<BackendResolver>>): void {
+    const special = backend.specialPaths();
+    binding.unauthenticated = compileSpecialPaths(special.unauthenticated);
+    binding.root = compileSpecialPaths(special.root);
+    binding.description = description;
+    binding.backend = backend;
+    binding.status = 'running';
+    delete binding.error;
+    running.set(entry.uuid, runningVersion);
+    backends.set(entry.uuid, backend);
   }
 
   const entriesOf = (table: MountTableKind, ns: Namespace) => deps.router.entries(ns.id).filter((e) => e.table === table);
@@ -272,22 +284,28 @@ export function createMountManager(deps: {
       const found = deps.router.get(ns.id, rp);
       if (!found || found.entry.table !== table) throw badRequest(`no mount at "${rp}"`);
       const e = found.entry;
+      if (patch.options?.version && e.options.version && patch.options.version !== e.options.version && e.type === 'kv' && patch.options.version === '1') {
+        throw badRequest('options.version: a kv version 2 mount cannot be downgraded to version 1');
+      }
+      if (patch.plugin_version !== undefined && patch.plugin_version !== e.plugin_version) {
+        // The supervisor moves the mount once the new version's process is ready for it; the old one serves until then.
+        const next = { ...e, plugin_version: patch.plugin_version };
+        let resolved: Awaited<ReturnType<BackendResolver>>;
+        try {
+          resolved = await deps.resolve(next, ns);
+        } catch (err) {
+          const was = running.get(e.uuid);
+          throw badRequest(
+            `plugin_version: ${patch.plugin_version || 'the latest version'} of ${e.type} did not start, so "${rp}" ${was ? `still runs ${was}` : 'is unchanged'}: ${err instanceof Error ? err.message : String(err)}`,
+          );
+        }
+        e.plugin_version = patch.plugin_version;
+        adopt(found.handle, e, resolved);
+      }
       if (patch.config) e.config = { ...e.config, ...patch.config };
       if (patch.description !== undefined) e.description = patch.description;
-      if (patch.options) {
-        if (patch.options.version && e.options.version && patch.options.version !== e.options.version && e.type === 'kv' && patch.options.version === '1') {
-          throw badRequest('options.version: a kv version 2 mount cannot be downgraded to version 1');
-        }
-        e.options = { ...e.options, ...patch.options };
-      }
-      const versionChanged = patch.plugin_version !== undefined && patch.plugin_version !== e.plugin_version;
-      if (versionChanged) e.plugin_version = patch.plugin_version!;
+      if (patch.options) e.options = { ...e.options, ...patch.options };
       await persist(table, ns);
-      if (versionChanged) {
-        await cleanupBackend(e.uuid);
-        deps.router.remove(ns.id, rp);
-        await bind(e, ns).ready;
-      }
       return e;
     },
     async remount(ns, rawFrom, rawTo) {
@@ -334,10 +352,19 @@ export function createMountManager(deps: {
       await Promise.all(
         targets.map(async (e) => {
           const ns = deps.namespaces.byId(e.namespace_id);
-          if (!ns) return;
-          backends.delete(e.uuid);
-          deps.router.remove(ns.id, routePath(e));
-          await bind(e, ns).ready;
+          const binding = deps.router.byUuid(e.uuid)?.handle;
+          if (!ns || !binding) return;
+          const backend = binding.backend;
+          if (backend) {
+            adopt(binding, e, { backend, description: backend.describe(), runningVersion: running.get(e.uuid) ?? '' });
+            return;
+          }
+          if (binding.status !== 'failed') return; // still starting: that start serves it
+          try {
+            adopt(binding, e, await deps.resolve(e, ns));
+          } catch (err) {
+            binding.error = `mount "${routePath(e)}" (${e.type}) failed to start: ${err instanceof Error ? err.message : String(err)}`;
+          }
         }),
       );
     },

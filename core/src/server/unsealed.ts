@@ -223,10 +223,10 @@ export async function unseal(ctx: UnsealContext, opts: { restoreLeasesInBackgrou
               get: (type, name, version) => catalog.get(type, name, version),
               register: (e) => catalog.register(e),
               remove: (type, name, version) => catalog.remove(type, name, version),
-              reload: async (name) => {
+              reload: async (name, version) => {
                 const types = new Set(router.entries().filter((e) => e.type === name).map((e) => (e.table === 'auth' ? ('auth' as const) : ('secret' as const))));
-                for (const t of types.size ? types : new Set(['secret' as const])) await supervisor.reload(t, name);
-                await mounts.rebind((e) => e.type === name);
+                for (const t of types.size ? types : new Set(['secret' as const])) await supervisor.reload(t, name, version);
+                await mounts.rebind((e) => e.type === name && (version === undefined || mounts.runningVersion(e.uuid) === version));
               },
             },
             seal: () => seal.seal(),

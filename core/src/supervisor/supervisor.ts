@@ -15,7 +15,14 @@
  *  - crashes restart the process with exponential backoff; after `maxCrashes`
  *    within `crashWindowMs` the plugin is degraded (503) until reload();
  *  - the child gets a minimal environment (not the core's), so no server
- *    credential leaks into a plugin.
+ *    credential leaks into a plugin;
+ *  - a mount moves to another process (a new plugin_version, a reload) only
+ *    once that process has passed its handshake, health check and the mount's
+ *    Setup (with Describe): until then, and if any of it fails, the old one
+ *    serves and nothing changes. Calls already made on the old process finish
+ *    there (bounded by `drainMs`) before it gets its Cleanup and SIGTERM; while
+ *    both serve a mount, a write by either drops that key from the other's
+ *    cache before the write is acknowledged.
  *
  * Longer than the project's 600 lines on purpose: it is one state machine (a
  * process's start, handshake, calls, crash, restart, degradation and stop), and
@@ -55,6 +62,8 @@ export interface PluginSupervisorDeps {
   backoffMaxMs?: number;
   /** SIGTERM -> SIGKILL grace at shutdown; default 2 s. */
   stopGraceMs?: number;
+  /** How long a switch waits for the calls in flight on the old process before it stops it; default 30 s. */
+  drainMs?: number;
   /** True once the server is shutting down (set before the supervisor's own shutdown, which comes last). */
   isStopping?(): boolean;
   /** Metrics hook: a crashed process is being restarted. */
@@ -75,10 +84,21 @@ export interface PluginProcessStat {
 }
 
 export interface PluginSupervisor {
+  /**
+   * Serves a mount from `entry`'s process. For a mount another process serves
+   * (its plugin_version changed), this is the switch: it resolves once the
+   * mount runs on the new process and the old one let go of it, and rejects,
+   * changing nothing, when the new one fails to start or set the mount up.
+   */
   mount(entry: PluginEntry, mount: MountInfo): Promise<Backend>;
   /** Starts (or finds) the process of a `database` plugin entry and says where it serves; waits while it (re)starts. */
   openDatabase(entry: PluginEntry): Promise<database.DatabasePluginAddress>;
   unmount(mountUuid: string): Promise<void>;
+  /**
+   * Replaces each process of the plugin by a fresh one (the catalog's entry now: a
+   * re-registered sha256 is picked up) set up with the same mounts, then switches
+   * them; rejects, switching nothing, if any replacement fails to start.
+   */
   reload(type: PluginEntry['type'], name: string, version?: string): Promise<void>;
   /** Unknown mounts report 'failed'. */
   status(mountUuid: string): PluginStatus;
@@ -99,6 +119,15 @@ interface MountRecord {
   describe: BackendDescription;
   setupError: Error | null;
   callbacks: transport.MountCallbacks | null;
+  /** Calls made through this record and not yet answered (a switch drains them). */
+  inflight: number;
+  idle: (() => void) | null;
+}
+
+/** Which process serves a mount now. */
+interface Slot {
+  rt: Runtime;
+  rec: MountRecord;
 }
 
 interface Runtime {
@@ -125,6 +154,8 @@ interface Runtime {
   watchers: Set<() => void>;
   /** The last lines the process wrote to stderr, logged when it fails to start. */
   stderrTail: string[];
+  /** A replacement being started for a switch: any failure ends it (no restart), the old one keeps serving. */
+  warming: boolean;
 }
 
 const MAX_LOG_LINE = 16 * 1024;
@@ -139,9 +170,13 @@ export function createPluginSupervisor(deps: PluginSupervisorDeps): PluginSuperv
   const backoffBaseMs = deps.backoffBaseMs ?? 250;
   const backoffMaxMs = deps.backoffMaxMs ?? 15_000;
   const stopGraceMs = deps.stopGraceMs ?? 2_000;
+  const drainMs = deps.drainMs ?? 30_000;
 
+  /** The process new mounts of each (type, name, version) go to. */
   const runtimes = new Map<string, Runtime>();
-  const mountIndex = new Map<string, Runtime>();
+  /** Every process, including one being warmed up or drained during a switch. */
+  const live = new Set<Runtime>();
+  const slots = new Map<string, Slot>();
   const failedMounts = new Map<string, Error>();
   /** Set by shutdown(): processes exiting now are stopping, not crashing. */
   let shuttingDownFlag = false;
@@ -194,10 +229,17 @@ export function createPluginSupervisor(deps: PluginSupervisorDeps): PluginSuperv
 
   // ------------------------------------------------------------------ runtimes
 
+  const keyOf = (entry: PluginEntry) => `${entry.type}/${entry.name}/${entry.version}`;
+
   const runtimeFor = async (entry: PluginEntry): Promise<Runtime> => {
-    const key = `${entry.type}/${entry.name}/${entry.version}`;
-    const existing = runtimes.get(key);
+    const existing = runtimes.get(keyOf(entry));
     if (existing) return existing;
+    return createRuntime(entry, true);
+  };
+
+  /** A runtime not yet started (its callback server listening); `register`: the one new mounts of its key go to. */
+  const createRuntime = async (entry: PluginEntry, register: boolean): Promise<Runtime> => {
+    const key = keyOf(entry);
     const dir = fs.mkdtempSync(path.join(deps.runDir, 'p-'));
     fs.chmodSync(dir, 0o700);
     const callbackPath = path.join(dir, transport.CALLBACK_SOCKET_NAME);
@@ -215,7 +257,7 @@ export function createPluginSupervisor(deps: PluginSupervisorDeps): PluginSuperv
         resolve: (uuid) => {
           const rec = rt.mounts.get(uuid);
           if (!rec) return null;
-          rec.callbacks ??= { storage: deps.callbacks.storageFor(uuid), system: deps.callbacks.systemViewFor(uuid) };
+          rec.callbacks ??= { storage: bridged(rt, uuid, deps.callbacks.storageFor(uuid)), system: deps.callbacks.systemViewFor(uuid) };
           return rec.callbacks;
         },
       }),
@@ -232,10 +274,45 @@ export function createPluginSupervisor(deps: PluginSupervisorDeps): PluginSuperv
       restartTimer: null,
       watchers: new Set(),
       stderrTail: [],
+      warming: false,
     };
-    runtimes.set(key, rt);
+    live.add(rt);
+    // Registered before the first await: a concurrent caller finds it rather than making a second one.
+    if (register) runtimes.set(key, rt);
     await rt.callbackServer.start();
     return rt;
+  };
+
+  /**
+   * A mount's storage as one process sees it: while another process serves the
+   * same mount (a switch), each key it writes is dropped from the other's cache
+   * before the write is acknowledged, so no read there answers the value before it.
+   */
+  const bridged = (rt: Runtime, uuid: string, storage: Storage): Storage => {
+    const tellOthers = async (keys: string[]) => {
+      const others = [...live].filter((o) => o !== rt && o.client && o.mounts.has(uuid));
+      if (others.length === 0) return;
+      await Promise.all(
+        others.flatMap((o) =>
+          keys.map((key) => o.client!.invalidateKey(uuid, key, callTimeoutMs).catch((err: Error) => o.log.warn('invalidation during a switch failed', { mount_uuid: uuid, error: err.message }))),
+        ),
+      );
+    };
+    return {
+      ...storage,
+      put: async (key, value) => {
+        await storage.put(key, value);
+        await tellOthers([key]);
+      },
+      delete: async (key) => {
+        await storage.delete(key);
+        await tellOthers([key]);
+      },
+      batch: async (ops) => {
+        await storage.batch(ops);
+        await tellOthers(ops.map((o) => o.key));
+      },
+    };
   };
 
   /** Spawn, read the handshake line, connect, health-check. Throws on any failure. */
@@ -410,6 +487,13 @@ export function createPluginSupervisor(deps: PluginSupervisorDeps): PluginSuperv
     rt.client = null;
     client?.failAll(crashedError(rt, how));
     client?.close();
+    if (rt.warming) {
+      // A replacement that dies before it serves is not restarted: the switch fails and says why.
+      ++rt.generation;
+      rt.lastError = new StrongroomError('plugin_failed', `plugin ${rt.label} exited during warm-up (${how}); see the server log`);
+      setState(rt, 'failed');
+      return;
+    }
     if (shuttingDown() || rt.state === 'stopped') {
       rt.log.info('plugin process stopped', { how });
       return;
@@ -475,9 +559,11 @@ export function createPluginSupervisor(deps: PluginSupervisorDeps): PluginSuperv
   };
 
   const disposeRuntime = async (rt: Runtime) => {
+    if (!live.has(rt)) return; // already (being) disposed: two mounts let go of it at once
+    live.delete(rt);
     setState(rt, 'stopped');
     await stopProcess(rt, true);
-    runtimes.delete(rt.key);
+    if (runtimes.get(rt.key) === rt) runtimes.delete(rt.key);
     await rt.callbackServer.close();
     fs.rmSync(rt.dir, { recursive: true, force: true });
   };
@@ -497,56 +583,197 @@ export function createPluginSupervisor(deps: PluginSupervisorDeps): PluginSuperv
   const clientFor = (rt: Runtime, rec: MountRecord): transport.BackendClient | Promise<transport.BackendClient> =>
     rt.state === 'running' && rt.client && rec.setupGen === rt.generation ? rt.client : ensureReady(rt, rec);
 
-  const proxy = (rt: Runtime, rec: MountRecord): Backend => {
-    const uuid = rec.mount.uuid;
-    const via = async <T>(fn: (c: transport.BackendClient) => Promise<T>): Promise<T> => {
-      const c = clientFor(rt, rec);
-      return fn(c instanceof Promise ? await c : c);
+  /** Counts a call on this record until it settles, so a switch can wait for it. */
+  const held = <T>(rec: MountRecord, call: () => Promise<T>): Promise<T> => {
+    rec.inflight++;
+    const settle = () => {
+      if (--rec.inflight === 0 && rec.idle) rec.idle();
+    };
+    let p: Promise<T>;
+    try {
+      p = call();
+    } catch (err) {
+      settle();
+      return Promise.reject(err);
+    }
+    return p.finally(settle);
+  };
+
+  /** The mount's backend: each call goes to the process serving the mount at that moment. */
+  const proxy = (uuid: string, initial: Slot): Backend => {
+    const now = () => slots.get(uuid) ?? initial;
+    const via = <T>(fn: (c: transport.BackendClient) => Promise<T>): Promise<T> => {
+      const { rt, rec } = now();
+      return held(rec, () => {
+        const c = clientFor(rt, rec);
+        return c instanceof Promise ? c.then(fn) : fn(c);
+      });
     };
     return {
       handleRequest: (req) => {
-        const c = clientFor(rt, rec);
         const ttls = deps.callbacks.mountTtls?.(uuid);
-        return c instanceof Promise ? c.then((cl) => cl.handleRequest(req, ttls)) : c.handleRequest(req, ttls);
+        return via((c) => c.handleRequest(req, ttls));
       },
       existenceCheck: (req) => via((c) => c.existenceCheck(req)),
-      specialPaths: () => rec.special,
-      describe: () => rec.describe,
-      invalidateKey: (key) => via((c) => c.invalidateKey(uuid, key)),
+      specialPaths: () => now().rec.special,
+      describe: () => now().rec.describe,
+      invalidateKey: async (key) => {
+        // During a switch the old process still answers its last calls: it hears of the change too.
+        const current = now().rt;
+        for (const o of live) if (o !== current && o.client && o.mounts.has(uuid)) await o.client.invalidateKey(uuid, key).catch(() => undefined);
+        await via((c) => c.invalidateKey(uuid, key));
+      },
       periodic: () => via((c) => c.periodic(uuid)),
       cleanup: () => api.unmount(uuid),
     };
+  };
+
+  // ------------------------------------------------------------------ switch
+
+  const newRecord = (mount: MountInfo): MountRecord => ({
+    mount,
+    setupGen: 0,
+    special: { unauthenticated: [], root: [] },
+    describe: { help: '', paths: [], secretTypes: [] },
+    setupError: null,
+    callbacks: null,
+    inflight: 0,
+    idle: null,
+  });
+
+  /** Resolves once the calls made through `rec` are answered, or after `drainMs` (each call has its own deadline anyway). */
+  const drained = (rec: MountRecord): Promise<void> => {
+    if (rec.inflight === 0) return Promise.resolve();
+    return new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, drainMs);
+      timer.unref();
+      rec.idle = () => {
+        clearTimeout(timer);
+        rec.idle = null;
+        resolve();
+      };
+    });
+  };
+
+  /** After a switch: the old process finishes the mount's calls in flight, runs its Cleanup, and stops once it serves nothing. */
+  const release = async (rt: Runtime, uuid: string) => {
+    const rec = rt.mounts.get(uuid);
+    if (!rec) return;
+    await drained(rec);
+    if (rt.client && rt.state === 'running') {
+      await rt.client.cleanup(uuid, Math.min(stopGraceMs, callTimeoutMs)).catch((err: Error) => rt.log.warn('cleanup failed', { mount_uuid: uuid, error: err.message }));
+    }
+    if (rt.mounts.get(uuid) === rec) rt.mounts.delete(uuid);
+    if (rt.mounts.size === 0) await disposeRuntime(rt);
+  };
+
+  /**
+   * Starts a fresh process of `entry` beside the serving ones and sets `mounts`
+   * up on it: handshake, health, Setup and Describe of each. Any failure stops it
+   * and throws why; nothing else has changed then.
+   */
+  const warmUp = async (entry: PluginEntry, mounts: MountInfo[]): Promise<Runtime> => {
+    const rt = await createRuntime(entry, false);
+    rt.warming = true;
+    const gen = ++rt.generation;
+    setState(rt, 'starting');
+    try {
+      await launch(rt, gen);
+      // Each record is in place before its Setup: a write by the old process from now on reaches this one's cache.
+      for (const m of mounts) rt.mounts.set(m.uuid, newRecord(m));
+      for (const rec of rt.mounts.values()) {
+        await setupMount(rt, rec, gen).catch((err: unknown) => {
+          if (rt.lastError && (rt.state as State) === 'failed') throw rt.lastError;
+          throw new StrongroomError('plugin_failed', `plugin ${rt.label} failed its Setup and Describe of "${rec.mount.path}": ${err instanceof Error ? err.message : String(err)}`);
+        });
+      }
+      // Still alive and answering after the Setups: a crash during warm-up is caught here, not by the first request.
+      if (rt.client) await rt.client.waitHealthy(startTimeoutMs);
+      if (gen !== rt.generation || !rt.client) throw rt.lastError ?? crashedError(rt, 'during warm-up');
+      rt.warming = false;
+      rt.everRan = true;
+      rt.lastError = null;
+      setState(rt, 'running');
+      rt.log.info('replacement plugin process ready', { pid: rt.child?.pid, mounts: mounts.length });
+      return rt;
+    } catch (err) {
+      const e = rt.lastError && (rt.state as State) === 'failed' ? rt.lastError : err instanceof Error ? err : new Error(String(err));
+      rt.log.error('replacement plugin process failed; the serving one stays', { error: e.message, stderr: rt.stderrTail });
+      rt.warming = false;
+      rt.mounts.clear();
+      await disposeRuntime(rt);
+      throw e instanceof StrongroomError ? e : new StrongroomError('plugin_failed', `plugin ${rt.label} failed to start: ${e.message}`);
+    }
+  };
+
+  /** Points each mount of `from` at `to` (already set up), then lets `from` drain and stop. */
+  const switchAll = async (from: Runtime, to: Runtime) => {
+    const moved: string[] = [];
+    for (const [uuid, rec] of to.mounts) {
+      const slot = slots.get(uuid);
+      if (slot && slot.rt !== from) {
+        to.mounts.delete(uuid); // moved elsewhere meanwhile
+        continue;
+      }
+      slots.set(uuid, { rt: to, rec });
+      moved.push(uuid);
+    }
+    if (runtimes.get(from.key) === from) runtimes.set(from.key, to);
+    await Promise.all(moved.map((uuid) => release(from, uuid)));
+    if (from.mounts.size === 0 && live.has(from)) await disposeRuntime(from);
+  };
+
+  /** mount() for a mount another process serves: its plugin_version changed. */
+  const switchMount = async (entry: PluginEntry, mount: MountInfo, prev: Slot): Promise<Backend> => {
+    let rt = runtimes.get(keyOf(entry));
+    if (rt?.state === 'degraded') throw degradedError(rt);
+    let rec: MountRecord;
+    if (rt && rt.state !== 'idle' && rt.state !== 'failed' && rt.state !== 'stopped') {
+      // That version already runs for other mounts: the mount is set up on it.
+      rec = newRecord(mount);
+      rt.mounts.set(mount.uuid, rec);
+      try {
+        await waitRunning(rt, startTimeoutMs + callTimeoutMs);
+        await setupMount(rt, rec, rt.generation);
+      } catch (err) {
+        if (rt.mounts.get(mount.uuid) === rec) rt.mounts.delete(mount.uuid);
+        throw err;
+      }
+    } else {
+      if (rt && rt.mounts.size === 0) await disposeRuntime(rt);
+      rt = await warmUp(entry, [mount]);
+      runtimes.set(rt.key, rt);
+      rec = rt.mounts.get(mount.uuid)!;
+    }
+    const next = { rt, rec };
+    slots.set(mount.uuid, next);
+    await release(prev.rt, mount.uuid);
+    return proxy(mount.uuid, next);
   };
 
   // ------------------------------------------------------------------ API
 
   const api: PluginSupervisor = {
     async mount(entry, mount) {
+      const prev = slots.get(mount.uuid);
+      if (prev && prev.rt !== runtimes.get(keyOf(entry))) return switchMount(entry, mount, prev);
       const rt = await runtimeFor(entry);
       if (rt.state === 'degraded') throw degradedError(rt);
-      const rec: MountRecord = {
-        mount,
-        setupGen: 0,
-        special: { unauthenticated: [], root: [] },
-        describe: { help: '', paths: [], secretTypes: [] },
-        setupError: null,
-        callbacks: null,
-      };
+      const rec = newRecord(mount);
+      const slot = { rt, rec };
       rt.mounts.set(mount.uuid, rec);
-      mountIndex.set(mount.uuid, rt);
+      slots.set(mount.uuid, slot);
       failedMounts.delete(mount.uuid);
       try {
         if (rt.state === 'idle' || rt.state === 'failed') void startProcess(rt);
         await waitRunning(rt, startTimeoutMs + callTimeoutMs);
         if (rec.setupError) throw rec.setupError;
         if (rec.setupGen !== rt.generation) await setupMount(rt, rec, rt.generation);
-        return proxy(rt, rec);
+        return proxy(mount.uuid, slot);
       } catch (err) {
         const e = err instanceof Error ? err : new Error(String(err));
-        if (rt.mounts.get(mount.uuid) === rec) {
-          rt.mounts.delete(mount.uuid);
-          mountIndex.delete(mount.uuid);
-        }
+        if (rt.mounts.get(mount.uuid) === rec) rt.mounts.delete(mount.uuid);
+        if (slots.get(mount.uuid) === slot) slots.delete(mount.uuid);
         failedMounts.set(mount.uuid, e);
         if (rt.mounts.size === 0 && (rt.state as State) !== 'degraded') await disposeRuntime(rt);
         throw e;
@@ -565,47 +792,48 @@ export function createPluginSupervisor(deps: PluginSupervisorDeps): PluginSuperv
 
     async unmount(mountUuid) {
       failedMounts.delete(mountUuid);
-      const rt = mountIndex.get(mountUuid);
-      if (!rt) return;
-      mountIndex.delete(mountUuid);
-      if (rt.client && rt.state === 'running') {
-        await rt.client.cleanup(mountUuid, Math.min(stopGraceMs, callTimeoutMs)).catch((err: Error) => {
-          rt.log.warn('cleanup failed', { mount_uuid: mountUuid, error: err.message });
-        });
+      slots.delete(mountUuid);
+      // Every process that holds the mount: normally one, two while a switch drains.
+      for (const rt of [...live]) {
+        if (!rt.mounts.has(mountUuid)) continue;
+        if (rt.client && rt.state === 'running') {
+          await rt.client.cleanup(mountUuid, Math.min(stopGraceMs, callTimeoutMs)).catch((err: Error) => {
+            rt.log.warn('cleanup failed', { mount_uuid: mountUuid, error: err.message });
+          });
+        }
+        rt.mounts.delete(mountUuid);
+        if (rt.mounts.size === 0) await disposeRuntime(rt);
       }
-      rt.mounts.delete(mountUuid);
-      if (rt.mounts.size === 0) await disposeRuntime(rt);
     },
 
     async reload(type, name, version) {
       const targets = [...runtimes.values()].filter(
         (rt) => rt.entry.type === type && rt.entry.name === name && (version === undefined || rt.entry.version === version),
       );
-      await Promise.all(
+      // Every replacement is warmed up before any mount moves: one that fails leaves all as they were.
+      const ready = await Promise.allSettled(
         targets.map(async (rt) => {
           rt.log.info('reloading plugin');
-          await stopProcess(rt, true);
           // Pick up a re-registered command or sha256 for the same pinned version.
-          const fresh = await deps.catalog.get(rt.entry.type, rt.entry.name, rt.entry.version);
-          if (fresh) rt.entry = fresh;
-          rt.crashes = [];
-          rt.everRan = false;
-          await startProcess(rt);
-          if (rt.state !== 'running') throw rt.lastError ?? new StrongroomError('plugin_failed', `plugin ${rt.label} did not restart`);
-          rt.everRan = true;
+          const fresh = (await deps.catalog.get(rt.entry.type, rt.entry.name, rt.entry.version)) ?? rt.entry;
+          return warmUp(fresh, [...rt.mounts.values()].map((rec) => rec.mount));
         }),
       );
+      const failed = ready.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+      if (failed) {
+        await Promise.all(ready.map((r) => (r.status === 'fulfilled' ? disposeRuntime(r.value) : undefined)));
+        throw failed.reason;
+      }
+      await Promise.all(targets.map((rt, i) => switchAll(rt, (ready[i] as PromiseFulfilledResult<Runtime>).value)));
     },
 
     status(mountUuid) {
       if (failedMounts.has(mountUuid)) return 'failed';
-      const rt = mountIndex.get(mountUuid);
-      if (!rt) return 'failed';
-      switch (rt.state) {
-        case 'running': {
-          const rec = rt.mounts.get(mountUuid);
-          return rec?.setupError ? 'failed' : 'running';
-        }
+      const slot = slots.get(mountUuid);
+      if (!slot) return 'failed';
+      switch (slot.rt.state) {
+        case 'running':
+          return slot.rec.setupError ? 'failed' : 'running';
         case 'degraded':
           return 'degraded';
         case 'failed':
@@ -617,7 +845,7 @@ export function createPluginSupervisor(deps: PluginSupervisorDeps): PluginSuperv
     },
 
     pid(mountUuid) {
-      return mountIndex.get(mountUuid)?.child?.pid ?? null;
+      return slots.get(mountUuid)?.rt.child?.pid ?? null;
     },
 
     stats() {
@@ -626,8 +854,8 @@ export function createPluginSupervisor(deps: PluginSupervisorDeps): PluginSuperv
 
     async shutdown() {
       shuttingDownFlag = true;
-      await Promise.all([...runtimes.values()].map((rt) => disposeRuntime(rt)));
-      mountIndex.clear();
+      await Promise.all([...live].map((rt) => disposeRuntime(rt)));
+      slots.clear();
       failedMounts.clear();
     },
   };

@@ -18,7 +18,7 @@ import { wrappingPaths } from './wrapping.js';
 /** The server-wide paths: the ones Vault serves from the root namespace only. */
 const ROOT_ONLY = [
   'audit', 'audit/*path', 'audit-hash/*path', 'config/cors', 'generate-root/attempt', 'generate-root/update', 'generate-root-token/attempt', 'generate-root-token/update', 'health', 'init', 'key-status', 'leader',
-  'loggers', 'loggers/:name', 'metrics', 'plugins/catalog', 'plugins/catalog/:type', 'plugins/catalog/:type/:name', 'plugins/reload/backend', 'quotas/config', 'rekey/backup', 'rekey/init',
+  'loggers', 'loggers/:name', 'metrics', 'plugins/catalog', 'plugins/catalog/:type', 'plugins/catalog/:type/:name', 'plugins/reload/backend', 'plugins/reload/backend/status', 'quotas/config', 'rekey/backup', 'rekey/init',
   'rekey/update', 'rekey/verify', 'rotate', 'rotate/root/init', 'rotate/root/update', 'rotate/root/verify', 'seal', 'seal-status', 'step-down', 'unseal',
   'storage/snapshot', 'storage/snapshot-restore', 'storage/snapshot-restore-force',
 ];

@@ -37,8 +37,11 @@ export interface CapabilitiesPort {
 }
 
 export interface PluginCatalogPort extends Pick<PluginCatalog, 'list' | 'get' | 'register' | 'remove'> {
-  /** Restarts the processes of a plugin and rebinds its mounts. */
-  reload(name: string): Promise<void>;
+  /**
+   * Replaces the processes of a plugin (only those of `version` when given) by fresh
+   * ones and switches its mounts to them; rejects, switching nothing, when one fails to start.
+   */
+  reload(name: string, version?: string): Promise<void>;
 }
 
 /** What sys/namespaces needs beyond the registry: the core makes and removes namespaces. */

@@ -1,4 +1,5 @@
-/** sys/plugins/catalog(/:type(/:name)) and sys/plugins/reload/backend (Vault's documented API). */
+/** sys/plugins/catalog(/:type(/:name)) and sys/plugins/reload/backend(/status) (Vault's documented API). */
+import { randomUUID } from 'node:crypto';
 import { badRequest, f, notFound, paginate } from '@strongroom/sdk-plugin/host';
 import { defineSysPath, type SysPathDef } from './sys-path.js';
 import type { SysDeps } from './deps.js';
@@ -79,33 +80,66 @@ export function pluginPaths(deps: SysDeps): SysPathDef[] {
       },
     },
   });
+  // The outcome of each reload, the last hundred, for sys/plugins/reload/backend/status (one node: one result each).
+  const reloads = new Map<string, { timestamp: string; error: string }>();
+  const node = () => deps.node.apiAddr || 'local';
   const reload = defineSysPath({
     rootOnly: true,
     pattern: 'plugins/reload/backend',
     fields: {
       plugin: f.string().optional().describe('Name of the plugin to reload.'),
       mounts: f.commaList().optional().describe('Mounts whose plugin to reload.'),
-      scope: f.string().optional().describe('Only the local node is supported.'),
+      scope: f.enum(['', 'global']).optional().describe('"global" to reload on every node; this server is the only node.'),
     },
-    synopsis: 'Restart the processes of a plugin.',
+    synopsis: 'Replace the processes of a plugin by fresh ones, without dropping a request.',
     operations: {
       update: {
-        summary: 'Reload a plugin by name or by mount.',
+        summary: 'Reload a plugin by name or by mount; answers once every mount runs on its new process.',
         handler: async (req) => {
-          const names = new Set<string>();
-          if (req.data.plugin) names.add(req.data.plugin);
+          const targets = new Map<string, { name: string; version?: string }>();
+          if (req.data.plugin) targets.set(req.data.plugin, { name: req.data.plugin });
           for (const m of req.data.mounts ?? []) {
             const mp = m.endsWith('/') ? m : `${m}/`;
             const entry = deps.mounts.list(mp.startsWith('auth/') ? 'auth' : 'mounts', deps.namespaces.byId('root')!).find((e) => (e.table === 'auth' ? `auth/${e.path}` : e.path) === mp);
             if (!entry) throw badRequest(`mounts: no mount at "${mp}"`);
-            names.add(entry.type);
+            // The process serving that mount (and every other mount it serves): its version only.
+            const version = deps.mounts.runningVersion(entry.uuid) || undefined;
+            if (!targets.has(entry.type)) targets.set(`${entry.type}@${version ?? ''}`, { name: entry.type, ...(version ? { version } : {}) });
           }
-          if (names.size === 0) throw badRequest('plugin: either plugin or mounts is required');
-          for (const n of names) await deps.catalog.reload(n);
-          return { data: { reload_id: req.raw.id } };
+          if (targets.size === 0) throw badRequest('plugin: either plugin or mounts is required');
+          const id = randomUUID();
+          try {
+            for (const t of targets.values()) await deps.catalog.reload(t.name, t.version);
+          } catch (err) {
+            const message = err instanceof Error ? err.message : String(err);
+            remember(id, message);
+            throw badRequest(`reload ${id} failed, nothing was switched: ${message}`);
+          }
+          remember(id, '');
+          return { data: { reload_id: id } };
         },
       },
     },
   });
-  return [all, byType, one, reload];
+  const remember = (id: string, error: string) => {
+    reloads.set(id, { timestamp: new Date().toISOString(), error });
+    if (reloads.size > 100) reloads.delete(reloads.keys().next().value as string);
+  };
+  const status = defineSysPath({
+    rootOnly: true,
+    pattern: 'plugins/reload/backend/status',
+    fields: { reload_id: f.string().describe('The reload_id sys/plugins/reload/backend answered.') },
+    synopsis: 'The outcome of a plugin reload.',
+    operations: {
+      read: {
+        summary: 'Per node: when the reload finished and its error, if any.',
+        handler: async (req) => {
+          const r = reloads.get(req.data.reload_id);
+          if (!r) throw notFound(`reload_id: no reload ${req.data.reload_id} (the last hundred are kept)`);
+          return { data: { reload_id: req.data.reload_id, results: { [node()]: { ...r } } } };
+        },
+      },
+    },
+  });
+  return [all, byType, one, reload, status];
 }
