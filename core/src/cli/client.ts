@@ -22,6 +22,8 @@ export interface ClientOptions {
   skipVerify?: boolean;
   /** `-wrap-ttl`: every request asks the server to wrap its response for this long. */
   wrapTtl?: string;
+  /** `-output-curl-string`: the first request (not a preflight) is printed as a curl command instead of sent. */
+  outputCurlString?: boolean;
 }
 
 export interface ApiResult {
@@ -31,6 +33,9 @@ export interface ApiResult {
 }
 
 export class ConnectionError extends Error {}
+
+/** `-output-curl-string`: the request a verb was about to send, as a curl command; the runner prints it and exits 0. */
+export class CurlString extends Error {}
 
 /**
  * The server answered with a wrapping token instead of the response the verb
@@ -64,6 +69,7 @@ export function clientOptionsFromEnv(flags: Map<string, string>): ClientOptions 
     ...((flags.get('ca-cert') ?? envOf('CACERT')) ? { caCert: (flags.get('ca-cert') ?? envOf('CACERT'))! } : {}),
     skipVerify: skip === 'true' || skip === '1',
     ...((flags.get('wrap-ttl') ?? envOf('WRAP_TTL')) ? { wrapTtl: (flags.get('wrap-ttl') ?? envOf('WRAP_TTL'))! } : {}),
+    ...(flags.get('output-curl-string') === 'true' ? { outputCurlString: true } : {}),
   };
 }
 
@@ -79,7 +85,13 @@ export function createClient(opts: ClientOptions) {
     : { keepAlive: true };
   const agent = isTls ? new https.Agent(agentOpts) : new http.Agent(agentOpts);
 
-  function request(method: string, path: string, body?: unknown, query?: Record<string, string>, extra: { contentType?: string; token?: string; noWrap?: boolean } = {}): Promise<ApiResult> {
+  function request(
+    method: string,
+    path: string,
+    body?: unknown,
+    query?: Record<string, string>,
+    extra: { contentType?: string; token?: string; noWrap?: boolean; preflight?: boolean; onChunk?: (s: string) => void; signal?: AbortSignal } = {},
+  ): Promise<ApiResult> {
     const url = new URL(`/v1/${path.replace(/^\/+/, '')}`, base);
     for (const [k, v] of Object.entries(query ?? {})) url.searchParams.set(k, v);
     const payload = body === undefined ? undefined : Buffer.from(JSON.stringify(body));
@@ -93,11 +105,16 @@ export function createClient(opts: ClientOptions) {
       headers['Content-Type'] = extra.contentType ?? 'application/json';
       headers['Content-Length'] = String(payload.length);
     }
+    if (opts.outputCurlString && !extra.preflight) return Promise.reject(new CurlString(curlString(method, url, headers, payload)));
     const mod = isTls ? https : http;
     return new Promise((resolve, reject) => {
-      const req = mod.request(url, { method, headers, agent }, (res) => {
+      const req = mod.request(url, { method, headers, agent, ...(extra.signal ? { signal: extra.signal } : {}) }, (res) => {
         const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
+        // A stream (sys/monitor) goes to onChunk as it comes; an error answer is read whole as usual.
+        const streaming = extra.onChunk !== undefined && (res.statusCode ?? 0) < 400;
+        if (streaming) res.setEncoding('utf8');
+        res.on('data', (c: Buffer | string) => (streaming ? extra.onChunk!(c as string) : chunks.push(c as Buffer)));
+        if (streaming) res.on('close', () => resolve({ status: res.statusCode ?? 0, body: null, text: '' }));
         res.on('end', () => {
           const text = Buffer.concat(chunks).toString('utf8');
           let parsed: unknown = null;
@@ -112,7 +129,7 @@ export function createClient(opts: ClientOptions) {
         });
       });
       // A server that cannot be reached is the operator's to fix (exit 1), not an answer from it.
-      req.on('error', (err) => reject(new ConnectionError(`${method} ${url.origin}${url.pathname}: ${err.message}`)));
+      req.on('error', (err) => (extra.signal?.aborted ? resolve({ status: 0, body: null, text: '' }) : reject(new ConnectionError(`${method} ${url.origin}${url.pathname}: ${err.message}`))));
       if (payload) req.write(payload);
       req.end();
     });
@@ -176,9 +193,10 @@ export function createClient(opts: ClientOptions) {
     download: (path: string, file: string) => transfer('GET', path, { download: file }),
     /** POST a file as the body, streamed. */
     upload: (path: string, file: string) => transfer('POST', path, { upload: file }),
+    address: base.origin,
     read: (path: string, query?: Record<string, string>) => request('GET', path, undefined, query),
     /** A read the CLI makes for itself (e.g. kv's mount lookup): never wrapped, as in Vault. */
-    preflight: (path: string) => request('GET', path, undefined, undefined, { noWrap: true }),
+    preflight: (path: string) => request('GET', path, undefined, undefined, { noWrap: true, preflight: true }),
     list: (path: string) => request('GET', path, undefined, { list: 'true' }),
     /**
      * Every key below `path` at any depth (OpenBao's SCAN, `?scan=true`), paged by the server
@@ -199,9 +217,29 @@ export function createClient(opts: ClientOptions) {
     /** JSON merge patch (RFC 7396), as `vault patch` and `kv patch` send it. */
     patch: (path: string, data: unknown) => request('PATCH', path, data ?? {}, undefined, { contentType: 'application/merge-patch+json' }),
     delete: (path: string, query?: Record<string, string>) => request('DELETE', path, undefined, query),
+    /** A streamed read (sys/monitor): each chunk to `onChunk` until the server ends it or `signal` aborts. */
+    stream: (path: string, query: Record<string, string>, onChunk: (s: string) => void, signal?: AbortSignal) => request('GET', path, undefined, query, { noWrap: true, onChunk, ...(signal ? { signal } : {}) }),
     request,
     close: () => agent.destroy(),
   };
 }
 
 export type Client = ReturnType<typeof createClient>;
+
+const shellQuote = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
+
+/**
+ * The request as Vault's -output-curl-string prints it: the token never
+ * appears (`$(strongroom print token)` stands for it), the rest does.
+ */
+function curlString(method: string, url: URL, headers: Record<string, string>, payload: Buffer | undefined): string {
+  const parts = ['curl'];
+  if (method !== 'GET') parts.push('-X', method);
+  for (const [k, v] of Object.entries(headers)) {
+    if (k === 'Content-Length') continue;
+    parts.push('-H', k === 'X-Service-Token' ? `"${k}: $(strongroom print token)"` : shellQuote(`${k}: ${v}`));
+  }
+  if (payload) parts.push('-d', shellQuote(payload.toString('utf8')));
+  parts.push(shellQuote(url.toString()));
+  return parts.join(' ');
+}

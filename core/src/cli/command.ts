@@ -47,6 +47,8 @@ const HTTP_FLAGS: FlagSpec = {
   'tls-skip-verify': { kind: 'bool', help: 'Do not verify the server certificate (STRONGROOM_SKIP_VERIFY). Insecure.' },
   namespace: { kind: 'string', help: 'Namespace of the request (STRONGROOM_NAMESPACE).', aliases: ['ns'] },
   'wrap-ttl': { kind: 'string', help: 'Wrap the response in a single-use token valid this long (e.g. 5m) and print the wrap info (STRONGROOM_WRAP_TTL).' },
+  'output-curl-string': { kind: 'bool', help: 'Print the equivalent curl command (the token as $(strongroom print token)) and exit without sending the request.' },
+  'non-interactive': { kind: 'bool', help: 'Never prompt: fail where a prompt would be needed.' },
 };
 
 const OUTPUT_FLAGS: FlagSpec = {

@@ -4,7 +4,7 @@
  * argument count, call the API, map failures to Vault's exit codes.
  */
 import { parseArgs, UsageError } from './args.js';
-import { clientOptionsFromEnv, ConnectionError, createClient, WrappedResponse } from './client.js';
+import { clientOptionsFromEnv, ConnectionError, createClient, CurlString, WrappedResponse } from './client.js';
 import { checkCount, CliError, flagsOf, helpText, printResponse, type Command, type Ctx } from './command.js';
 import { formatOf, type Out } from './output.js';
 import { genericVerbs } from './verbs-generic.js';
@@ -12,6 +12,7 @@ import { kvVerbs } from './verbs-kv.js';
 import { operatorVerbs } from './verbs-operator.js';
 import { auditVerbs } from './verbs-audit.js';
 import { authVerbs } from './verbs-auth.js';
+import { debugVerbs } from './verbs-debug.js';
 import { leaseVerbs } from './verbs-lease.js';
 import { namespaceVerbs } from './verbs-namespace.js';
 import { pluginVerbs } from './verbs-plugin.js';
@@ -33,6 +34,7 @@ export const COMMANDS: Record<string, Command> = {
   ...leaseVerbs,
   ...namespaceVerbs,
   ...operatorVerbs,
+  ...debugVerbs,
 };
 
 /** Words that only group subcommands (`kv`, `kv metadata`, `token`...). */
@@ -86,6 +88,10 @@ export async function runClientCommand(name: string, argv: string[], out: Out, e
     if (e instanceof WrappedResponse && ctx) {
       // -wrap-ttl: whatever the verb does with an answer, the answer is now a wrapping token.
       printResponse(ctx, e.result);
+      return 0;
+    }
+    if (e instanceof CurlString) {
+      out(e.message);
       return 0;
     }
     if (e instanceof UsageError) {

@@ -45,9 +45,13 @@ function readHidden(prompt: string, tty: NodeJS.ReadStream, out: NodeJS.WriteStr
 /**
  * The secret from `given` (the command's argument), else hidden from the
  * terminal after `prompt`, else from stdin. `-` always means stdin.
+ * `nonInteractive` (-non-interactive): a terminal is never prompted; that is an error.
  */
-export async function readSecret(given: string | undefined, prompt: string): Promise<string> {
+export async function readSecret(given: string | undefined, prompt: string, nonInteractive = false): Promise<string> {
   if (given !== undefined && given !== '-') return given.trim();
-  if (given === undefined && process.stdin.isTTY) return (await readHidden(prompt, process.stdin, process.stderr)).trim();
+  if (given === undefined && process.stdin.isTTY) {
+    if (nonInteractive) throw new CliError(`-non-interactive: ${prompt.replace(/ \(will be hidden\)/, '').replace(/:\s*$/, '')} needed, and no prompt is allowed: give it as an argument or on stdin`, 1);
+    return (await readHidden(prompt, process.stdin, process.stderr)).trim();
+  }
   return readSource('-').trim();
 }

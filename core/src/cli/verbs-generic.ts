@@ -20,7 +20,9 @@ export const genericVerbs: Record<string, Command> = {
       if (r.status === 404 && !r.body?.errors?.length) throw new CliError(`No value found at ${path}`, 2);
       ensureOk(r, `reading ${path}`);
       if (r.status === 204 || !r.body) throw new CliError(`No value found at ${path}`, 2);
-      printResponse(ctx, r);
+      // A path that answers a bare object (sys/health, sys/seal-status) shows its fields as the data.
+      const bare = typeof r.body === 'object' && !Array.isArray(r.body) && !('request_id' in r.body);
+      printResponse(ctx, r, bare ? { data: r.body as Record<string, unknown> } : {});
     },
   },
   write: {

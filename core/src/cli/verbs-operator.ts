@@ -20,7 +20,7 @@ function sealRows(b: any): Array<[string, unknown]> {
 
 /** The key: the argument, else a hidden prompt on a terminal, else stdin (so keys stay out of shell history and `ps`). */
 const keyArg = async (ctx: Ctx): Promise<string> => {
-  const k = await readSecret(ctx.args.positionals[0], 'Unseal Key (will be hidden): ');
+  const k = await readSecret(ctx.args.positionals[0], 'Unseal Key (will be hidden): ', boolFlag(ctx, 'non-interactive'));
   if (!k) throw new UsageError('an unseal key is required (argument, prompt, or on stdin)');
   return k;
 };

@@ -10,6 +10,12 @@ const ACCESSOR = { accessor: { kind: 'bool' as const, help: 'The argument is a t
 
 const arg = (ctx: Ctx) => ctx.args.positionals[0];
 
+/** Vault's line after a login; with -no-store it must not claim the token was kept. */
+const authenticated = (stored: boolean) =>
+  stored
+    ? 'Success! You are now authenticated. The token information displayed below\nis already stored in the token helper.\n'
+    : 'Success! You are now authenticated. The token was NOT stored (-no-store): pass it with\neach request (STRONGROOM_TOKEN) or log in again without -no-store.\n';
+
 export const tokenVerbs: Record<string, Command> = {
   login: {
     usage: '[options] [TOKEN | K=V...]',
@@ -22,18 +28,19 @@ export const tokenVerbs: Record<string, Command> = {
     async run(ctx) {
       const method = flag(ctx, 'method') ?? 'token';
       if (method === 'token') {
-        const token = await readSecret(arg(ctx), 'Token (will be hidden): ');
+        const token = await readSecret(arg(ctx), 'Token (will be hidden): ', boolFlag(ctx, 'non-interactive'));
         if (!token) throw new UsageError('a token is required');
         const c = createClient({ ...clientOptionsFromEnv(ctx.args.flags), token });
         try {
           const r = await c.read('auth/token/lookup-self');
           ensureOk(r, 'logging in');
-          if (!boolFlag(ctx, 'no-store')) saveToken(token);
+          const store = !boolFlag(ctx, 'no-store');
+          if (store) saveToken(token);
           if (ctx.field || ctx.format !== 'table') {
             const d = r.body.data;
             return printResponse(ctx, { ...r, body: { auth: { client_token: token, accessor: d.accessor, lease_duration: d.ttl, renewable: d.renewable, policies: d.policies, token_policies: d.policies, metadata: d.meta } } }, { data: null });
           }
-          ctx.out('Success! You are now authenticated. The token information displayed below\nis already stored in the token helper.\n');
+          ctx.out(authenticated(store));
           columns(ctx.out, [['Key', 'Value'], ['token', token], ['token_accessor', r.body.data.accessor], ['token_duration', r.body.data.ttl], ['token_renewable', r.body.data.renewable], ['token_policies', r.body.data.policies]]);
         } finally {
           c.close();
@@ -48,8 +55,9 @@ export const tokenVerbs: Record<string, Command> = {
       const r = await ctx.client.write(`auth/${mountPath}/login${user !== null ? `/${encodeURIComponent(user)}` : ''}`, data);
       ensureOk(r, 'logging in');
       if (!r.body?.auth?.client_token) throw new CliError('Error logging in: no token in the response', 2);
-      if (!boolFlag(ctx, 'no-store')) saveToken(r.body.auth.client_token as string);
-      if (!ctx.field && ctx.format === 'table') ctx.out('Success! You are now authenticated. The token information displayed below\nis already stored in the token helper.\n');
+      const store = !boolFlag(ctx, 'no-store');
+      if (store) saveToken(r.body.auth.client_token as string);
+      if (!ctx.field && ctx.format === 'table') ctx.out(authenticated(store));
       printResponse(ctx, r);
     },
   },
@@ -168,6 +176,16 @@ export const tokenVerbs: Record<string, Command> = {
       ensureOk(r, 'listing capabilities');
       const caps = ((r.body?.data?.capabilities ?? r.body?.capabilities ?? []) as string[]).slice().sort();
       printData(ctx, caps, () => ctx.out(caps.join(', ')));
+    },
+  },
+  'print token': {
+    usage: '[options]',
+    synopsis: 'Print the token the CLI would send (STRONGROOM_TOKEN, else the token file of login), or nothing.',
+    output: false,
+    max: 0,
+    async run(ctx) {
+      const token = clientOptionsFromEnv(ctx.args.flags).token;
+      if (token) ctx.out(token);
     },
   },
   unwrap: {

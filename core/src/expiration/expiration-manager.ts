@@ -55,6 +55,7 @@ import { BULK_CONCURRENCY, forEachLimit, tidyLeases } from './tidy.js';
 import { issueTtl, renewTtl } from './ttl-policy.js';
 import { errorText, isRetryable, leaseIdSchema, namespaceParam, parseOr400, registerSchema, tokenLeaseSchema } from './validate.js';
 import type { ExpirationDeps, ExpirationManager, ExpirationOptions, IrrevocableQuery, RestoreResult, TokenLease } from './types.js';
+import { progressLine } from './progress.js';
 
 export type * from './types.js';
 
@@ -510,11 +511,15 @@ export function createExpirationManager(deps: ExpirationDeps): ExpirationManager
           if (id !== null) ids.push(id);
         }
       }
+      let done = 0;
+      const progress = progressLine(logger, 'revoking leases by prefix: progress', progressEveryMs, () => ({ prefix: raw, done, of: ids.length }));
       if (o.force || o.sync) {
         const failures: unknown[] = [];
         await forEachLimit(ids, BULK_CONCURRENCY, async (id) => {
           const outcome = await withLock(id, () => attemptRevoke(id, o.force === true));
           if (!outcome.ok) failures.push(outcome.error);
+          done++;
+          progress();
         });
         if (failures.length > 0) {
           const first = failures[0];
@@ -524,6 +529,8 @@ export function createExpirationManager(deps: ExpirationDeps): ExpirationManager
       } else {
         await forEachLimit(ids, BULK_CONCURRENCY, async (id) => {
           await queueRevocation(id);
+          done++;
+          progress();
         });
       }
       logger.info('revoked leases by prefix', { prefix: raw, count: ids.length, force: o.force === true, sync: o.sync === true });

@@ -13,6 +13,7 @@ import type { Clock, Logger } from '@strongroom/sdk-plugin/host';
 import type { KeyValueStore } from '../storage/keys.js';
 import { decodeEntry, DUE_INDEX_PREFIX, leaseBodyKey, parseDueIndexKey, type LeaseEntry } from './lease-entry.js';
 import type { RestoreResult } from './types.js';
+import { progressLine } from './progress.js';
 
 export interface RestoreContext {
   store: Pick<KeyValueStore, 'get' | 'scanKeys'>;
@@ -42,12 +43,9 @@ export async function restoreLeases(ctx: RestoreContext): Promise<RestoreResult>
   let corrupt = 0;
   let failed = false;
   let sinceYield = 0;
-  let lastProgress = performance.now();
+  const line = progressLine(logger, 'restoring leases: progress', ctx.progressEveryMs, () => ({ loaded, skipped, corrupt, elapsedMs: Math.round(performance.now() - started) }));
   const progress = async (): Promise<void> => {
-    if (performance.now() - lastProgress >= ctx.progressEveryMs) {
-      lastProgress = performance.now();
-      logger.info('restoring leases: progress', { loaded, skipped, corrupt, elapsedMs: Math.round(lastProgress - started) });
-    }
+    line();
     if (++sinceYield >= ctx.yieldEvery) {
       sinceYield = 0;
       await yieldToEventLoop();

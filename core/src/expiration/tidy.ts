@@ -12,6 +12,7 @@ import type { Logger } from '@strongroom/sdk-plugin/host';
 import type { KeyValueStore } from '../storage/keys.js';
 import { decodeEntry, decodeString, DUE_INDEX_PREFIX, dueIndexKey, leaseBodyKey, leaseIdFromBodyKey, LEASE_BODY_PREFIX, parseDueIndexKey, TOKEN_INDEX_PREFIX } from './lease-entry.js';
 import type { TidyResult } from './types.js';
+import { progressLine } from './progress.js';
 
 export const BULK_CONCURRENCY = 16;
 
@@ -50,33 +51,29 @@ export async function tidyLeases(ctx: TidyContext): Promise<TidyResult> {
     return v;
   };
   let scanned = 0;
-  let lastProgress = performance.now();
   logger.info('tidy: started');
   const doomed: string[] = [];
+  const scanning = progressLine(logger, 'tidy: scanning leases', ctx.progressEveryMs, () => ({ scanned, toRevoke: doomed.length }));
   for await (const { key, value } of store.scan(LEASE_BODY_PREFIX)) {
     scanned++;
+    scanning();
     const entry = decodeEntry(value);
     if (!entry) {
       logger.warn('tidy: skipping a corrupt lease entry', { key });
       continue;
     }
     if (!(await tokenValid(entry.tokenKey))) doomed.push(entry.leaseId);
-    if (scanned % 10_000 === 0 || performance.now() - lastProgress >= ctx.progressEveryMs) {
-      lastProgress = performance.now();
-      logger.info('tidy: scanning leases', { scanned, toRevoke: doomed.length });
-    }
   }
   logger.info('tidy: scan done', { scanned, toRevoke: doomed.length });
   let revoked = 0;
   let done = 0;
+  const revoking = progressLine(logger, 'tidy: revoking leases', ctx.progressEveryMs, () => ({ done, of: doomed.length, revoked }));
   await forEachLimit(doomed, BULK_CONCURRENCY, async (id) => {
     const outcome = await ctx.forceRevoke(id);
     if (outcome.ok) revoked++;
     else logger.error('tidy: could not remove a lease', { leaseId: id, error: (outcome.error as Error)?.message });
-    if (++done % 10_000 === 0 || performance.now() - lastProgress >= ctx.progressEveryMs) {
-      lastProgress = performance.now();
-      logger.info('tidy: revoking leases', { done, of: doomed.length, revoked });
-    }
+    done++;
+    revoking();
   });
   const danglingKeys: string[] = [];
   for await (const { key, value } of store.scan(TOKEN_INDEX_PREFIX)) {

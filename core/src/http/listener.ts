@@ -169,6 +169,8 @@ export function createListener(options: ListenerOptions, handle: ApiHandler, dep
 
   function sendStream(res: http.ServerResponse, reply: ApiReply, body: StreamBody, head: boolean): void {
     res.writeHead(reply.status, { 'Cache-Control': 'no-store', ...reply.headers, 'Content-Type': body.contentType });
+    // The head leaves now, not with the first chunk: a client of sys/monitor knows the stream is open before any line.
+    res.flushHeaders();
     if (head) {
       res.end();
       return;

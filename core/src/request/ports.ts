@@ -55,6 +55,7 @@ export type InProcessResponse = LogicalResponse & {
   stream?: StreamBody;
 };
 
+
 /** Response wrapping as the pipeline needs it (core/src/wrapping/response-wrapping.ts). */
 /**
  * Vault's answer to a wrapping token that is spent, expired or not one (clients match the

@@ -94,7 +94,7 @@ export interface SealManagerDeps {
   storageType?: string;
   version?: string;
   buildDate?: string;
-  log?: { error(message: string, meta?: Record<string, unknown>): void };
+  log?: { error(message: string, meta?: Record<string, unknown>): void; info(message: string, meta?: Record<string, unknown>): void };
 }
 
 interface SealConfig {
@@ -399,6 +399,7 @@ export function createSealManager(deps: SealManagerDeps): SealManager {
       exclusive(async () => {
         resetProgress();
         if (barrier.sealed) return;
+        const started = Date.now();
         // Sealing must happen whatever a hook does: a failing hook is logged and the next one still runs.
         for (const cb of [...hooks.seal]) {
           try {
@@ -409,6 +410,7 @@ export function createSealManager(deps: SealManagerDeps): SealManager {
         }
         barrier.seal();
         cluster = null;
+        deps.log?.info('sealed', { ms: Date.now() - started });
       }),
 
     storageReplaced: () => {

@@ -46,6 +46,7 @@ import { unauthedRootRecoveryGate } from '../sys/root-recovery.js';
 import { createTokenStore } from '../token/index.js';
 import { storedHmacKey, tokenKeys } from '../token/keys.js';
 import type { ServerConfig } from './server-config.js';
+import { createInFlight } from './in-flight.js';
 import { teardown, unseal, type Unsealed, type UnsealContext } from './unsealed.js';
 
 const CORE_VERSION = '0.1.0';
@@ -83,6 +84,7 @@ export async function createCore(opts: { config: ServerConfig; logger: CoreLogge
   const aclCache = createAclCache();
   // Lives as long as the process: the listener applies it, sealed or not (Vault's behaviour).
   const cors = createCors();
+  const inFlightRequests = createInFlight();
   const runDir = mkdtempSync(join(tmpdir(), 'strongroom-run-'));
   const system = { defaultTtl: config.defaultLeaseTtl || 32 * 24 * 3600, maxTtl: config.maxLeaseTtl || 32 * 24 * 3600 };
   const ttlsOf = (entry: MountEntry | undefined) => mountTtls(entry, system);
@@ -142,6 +144,7 @@ export async function createCore(opts: { config: ServerConfig; logger: CoreLogge
   const unsealContext: UnsealContext = {
     config, logger, metrics, barrier, seal, ha, namespaces, router, aclCache, cors, mountStorage, systemViewFor, engineCalls, system, ttlsOf, namespaceLabel,
     nodeLocalPaths: nodeLocal.paths,
+    inFlight: inFlightRequests,
     defaultMounts: DEFAULT_MOUNTS,
     runDir,
     snapshots,
@@ -269,7 +272,7 @@ export async function createCore(opts: { config: ServerConfig; logger: CoreLogge
     }
     return reply;
   }
-  const observe = (h: (req: ApiRequest) => Promise<ApiReply>) => observeRequests(h, { metrics, log: logger.named('request'), level: config.logRequestsLevel ?? 'debug', namespaces, router, sealPath: nodeLocal.sealPath });
+  const observe = (h: (req: ApiRequest) => Promise<ApiReply>) => inFlightRequests.track(observeRequests(h, { metrics, log: logger.named('request'), level: config.logRequestsLevel ?? 'debug', namespaces, router, sealPath: nodeLocal.sealPath }));
   const handle = observe(dispatch);
   /** A listener's handler: with its refusals of the unauthenticated root recovery paths, if it has any. */
   const handlerFor = (l: ServerConfig['listeners'][number]) => {

@@ -16,6 +16,7 @@ import { forwardingKey } from '../ha/forward.js';
 import type { HaManager } from '../ha/ha-manager.js';
 import type { Cors } from '../http/cors.js';
 import type { CoreLogger } from '../log/logger.js';
+import type { InFlight } from './in-flight.js';
 import type { Metrics } from '../metrics/metrics.js';
 import type { EngineCalls } from '../mounts/engine-calls.js';
 import { createMountManager, type DefaultMounts, type MountBinding, type MountManager } from '../mounts/mount-manager.js';
@@ -88,6 +89,8 @@ export interface UnsealContext {
   system: { defaultTtl: number; maxTtl: number };
   ttlsOf(entry: MountEntry | undefined): MountTtls;
   namespaceLabel(id: string): string;
+  /** The requests this node is serving (sys/in-flight-req). */
+  inFlight: InFlight;
   /** The node-local sys/ paths (sys/seal-paths.ts), listed by the root namespace's sys/ too. */
   nodeLocalPaths: SysPathDef[];
   defaultMounts: DefaultMounts;
@@ -216,6 +219,8 @@ export async function unseal(ctx: UnsealContext, opts: { restoreLeasesInBackgrou
             metrics,
             prometheusRetentionTime: config.telemetry.prometheusRetentionTime,
             logger,
+            inFlight: ctx.inFlight.snapshot,
+            hostPaths: config.storage.type === 'level' ? [config.storage.config.path] : [],
             ttlsOf,
             capabilities: access.capabilities,
             catalog: {

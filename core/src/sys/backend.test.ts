@@ -21,6 +21,7 @@ const ROOT_ONLY = [
   'loggers', 'loggers/:name', 'metrics', 'plugins/catalog', 'plugins/catalog/:type', 'plugins/catalog/:type/:name', 'plugins/reload/backend', 'plugins/reload/backend/status', 'quotas/config', 'rekey/backup', 'rekey/init',
   'rekey/update', 'rekey/verify', 'rotate', 'rotate/root/init', 'rotate/root/update', 'rotate/root/verify', 'seal', 'seal-status', 'step-down', 'unseal',
   'storage/snapshot', 'storage/snapshot-restore', 'storage/snapshot-restore-force',
+  'host-info', 'in-flight-req', 'monitor',
 ];
 
 const extra = (rootOnly: boolean, pattern: string): SysPathDef =>

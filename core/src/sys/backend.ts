@@ -12,6 +12,7 @@ import type { SysDeps } from './deps.js';
 import { adminPaths } from './admin.js';
 import { auditPaths } from './audit.js';
 import { capabilityPaths } from './capabilities.js';
+import { diagnosticPaths } from './diagnostics.js';
 import { AUTHENTICATED_ROOT_RECOVERY_PATHS } from './root-recovery.js';
 import { internalPaths } from './internal.js';
 import { mountPaths } from './mounts.js';
@@ -35,11 +36,14 @@ const SYS_ROOT_PATHS = [
   'config/auditing/*',
   'config/cors',
   'config/ui/headers/*',
+  'host-info',
+  'in-flight-req',
   'internal/inspect/*',
   'leases',
   'leases/lookup/*',
   'leases/revoke-force/*',
   'leases/revoke-prefix/*',
+  'monitor',
   'plugins/catalog/*',
   'plugins/reload/*',
   'raw',
@@ -73,6 +77,7 @@ export function createSystemBackend(deps: SysDeps, opts: { rootNamespace: boolea
       ...pluginPaths(deps),
       ...auditPaths(deps),
       ...internalPaths(deps),
+      ...diagnosticPaths(deps),
       ...(deps.extraPaths ?? []),
   ];
   // The type asks every path where it exists; paths assembled at run time are held to it too.

@@ -66,8 +66,12 @@ export interface SysDeps {
   metrics: Metrics;
   /** Seconds; 0: the Prometheus format of sys/metrics is off (telemetry.prometheus_retention_time). */
   prometheusRetentionTime: number;
-  /** The server's root logger: sys/loggers changes its levels. */
+  /** The server's root logger: sys/loggers changes its levels, sys/monitor taps it. */
   logger: CoreLogger;
+  /** The requests this node is serving (sys/in-flight-req). */
+  inFlight(): Record<string, unknown>;
+  /** Directories whose filesystems sys/host-info lists beside / (the storage's). */
+  hostPaths: string[];
   /** A mount's effective lease TTLs: its own, else the system's (what tune reads show). */
   ttlsOf(entry: MountEntry): MountTtls;
   seal(): Promise<void>;

@@ -1,0 +1,35 @@
+/**
+ * The requests this node is serving right now, for sys/in-flight-req (Vault's
+ * shape: request id -> start_time, client_remote_address, request_path,
+ * request_method, client_id). The path is the URL path alone: no query, no
+ * body, no token.
+ */
+import type { ApiHandler } from '../http/types.js';
+
+export interface InFlightRequest {
+  start_time: string;
+  client_remote_address: string;
+  request_path: string;
+  request_method: string;
+  client_id: string;
+}
+
+export function createInFlight() {
+  const live = new Map<string, InFlightRequest>();
+  return {
+    /** The handler, each request listed from its start until its reply is made. */
+    track(handle: ApiHandler): ApiHandler {
+      return async (req) => {
+        live.set(req.id, { start_time: new Date().toISOString(), client_remote_address: req.remoteAddress, request_path: `/v1/${req.urlPath}`, request_method: req.method, client_id: '' });
+        try {
+          return await handle(req);
+        } finally {
+          live.delete(req.id);
+        }
+      };
+    },
+    snapshot: (): Record<string, InFlightRequest> => Object.fromEntries(live),
+  };
+}
+
+export type InFlight = ReturnType<typeof createInFlight>;
