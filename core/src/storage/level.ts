@@ -9,6 +9,7 @@
 import { chmodSync, existsSync, mkdirSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { Level } from 'level';
+import { StrongroomError } from '@strongroom/sdk-plugin/host';
 import type { Physical, PhysicalEntry, PhysicalOp } from './physical.js';
 import { assertValidKey, pastFolder, prefixUpperBound, scanWindow } from './keys.js';
 import { commitFile, readSnapshotFile, verifySnapshotFile } from './snapshot-format.js';
@@ -115,10 +116,18 @@ export async function createLevelPhysical(opts: LevelPhysicalOptions): Promise<L
   if (existsSync(ready)) {
     // Killed while applying a restore: it was decided, so it is finished (the file is checked again first).
     opts.logger?.info('storage: completing an interrupted snapshot restore');
-    await verifySnapshotFile(ready);
+    await verifySnapshotFile(ready).catch((err: unknown) => {
+      throw new Error(`storage: an interrupted snapshot restore cannot be finished: ${ready} is damaged (${err instanceof Error ? err.message : String(err)}); restore a good snapshot after moving it away`);
+    });
     await apply(ready);
     opts.logger?.info('storage: snapshot restore completed');
   }
+
+  // Set when applying a restore failed in this process: the entries are a mix until the next open finishes it.
+  let unfinished: string | null = null;
+  const usable = (): void => {
+    if (unfinished !== null) throw new StrongroomError('unavailable', unfinished);
+  };
 
   let pending: PendingWrite[] = [];
   let scheduled = false;
@@ -174,17 +183,21 @@ export async function createLevelPhysical(opts: LevelPhysicalOptions): Promise<L
     // pool's reads and writes hold, which on two cores blocked the event loop for milliseconds
     // under a write load (measured: ~15 µs CPU and up to 10 ms blocked per async get, 2-4 µs sync).
     async get(key) {
+      usable();
       const v = db.getSync(key);
       return v === undefined ? null : v;
     },
     async put(key, value) {
+      usable();
       assertValidKey(key);
       return enqueue([{ type: 'put', key, value }]);
     },
     async delete(key) {
+      usable();
       return enqueue([{ type: 'del', key }]);
     },
     async batch(ops: PhysicalOp[]) {
+      usable();
       if (ops.length === 0) return;
       const levelOps: LevelOp[] = [];
       for (const op of ops) {
@@ -198,6 +211,7 @@ export async function createLevelPhysical(opts: LevelPhysicalOptions): Promise<L
       return enqueue(levelOps);
     },
     async list(prefix) {
+      usable();
       const out: string[] = [];
       const it = db.keys(rangeOf(prefix));
       try {
@@ -230,6 +244,7 @@ export async function createLevelPhysical(opts: LevelPhysicalOptions): Promise<L
       return out;
     },
     async *scan(prefix): AsyncIterable<PhysicalEntry> {
+      usable();
       for await (const [key, value] of readAhead(db.iterator(rangeOf(prefix)))) yield { key, value };
     },
     scanKeys(prefix, range) {
@@ -263,7 +278,12 @@ export async function createLevelPhysical(opts: LevelPhysicalOptions): Promise<L
           await inFlight;
         }
         await commitFile(file, ready);
-        await apply(ready);
+        try {
+          await apply(ready);
+        } catch (err) {
+          unfinished = `storage: a snapshot restore failed while being applied (${err instanceof Error ? err.message : String(err)}); restart the server to finish it`;
+          throw err;
+        }
       },
     },
   };
