@@ -398,6 +398,51 @@ describe('plugin supervisor with the echo fixture', () => {
     expect(fs.readdirSync(runDir)).toEqual([]);
   });
 
+  test('a new version takes over a mount only once it is set up; calls in flight finish on the old process, which then exits', async () => {
+    const sup = makeSupervisor();
+    const m = mountInfo('m1');
+    const backend = await sup.mount(builtin, m);
+    const oldPid = sup.pid('m1') as number;
+    const ext = await registerExternal('1.2.3');
+    // In flight on the old process across the switch; the old process writes `k` only when told to (storage key `go`).
+    const slow = backend.handleRequest(request(m, 'write-when/k', 'update', { when: 'go', v: 'old' }));
+    const order: string[] = [];
+    void slow.then(() => order.push('slow answered'));
+    const switched = sup.mount(ext, m).then((b) => (order.push('switched'), b));
+    await waitFor(() => sup.pid('m1') !== oldPid && sup.pid('m1') !== null);
+    const newPid = sup.pid('m1') as number;
+    // New calls, through the mount's old Backend too, go to the new process while the old one still serves its call.
+    expect((await backend.handleRequest(request(m, 'pid', 'read')))?.data).toEqual({ pid: newPid });
+    expect(alive(oldPid)).toBe(true);
+    // The write the old process makes now reaches the new one's cache as an invalidation before it is acknowledged.
+    await storages.get('m1')!.put('go', Buffer.from('1'));
+    expect((await slow)?.data).toEqual({ pid: oldPid });
+    expect((await backend.handleRequest(request(m, 'invalidated', 'read')))?.data).toEqual({ keys: ['k'] });
+    const next = await switched;
+    expect(order).toEqual(['slow answered', 'switched']);
+    expect(alive(oldPid)).toBe(false);
+    expect((await next.handleRequest(request(m, 'kv/k', 'read')))?.data).toEqual({ when: 'go', v: 'old' });
+  });
+
+  test('a new version that fails to start or to set the mount up is refused and the old process keeps serving', async () => {
+    const sup = makeSupervisor();
+    const m = mountInfo('m1');
+    const backend = await sup.mount(builtin, m);
+    const pid = sup.pid('m1') as number;
+    const ext = await registerExternal('1.2.3');
+    fs.appendFileSync(path.join(pluginDir, 'echo-1.2.3.js'), '// tampered\n');
+    expect((await rejection(sup.mount(ext, m))).message).toBe('plugin sha256 mismatch for echo v1.2.3');
+    const failing = await registerExternal('1.2.4');
+    expect((await rejection(sup.mount(failing, mountInfo('m1', 'm1/', { fail_setup: 'true' })))).message).toBe(
+      'plugin echo v1.2.4 failed its Setup and Describe of "m1/": fail_setup requested',
+    );
+    await expect(sup.reload('secret', 'echo', 'v1.2.4')).resolves.toBeUndefined(); // nothing of that version runs
+    expect(sup.pid('m1')).toBe(pid);
+    expect(sup.status('m1')).toBe('running');
+    expect((await backend.handleRequest(request(m, 'pid', 'read')))?.data).toEqual({ pid });
+    expect(sup.stats().map((p) => p.version)).toEqual(['v0.1.0+builtin']);
+  });
+
   test('unmounting the last mount stops the process', async () => {
     const sup = makeSupervisor();
     await sup.mount(builtin, mountInfo('m1'));
