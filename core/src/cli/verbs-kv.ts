@@ -22,8 +22,13 @@ async function resolve(ctx: Ctx): Promise<KvMount> {
   const arg = ctx.args.positionals[0]!;
   const full = flag(ctx, 'mount') ? `${flag(ctx, 'mount')!.replace(/\/+$/, '')}/${arg.replace(/^\/+/, '')}` : arg.replace(/^\/+/, '');
   const r = await ctx.client.preflight(`sys/internal/ui/mounts/${full}`);
-  // A bad token or a policy without the mount is the server's 403, said as such: the mount may well exist.
-  if (r.status === 404) throw new CliError(`Error: no KV mount found for ${full}`, 2);
+  if (r.status === 403) {
+    // The server answers 403 both for a token it does not know and for a path outside every mount
+    // the token may see: a bad token is said as permission denied, not as a missing mount.
+    const self = await ctx.client.preflight('auth/token/lookup-self');
+    if (self.status === 403) ensureOk(self, `reading ${full}`);
+  }
+  if (r.status === 403 || r.status === 404) throw new CliError(`Error: no KV mount found for ${full}`, 2);
   ensureOk(r, `detecting the KV version of ${full}`);
   const d = r.body.data as { path: string; options?: { version?: string } | null };
   return { mount: d.path, version: d.options?.version === '2' ? 2 : 1, key: full.slice(d.path.length).replace(/^\/+/, '') };

@@ -1,0 +1,112 @@
+/**
+ * The CLI with an operator's Vault habits (issue 28, point 6), through the
+ * real binary against a real dev server: `print token`, `-output-curl-string`
+ * (printed, not sent, and the printed command does what the verb would),
+ * `-non-interactive` on a real terminal, `read sys/health` as a table,
+ * `login -no-store` saying it did not store, and a bad token on `kv get`
+ * answered as permission denied.
+ */
+import { execFile } from 'node:child_process';
+import { chmodSync, existsSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { cliRunner, runInTerminal, type CliResult } from '../helpers/cli';
+import { scratchDir, startDevServer, type RunningServer } from '../helpers/server';
+
+jest.setTimeout(300_000);
+
+let s: RunningServer;
+let cli: ReturnType<typeof cliRunner>;
+
+beforeAll(async () => {
+  s = await startDevServer();
+  cli = cliRunner({ addr: s.url, token: s.rootToken });
+});
+
+afterAll(async () => {
+  await s.stop();
+});
+
+function ok(r: CliResult): CliResult {
+  if (r.code !== 0) throw new Error(`exit ${r.code}\nstdout: ${r.stdout}\nstderr: ${r.stderr}`);
+  return r;
+}
+
+it('print token prints the token the CLI would send: the environment, else the token file, else nothing', async () => {
+  expect(ok(await cli.run(['print', 'token'])).stdout).toBe(`${s.rootToken}\n`);
+  const fresh = cliRunner({ addr: s.url });
+  expect(ok(await fresh.run(['print', 'token'])).stdout).toBe('');
+  ok(await fresh.run(['login', s.rootToken]));
+  expect(ok(await fresh.run(['print', 'token'])).stdout).toBe(`${s.rootToken}\n`);
+});
+
+it('-output-curl-string prints the request instead of sending it, and the printed command does what the verb would', async () => {
+  const r = ok(await cli.run(['write', 'secret/data/curl-me', '-output-curl-string', '-'], { input: '{"data":{"a":"it\'s"}}' }));
+  const curl = r.stdout.trim();
+  expect(curl).toBe(`curl -X POST -H 'X-Service-Request: true' -H "X-Service-Token: $(strongroom print token)" -H 'Content-Type: application/json' -d '{"data":{"a":"it'\\''s"}}' '${s.url}/v1/secret/data/curl-me'`);
+  // Nothing was sent.
+  expect((await s.api('GET', 'secret/data/curl-me')).status).toBe(404);
+  // The printed command, run by sh with `strongroom` on PATH, writes the secret.
+  const bin = scratchDir('sr-curl-bin-');
+  writeFileSync(join(bin, 'strongroom'), `#!/bin/sh\nexec "${process.execPath}" "${resolve(__dirname, '../../core/bin/strongroom.js')}" "$@"\n`);
+  chmodSync(join(bin, 'strongroom'), 0o755);
+  await new Promise<void>((res, rej) =>
+    execFile('sh', ['-ec', curl], { env: { PATH: `${bin}:${process.env.PATH ?? ''}`, HOME: cli.home, STRONGROOM_TOKEN: s.rootToken } }, (err, _o, e) => (err ? rej(new Error(`${err.message}\n${e}`)) : res())),
+  );
+  expect((await s.api('GET', 'secret/data/curl-me')).body.data.data).toEqual({ a: "it's" });
+
+  // A read has no -X; the token in use never appears.
+  const read = ok(await cli.run(['read', '-output-curl-string', 'sys/health'])).stdout.trim();
+  expect(read).toBe(`curl -H 'X-Service-Request: true' -H "X-Service-Token: $(strongroom print token)" '${s.url}/v1/sys/health'`);
+  expect(read).not.toContain(s.rootToken);
+  // kv asks the server for the mount's version first, then prints the data request.
+  expect(ok(await cli.run(['kv', 'get', '-output-curl-string', 'secret/curl-me'])).stdout.trim()).toBe(`curl -H 'X-Service-Request: true' -H "X-Service-Token: $(strongroom print token)" '${s.url}/v1/secret/data/curl-me'`);
+  const del = ok(await cli.run(['kv', 'metadata', 'delete', '-output-curl-string', 'secret/curl-me']));
+  expect(del.stdout).toMatch(/^curl -X DELETE /);
+  expect((await s.api('GET', 'secret/data/curl-me')).status).toBe(200);
+});
+
+it('-non-interactive never prompts: on a terminal, a login without a token fails at once', async () => {
+  const home = scratchDir('sr-ni-home-');
+  const r = await runInTerminal(['login', '-non-interactive'], 'Token (will be hidden): ', 'typed-too-late', { HOME: home, STRONGROOM_ADDR: s.url });
+  expect(r.prompted).toBe(false);
+  expect(r.code).toBe(1);
+  expect(r.screen).toContain('-non-interactive: Token needed, and no prompt is allowed');
+  expect(existsSync(join(home, '.strongroom-token'))).toBe(false);
+  // Stdin that is not a terminal is not a prompt: still read.
+  const piped = await cliRunner({ addr: s.url }).run(['login', '-non-interactive', '-no-store', '-field=token_policies'], { input: s.rootToken });
+  expect(ok(piped).stdout.trim()).toBe('["root"]');
+});
+
+it('read sys/health prints a table of its fields', async () => {
+  const r = ok(await cli.run(['read', 'sys/health']));
+  expect(r.stdout).toMatch(/^Key\s+Value\n---\s+-----\n/);
+  expect(r.stdout).toMatch(/^initialized\s+true$/m);
+  expect(r.stdout).toMatch(/^sealed\s+false$/m);
+  expect(r.stdout).toMatch(/^version\s+\S+$/m);
+  expect(JSON.parse(ok(await cli.run(['read', '-format=json', 'sys/health'])).stdout)).toMatchObject({ initialized: true, sealed: false });
+  expect(ok(await cli.run(['read', '-field=sealed', 'sys/seal-status'])).stdout.trim()).toBe('false');
+});
+
+it('login -no-store does not claim the token was stored; a plain login does and stores it', async () => {
+  const c = cliRunner({ addr: s.url });
+  const r = ok(await c.run(['login', '-no-store', s.rootToken]));
+  expect(r.stdout).not.toContain('already stored');
+  expect(r.stdout).toContain('The token was NOT stored');
+  expect(existsSync(join(c.home, '.strongroom-token'))).toBe(false);
+  const stored = ok(await c.run(['login', s.rootToken]));
+  expect(stored.stdout).toContain('already stored in the token helper');
+  expect(existsSync(join(c.home, '.strongroom-token'))).toBe(true);
+});
+
+it('a bad token on kv get is permission denied (exit 2), not a missing mount', async () => {
+  ok(await cli.run(['kv', 'put', 'secret/guarded', 'a=1']));
+  const r = await cli.run(['kv', 'get', 'secret/guarded'], { token: 'not-a-token' });
+  expect(r.code).toBe(2);
+  expect(r.stderr).toContain('permission denied');
+  expect(r.stderr).not.toContain('no KV mount');
+  // A mount that is not there is still said so.
+  const missing = await cli.run(['kv', 'get', 'nowhere/x']);
+  expect(missing.code).toBe(2);
+  expect(missing.stderr).toContain('no KV mount found for nowhere/x');
+});
+
