@@ -9,13 +9,15 @@ import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { waitFor } from '../helpers/processes';
 import { BIN, scratchDir, startConfigServer } from '../helpers/server';
+import { makeTestPki } from '../helpers/tls';
 
 jest.setTimeout(120_000);
 
-function startWith(config: string, extra: string[] = []): Promise<{ code: number | null; stderr: string; stdout: string }> {
+function startWith(config: string, extra: string[] = [], files: Record<string, string> = {}): Promise<{ code: number | null; stderr: string; stdout: string }> {
   const dir = scratchDir('sr-badcfg-');
   const file = join(dir, 'server.hcl');
   writeFileSync(file, config.replace(/\$DIR/g, dir));
+  for (const [name, content] of Object.entries(files)) writeFileSync(join(dir, name), content);
   return new Promise((res) => {
     execFile(process.execPath, [BIN, 'server', `-config=${file}`, ...extra], { env: { ...process.env, TMPDIR: dir }, timeout: 30_000 }, (err, stdout, stderr) =>
       res({ code: err ? ((err as { code?: unknown }).code as number | null) : 0, stdout, stderr }),
@@ -45,6 +47,23 @@ describe('a bad server config stops the server at start (exit 1), naming the key
     expect(r.code).toBe(1);
     expect(r.stderr).toMatch(message);
     expect(r.stderr).toContain('server.hcl');
+  });
+
+  it('a TLS certificate or key that does not parse, or a key of another certificate, names the file and its key', async () => {
+    const pki = makeTestPki();
+    const other = makeTestPki();
+    const tls = (cert: string, key: string) => `${GOOD_STORAGE}\nlistener "tcp" {\n  address = "127.0.0.1:1"\n  tls_cert_file = "$DIR/${cert}"\n  tls_key_file = "$DIR/${key}"\n}`;
+    const files = { 'good.crt': pki.certPem, 'good.key': pki.keyPem, 'other.key': other.keyPem, 'garbage.pem': 'not a PEM file\n' };
+    const badCert = await startWith(tls('garbage.pem', 'good.key'), [], files);
+    expect(badCert.code).toBe(1);
+    expect(badCert.stderr).toMatch(/listener\.tcp\[0\]\.tls_cert_file: ".*garbage\.pem" is not a PEM certificate \(.+\) \(line 6\)/);
+    const badKey = await startWith(tls('good.crt', 'garbage.pem'), [], files);
+    expect(badKey.code).toBe(1);
+    expect(badKey.stderr).toMatch(/listener\.tcp\[0\]\.tls_key_file: ".*garbage\.pem" is not a PEM private key \(.+\) \(line 7\)/);
+    const mismatch = await startWith(tls('good.crt', 'other.key'), [], files);
+    expect(mismatch.code).toBe(1);
+    expect(mismatch.stderr).toMatch(/listener\.tcp\[0\]\.tls_key_file: ".*other\.key" is not the private key of listener\.tcp\[0\]\.tls_cert_file ".*good\.crt" \(line 7\)/);
+    for (const r of [badCert, badKey, mismatch]) expect(r.stderr).not.toContain('PRIVATE KEY');
   });
 
   it('an unknown server flag and a bad -log-format also exit 1', async () => {

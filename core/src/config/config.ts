@@ -21,7 +21,8 @@
 import { readFile } from 'node:fs/promises';
 import { badRequest } from '@strongroom/sdk-plugin/host';
 import { z } from 'zod';
-import { statSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
+import { createPrivateKey, X509Certificate, type KeyObject } from 'node:crypto';
 import { dirname } from 'node:path';
 import { blockLineOf, blocksOf, lineOf, parseHcl, type HclObject, type HclValue } from '../hcl/parse.js';
 import { duration, durationMs, lenientBool, lenientInt, nonEmpty } from '../hcl/values.js';
@@ -267,6 +268,7 @@ export function parseConfig(text: string, source = 'config', opts: { checkFiles?
       listener.tlsKeyFile = v.tls_key_file;
       if (opts.checkFiles) {
         for (const key of ['tls_cert_file', 'tls_key_file'] as const) requireFile(v[key]!, `${where}.${key}`, lineOf(blk.body, key), 'file');
+        checkTlsPair(v.tls_cert_file!, v.tls_key_file!, where, (key, msg) => fail(`${where}.${key}: ${msg}`, lineOf(blk.body, key)));
       }
     }
     return listener;
@@ -360,4 +362,26 @@ export async function loadConfig(file: string): Promise<Config> {
     throw badRequest(`${file}: cannot read the configuration file (${code})`);
   }
   return parseConfig(text, file, { checkFiles: true });
+}
+
+/**
+ * The listener's certificate and key parse, and belong together: found at
+ * start, naming the file and its config key, rather than as a TLS library's
+ * message when the listener opens. The key's content never goes in a message.
+ */
+function checkTlsPair(certFile: string, keyFile: string, where: string, fail: (key: 'tls_cert_file' | 'tls_key_file', msg: string) => void): void {
+  let cert: X509Certificate | undefined;
+  let key: KeyObject | undefined;
+  const reason = (err: unknown) => (err instanceof Error ? err.message : String(err)).replace(/^error:[0-9A-F]+:/, '');
+  try {
+    cert = new X509Certificate(readFileSync(certFile));
+  } catch (err) {
+    fail('tls_cert_file', `"${certFile}" is not a PEM certificate (${reason(err)})`);
+  }
+  try {
+    key = createPrivateKey(readFileSync(keyFile));
+  } catch (err) {
+    fail('tls_key_file', `"${keyFile}" is not a PEM private key (${reason(err)})`);
+  }
+  if (cert && key && !cert.checkPrivateKey(key)) fail('tls_key_file', `"${keyFile}" is not the private key of ${where}.tls_cert_file "${certFile}"`);
 }
