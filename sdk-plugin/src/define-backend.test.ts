@@ -319,3 +319,29 @@ function baseReq(mount: import('./logical.js').MountInfo) {
   };
 }
 
+
+describe('resolve-role', () => {
+  const backend = defineBackend({
+    type: 'auth',
+    help: 'roles',
+    paths: [
+      definePath({
+        pattern: 'login/:user',
+        unauthenticated: true,
+        fields: { user: f.string() },
+        resolveRole: async (req) => (req.data.user === 'nobody' ? null : `role-of-${req.data.user}`),
+        operations: { update: { summary: 'log in', handler: async () => { calls.push('login'); return null; } } },
+      }),
+      definePath({ pattern: 'other', operations: { update: { summary: 'x', handler: async () => null } } }),
+    ],
+  });
+
+  it('answers the role a login would use without running the login, and refuses a path without roles', async () => {
+    const t = await createTestBackend(backend);
+    calls.length = 0;
+    expect(await t.request({ operation: 'resolve-role', path: 'login/ann' })).toEqual({ data: { role: 'role-of-ann' } });
+    expect(await t.request({ operation: 'resolve-role', path: 'login/nobody' })).toEqual({ data: { role: '' } });
+    expect(calls).toEqual([]);
+    await expect(t.request({ operation: 'resolve-role', path: 'other' })).rejects.toMatchObject({ code: 'unsupported_operation' });
+  });
+});

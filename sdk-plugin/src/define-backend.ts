@@ -108,6 +108,11 @@ export interface PathSpec<F extends FieldMap> {
   arbitraryInput?: boolean;
   /** Reachable without a token (login-style). */
   unauthenticated?: boolean;
+  /**
+   * A login path's role for this request, without logging in (Vault's ResolveRoleOperation: the
+   * core asks it when a quota names a role of this mount); null when the request names none.
+   */
+  resolveRole?: (req: HandlerRequest<FieldValues<F>>) => Promise<string | null>;
 }
 
 /** A compiled path declaration. */
@@ -355,7 +360,7 @@ function buildBackend(help: string, def: BackendDefinition, env: MountEnv): Back
     let found: OperationSpec<Record<string, unknown>> | undefined;
     if (op === 'create') found = ops.create ?? ops.update;
     else if (op === 'update') found = ops.update ?? ops.create;
-    else if (op !== 'renew' && op !== 'revoke' && op !== 'help') found = ops[op];
+    else if (op !== 'renew' && op !== 'revoke' && op !== 'help' && op !== 'resolve-role') found = ops[op];
     if (!found) throw unsupportedOperation(op, path);
     return found;
   }
@@ -394,6 +399,11 @@ function buildBackend(help: string, def: BackendDefinition, env: MountEnv): Back
       if (op === 'renew' && req.auth && !req.secret) return authRenewOperation(req);
       if (op === 'renew' || op === 'revoke') return secretOperation(req);
       if (op === 'help') return { data: { ...helpFor(describe(), req.path) } };
+      if (op === 'resolve-role') {
+        const found = route(req.path, op);
+        if (!found?.def.spec.resolveRole) throw unsupportedOperation(op, req.path);
+        return { data: { role: (await found.def.spec.resolveRole(buildRequest(found.def, found.captures, req))) ?? '' } };
+      }
       const r = route(req.path, op);
       if (!r) throw unsupportedPath(req.path);
       const handler = operationFor(r.def, op, req.path);

@@ -16,7 +16,9 @@ export type Operation =
   | 'delete'
   | 'renew'
   | 'revoke'
-  | 'help';
+  | 'help'
+  /** Vault's ResolveRoleOperation: which role a login request would log in with (`data.role`), for role-based quotas; nothing is logged in. */
+  | 'resolve-role';
 
 /** Operations a path can declare handlers for (renew/revoke belong to secret types). */
 export type PathOperation = 'read' | 'list' | 'scan' | 'create' | 'update' | 'patch' | 'delete';

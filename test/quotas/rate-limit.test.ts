@@ -127,6 +127,33 @@ describe('rate-limit quotas', () => {
     expect((await s.api('LIST', 'sys/quotas/rate-limit', undefined, ns)).status).toBe(404);
   });
 
+  it('limit the logins of one role: an approle role by its RoleID, a userpass user by name', async () => {
+    await put('sys/auth/approle', { type: 'approle' });
+    await put('auth/approle/role/web', { bind_secret_id: false, token_bound_cidrs: '127.0.0.1/32', secret_id_bound_cidrs: '127.0.0.1/32' });
+    await put('auth/approle/role/batch', { bind_secret_id: false, token_bound_cidrs: '127.0.0.1/32', secret_id_bound_cidrs: '127.0.0.1/32' });
+    const roleId = async (name: string) => (await s.api('GET', `auth/approle/role/${name}/role-id`)).body.data.role_id as string;
+    const [web, batch] = [await roleId('web'), await roleId('batch')];
+    await put('sys/quotas/rate-limit/web-logins', { path: 'auth/approle/', role: 'web', rate: 2, interval: '1h' });
+    expect((await s.api('GET', 'sys/quotas/rate-limit/web-logins')).body.data).toMatchObject({ path: 'auth/approle/', role: 'web' });
+    const login = (id: string) => s.api('POST', 'auth/approle/login', { role_id: id }, { token: null });
+    expect((await login(web)).status).toBe(200);
+    expect((await login(web)).status).toBe(200);
+    const refused = await login(web);
+    expect(refused.status).toBe(429);
+    expect(refused.headers.get('retry-after')).not.toBeNull();
+    for (let i = 0; i < 4; i++) expect((await login(batch)).status).toBe(200);
+
+    await put('sys/auth/userpass', { type: 'userpass' });
+    for (const u of ['bob', 'carol']) await put(`auth/userpass/users/${u}`, { password: `pw-${u}` });
+    await put('sys/quotas/rate-limit/bob-logins', { path: 'auth/userpass', role: 'bob', rate: 1, interval: '1h' });
+    const up = (u: string) => s.api('POST', `auth/userpass/login/${u}`, { password: `pw-${u}` }, { token: null });
+    expect((await up('bob')).status).toBe(200);
+    expect((await up('bob')).status).toBe(429);
+    expect((await up('carol')).status).toBe(200);
+    expect((await up('carol')).status).toBe(200);
+    expect((await s.api('POST', 'sys/quotas/rate-limit/token-role', { path: 'auth/token/', role: 'x', rate: 1 })).status).toBe(400);
+  });
+
   it('refuse bad input with a 400 naming the field', async () => {
     const cases: Array<[string, unknown, RegExp]> = [
       ['sys/quotas/rate-limit/bad', { path: 'secret/', rate: -1 }, /rate/],

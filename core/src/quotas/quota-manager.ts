@@ -147,12 +147,12 @@ export function createQuotaManager(deps: QuotaDeps) {
     // A prefix keeps its slashes ("creds/" matches "creds/x", not "credsx"); an exact path drops a trailing one.
     const below = bare.length > match.mountPath.length ? bare.slice(match.mountPath.length) : '';
     const suffix = glob ? below : below.replace(/\/+$/, '');
-    return { namespaceId: namespace.id, mountPath: match.mountPath, suffix, glob: glob && suffix !== '', role: checkRole(input, match.entry.table, suffix) };
+    return { namespaceId: namespace.id, mountPath: match.mountPath, suffix, glob: glob && suffix !== '', role: checkRole(input, match.entry.table, match.mountPath, suffix) };
   }
 
-  function checkRole(input: RuleInput, table: string, suffix: string): string {
+  function checkRole(input: RuleInput, table: string, mountPath: string, suffix: string): string {
     if (!input.role) return '';
-    if (table !== 'auth' || suffix !== '') throw badRequest('role: a role needs a path naming an auth mount (no path below it)');
+    if (table !== 'auth' || suffix !== '' || mountPath === 'auth/token/') throw badRequest('role: a role needs a path naming an auth mount with roles (no path below it)');
     if (input.type === 'lease-count') throw badRequest('role: lease-count quotas do not take a role here; give the login path instead');
     return input.role;
   }

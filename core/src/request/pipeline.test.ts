@@ -107,7 +107,7 @@ function setup(opts: { token?: CallerToken | null; allow?: AclOperation[]; answe
       },
     },
     leases: { register: async ({ secret }) => ({ leaseId: 'engine/creds/x/1', ttl: secret.ttl ?? 60, renewable: true }) },
-    quotas: { rateLimit: () => null, reserveLease: async () => null },
+    quotas: { rateLimit: () => null, reserveLease: async () => null, wantsRole: () => false },
     wrapping: {
       parseTtl: (header) => (header === undefined ? null : Number(header)),
       wrap: async (response, o) => {

@@ -67,7 +67,8 @@ export function createPipeline(deps: PipelineDeps) {
     const { namespace, path } = namespaces.resolve(listPath(api));
     const found = router.match(namespace.id, path);
     // Rate-limit quotas come first: a refused request costs no token lookup and no plugin work.
-    const limit = deps.quotas.rateLimit({ namespaceId: namespace.id, mountPath: found?.mountPath ?? '', path: found?.relativePath ?? path, nsPath: path, client: ctx.remoteAddress });
+    const role = found && found.entry.table === 'auth' && deps.quotas.wantsRole(namespace.id, found.mountPath) ? await loginRole(req, namespace, found) : undefined;
+    const limit = deps.quotas.rateLimit({ namespaceId: namespace.id, mountPath: found?.mountPath ?? '', path: found?.relativePath ?? path, nsPath: path, client: ctx.remoteAddress, ...(role ? { role } : {}) });
     if (limit && !limit.allowed) return rateLimited(req, namespace, path, found, limit);
     // The request holds its mount until its reply (lease included) is made, so a
     // disable waits for it before cleaning up; a mount being disabled takes no new
@@ -84,6 +85,27 @@ export function createPipeline(deps: PipelineDeps) {
     } finally {
       release?.();
     }
+  }
+
+  /**
+   * The role a login names, asked of its auth method (Vault's ResolveRoleOperation) only when a
+   * quota names a role of that mount; none when the method has no roles or cannot tell.
+   */
+  async function loginRole(req: Served, namespace: Namespace, found: RouteMatch<MountBinding>): Promise<string | undefined> {
+    const backend = found.handle.status === 'running' ? found.handle.backend : undefined;
+    if (!backend || req.api.operation !== 'write') return undefined;
+    const resolve: LogicalRequest = {
+      id: req.api.id,
+      operation: 'resolve-role',
+      path: found.relativePath,
+      mount: mountInfoOf(found.entry, namespace.path),
+      data: req.api.data,
+      client: { remoteAddress: req.remoteAddress, displayName: '', tokenAccessor: '', entityId: '', policies: [], metadata: {} },
+      headers: NO_HEADERS,
+    };
+    const answer = await backend.handleRequest(resolve).catch(() => null);
+    const role = answer?.data?.role;
+    return typeof role === 'string' && role !== '' ? role : undefined;
   }
 
   /** The 429 of a request past its rate-limit quota (Retry-After always), audited when the quota config asks. */

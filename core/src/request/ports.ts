@@ -105,7 +105,7 @@ export interface LeasePort {
 }
 
 /** Resource quotas as the pipeline applies them (core/src/quotas). */
-export type QuotaPort = Pick<QuotaManager, 'rateLimit' | 'reserveLease'>;
+export type QuotaPort = Pick<QuotaManager, 'rateLimit' | 'reserveLease' | 'wantsRole'>;
 
 export interface AuditPort {
   readonly enabled: boolean;

@@ -53,6 +53,8 @@ export function loginPath({ store, mutex, mountId, now }: Deps): PathDef {
       role_id: f.sensitive(f.string().describe('The RoleID of the role')).optional(),
       secret_id: f.sensitive(f.string().describe('The SecretID; required when the role binds one')).optional(),
     },
+    // The role's name for its RoleID (for a quota naming the role); the SecretID is not checked.
+    resolveRole: async (req) => (req.data.role_id ? store.roleNameForRoleId(req.data.role_id) : null),
     operations: {
       update: {
         summary: 'Log in with a RoleID and SecretID',

@@ -25,6 +25,14 @@ export function loginPath({ store, hasher }: Deps): PathDef {
       username: f.string().describe('Username (case-insensitive).'),
       password: f.sensitive(f.string().describe('Password of the user.')).optional(),
     },
+    // The role a quota names here is the user (Vault's userpass answers the same); nothing is checked.
+    resolveRole: async (req) => {
+      try {
+        return userKey(req.data.username);
+      } catch {
+        return null;
+      }
+    },
     operations: {
       update: {
         summary: 'Log in with a username and password',
