@@ -166,6 +166,10 @@ export function createSnapshots(deps: SnapshotsDeps) {
     let running = false;
     const tick = async () => {
       if (running) return;
+      if (busy !== null) {
+        log.info('scheduled snapshot skipped: a snapshot restore is in progress');
+        return;
+      }
       running = true;
       try {
         const name = await writeScheduled(schedule);

@@ -93,8 +93,18 @@ export async function createLevelPhysical(opts: LevelPhysicalOptions): Promise<L
   mkdirSync(stagingDir, { recursive: true, mode: 0o700 });
   const ready = join(stagingDir, READY);
 
+  /** While set, a snapshot read is refused: it would copy a mix of the old entries and the restored ones. */
+  let applying = false;
   /** Every key deleted, then every entry of the (verified) file put; the last batch is fsync'd. */
   const apply = async (file: string): Promise<void> => {
+    applying = true;
+    try {
+      await replaceAll(file);
+    } finally {
+      applying = false;
+    }
+  };
+  const replaceAll = async (file: string): Promise<void> => {
     let ops: LevelOp[] = [];
     const flush = async (sync: boolean) => {
       await db.batch(ops, { sync });
@@ -268,6 +278,8 @@ export async function createLevelPhysical(opts: LevelPhysicalOptions): Promise<L
     snapshots: {
       // A LevelDB iterator reads from the implicit snapshot taken when it is created.
       async *read(): AsyncIterable<PhysicalEntry> {
+        usable();
+        if (applying) throw new StrongroomError('unavailable', 'a snapshot restore is being applied: snapshot again once it is done');
         for await (const [key, value] of readAhead(db.iterator())) yield { key, value };
       },
       stagingDir,
