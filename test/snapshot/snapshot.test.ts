@@ -380,3 +380,23 @@ describe('leases across a restore', () => {
     await s.stop();
   });
 });
+
+describe('across storage types', () => {
+  it('a LevelDB server\'s snapshot, restored with -force on a PostgreSQL server, opens with the first server\'s key (a migration)', async () => {
+    const [level, pg] = STORAGES as [Storage, Storage];
+    const from = await fresh(level);
+    await put(from, 'moved', { v: 'from-level' });
+    const file = join(scratchDir('sr-snap-move-'), 'move.snap');
+    expect((await cliRunner({ addr: from.url, token: from.rootToken }).run(['operator', 'snapshot', 'save', file])).code).toBe(0);
+    await from.stop();
+
+    const to = await fresh(pg);
+    expect((await cliRunner({ addr: to.url, token: to.rootToken }).run(['operator', 'snapshot', 'restore', '-force', file])).code).toBe(0);
+    await unseal(to, from.unsealKey);
+    to.rootToken = from.rootToken;
+    await serving(to);
+    expect(await get(to, 'moved')).toEqual({ v: 'from-level' });
+    expect((await to.api('GET', 'sys/seal-status', undefined, { token: null })).body.storage_type).toBe('postgresql');
+    await to.stop();
+  });
+});
