@@ -83,6 +83,8 @@ export interface Barrier extends KeyValueStore {
    * barrier's root key: the snapshot is of this barrier, not another one's.
    */
   opensKeyring(envelope: Uint8Array): boolean;
+  /** Drops the cached entry of a key another node wrote (a standby following the change feed). */
+  invalidate(key: string): void;
 }
 
 export interface BarrierOptions {
@@ -316,6 +318,8 @@ export function createBarrier(physical: KeyValueStore, opts: BarrierOptions = {}
       const rootOp: PhysicalOp = { type: 'put', key: ROOT_KEY_PATH, value: encrypt(kek, META_TERM, ROOT_KEY_PATH, kr.rootKey) };
       await physical.batch([rootOp, ...(rekeyOpts.extraOps ?? [])]);
     },
+
+    invalidate,
 
     async refresh() {
       const kr = unsealed();

@@ -10,6 +10,7 @@ ui            = false
 disable_mlock = true
 api_addr      = "https://sr.example.com:8200"
 cluster_name  = "prod"
+disable_standby_reads = true
 plugin_directory = "/opt/strongroom/plugins"
 log_level     = "DEBUG"
 default_lease_ttl = "1h"
@@ -21,6 +22,7 @@ storage "postgresql" {
   table          = "vault_kv_store"
   ha_table       = "ha.locks"
   max_parallel   = "8"
+  ha_lock_ttl    = "2s"
 }
 
 listener "tcp" {
@@ -76,8 +78,9 @@ describe('parseConfig', () => {
           disableUnauthedRekeyEndpoints: false,
         },
       ],
-      storage: { type: 'postgresql', config: { connection_url: 'postgres://sr@db/sr', ha_enabled: true, table: 'vault_kv_store', ha_table: 'ha.locks', max_parallel: 8 } },
+      storage: { type: 'postgresql', config: { connection_url: 'postgres://sr@db/sr', ha_enabled: true, table: 'vault_kv_store', ha_table: 'ha.locks', max_parallel: 8, ha_lock_ttl: 2000 } },
       apiAddr: 'https://sr.example.com:8200',
+      disableStandbyReads: true,
       clusterName: 'prod',
       pluginDirectory: '/opt/strongroom/plugins',
       logLevel: 'debug',
@@ -179,6 +182,7 @@ describe('parseConfig', () => {
     ['postgresql without url', `${L}\nstorage "postgresql" { ha_enabled = true }`, /storage\.postgresql\.connection_url: is required/],
     ['bad table', `${L}\nstorage "postgresql" { connection_url = "x"\n table = "kv; DROP TABLE x" }`, /storage\.postgresql\.table: must be a SQL identifier/],
     ['bad ha_table', `${L}\nstorage "postgresql" { connection_url = "x"\n ha_table = "a.b.c" }`, /storage\.postgresql\.ha_table: must be a SQL identifier/],
+    ['ha_lock_ttl too short', `${L}\nstorage "postgresql" { connection_url = "x"\n ha_lock_ttl = "100ms" }`, /storage\.postgresql\.ha_lock_ttl: must be between 1s and 5m/],
     ['bad max_parallel', `${L}\nstorage "postgresql" { connection_url = "x"\n max_parallel = 0 }`, /storage\.postgresql\.max_parallel: must be between 1 and 1000/],
     ['bad ha_enabled', `${L}\nstorage "postgresql" { connection_url = "x"\n ha_enabled = "maybe" }`, /storage\.postgresql\.ha_enabled: must be a boolean/],
     ['unknown listener type', `${S}\nlistener "unix" { address = "/tmp/s" }`, /listener\.unix\[0\]: unsupported listener type/],

@@ -91,6 +91,8 @@ export interface Config {
   ui: boolean;
   /** Accepted for compatibility; Node cannot mlock. */
   disableMlock: boolean;
+  /** Standbys of an HA cluster forward every request instead of serving reads themselves. */
+  disableStandbyReads?: boolean;
   /** Revocation retry schedule (`lease_revocation` block); absent keys keep the expiration manager's defaults. */
   leaseRevocation: { retryBaseMs?: number; maxAttempts?: number };
   /** Scheduled snapshots (`snapshot` block): one every `intervalMs` into `path`, the newest `retain` kept. */
@@ -145,6 +147,7 @@ const topSchema = z.object({
   max_lease_ttl: duration.optional(),
   ui: lenientBool.optional(),
   disable_mlock: lenientBool.optional(),
+  disable_standby_reads: lenientBool.optional(),
 });
 
 /** Top-level keys handled outside `topSchema`. */
@@ -347,6 +350,7 @@ export function parseConfig(text: string, source = 'config', opts: { checkFiles?
   if (top.log_file !== undefined) config.logFile = top.log_file;
   if (top.log_requests_level !== undefined) config.logRequestsLevel = top.log_requests_level;
   if (top.api_addr !== undefined) config.apiAddr = top.api_addr;
+  if (top.disable_standby_reads !== undefined) config.disableStandbyReads = top.disable_standby_reads;
   if (top.cluster_name !== undefined) config.clusterName = top.cluster_name;
   if (top.plugin_directory !== undefined) config.pluginDirectory = top.plugin_directory;
   return config;

@@ -50,8 +50,8 @@ const SIGNED_HEADERS = [
   'content-type',
   'origin',
 ] as const;
-/** Reply headers passed back to the client besides the body's type (the CORS ones: the active node applies sys/config/cors). */
-const REPLY_HEADERS = ['location', 'retry-after', 'www-authenticate', 'access-control-allow-origin', 'vary'];
+/** Reply headers passed back to the client besides the body's type (the CORS ones: the active node applies sys/config/cors; the change index of a write). */
+const REPLY_HEADERS = ['location', 'retry-after', 'www-authenticate', 'access-control-allow-origin', 'vary', 'x-service-index', 'x-vault-index'];
 
 /** The key that signs forwarded requests, derived from the token HMAC key every node can read. */
 export function forwardingKey(tokenHmacKey: Buffer): Buffer {

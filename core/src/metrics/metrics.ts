@@ -66,6 +66,12 @@ export function createMetrics(opts: MetricsOptions = {}) {
     pluginUp: new Gauge({ name: `${p}_plugin_up`, help: '1 while the plugin process serves, by plugin and version.', labelNames: ['plugin', 'version'] as const, registers }),
     pluginDegraded: new Gauge({ name: `${p}_plugin_degraded`, help: '1 when the plugin is degraded after repeated crashes (until reloaded).', labelNames: ['plugin', 'version'] as const, registers }),
     pluginRestarts: new Counter({ name: `${p}_plugin_restarts_total`, help: 'Restarts of a plugin process after it exited unexpectedly.', labelNames: ['plugin', 'version'] as const, registers }),
+    haStandbyRequests: new Counter({
+      name: `${p}_ha_standby_requests_total`,
+      help: 'Requests a standby handled: served itself (wrote nothing), or forwarded to the active node and why (write: a storage write was refused; index: not caught up with the X-Service-Index asked for; always: a path only the active node serves; error: failed here; unready: no state yet or standby reads off).',
+      labelNames: ['outcome'] as const,
+      registers,
+    }),
     auditFailures: new Counter({ name: `${p}_audit_failures_total`, help: 'Audit entries an audit device failed to write, by device path.', labelNames: ['device'] as const, registers }),
     quotaRateLimitViolations: new Counter({ name: `${p}_quota_rate_limit_violation`, help: 'Requests refused by a rate-limit quota, by quota name and the namespace holding it (Vault: quota.rate_limit.violation).', labelNames: ['name', 'namespace'] as const, registers }),
     quotaLeaseCountViolations: new Counter({ name: `${p}_quota_lease_count_violation`, help: 'Requests refused by a lease-count quota, by quota name and namespace (Vault: quota.lease_count.violation).', labelNames: ['name', 'namespace'] as const, registers }),

@@ -12,6 +12,8 @@ import { parsePasswordPolicy } from './password-policy.js';
 
 export interface PasswordPolicyStore {
   list(ns: Namespace): Promise<string[]>;
+  /** Drops the parsed policy of a stored key another node changed (a standby following the change feed). */
+  invalidate(storageKey: string): void;
   /** The document as saved (decoded from base64 if it came so), or null. */
   get(ns: Namespace, name: string): Promise<string | null>;
   /** Parses and test-generates first: a bad or unsatisfiable document is a 400 and nothing is written. */
@@ -53,6 +55,7 @@ export function createPasswordPolicyStore(deps: { store: Pick<Physical, 'get' | 
   }
 
   return {
+    invalidate: (storageKey) => void cache.delete(storageKey),
     async list(ns) {
       return (await deps.store.list(folderOf(ns))).filter((n) => !n.endsWith('/')).sort();
     },

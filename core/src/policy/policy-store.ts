@@ -22,6 +22,8 @@ import {
 
 export interface PolicyStore {
   list(ns: Namespace): Promise<string[]>;
+  /** Drops the parsed policy of a stored key another node changed (a standby following the change feed). */
+  invalidate(storageKey: string): void;
   get(ns: Namespace, name: string): Promise<string | null>;
   put(ns: Namespace, name: string, text: string): Promise<void>;
   delete(ns: Namespace, name: string): Promise<void>;
@@ -47,6 +49,7 @@ export function createPolicyStore(deps: { store: Pick<Physical, 'get' | 'put' | 
   }
 
   return {
+    invalidate: (storageKey) => void cache.delete(storageKey),
     async list(ns) {
       const names = await deps.store.list(`${deps.namespaces.storagePrefix(ns)}sys/policy/`);
       return [...new Set([...names.filter((n) => !n.endsWith('/')), ROOT_POLICY_NAME])].sort();

@@ -18,7 +18,10 @@ import { CUBBYHOLE_MOUNT_PATH, CUBBYHOLE_TYPE } from '../cubbyhole/cubbyholes.js
 import { createReplayGuard, verifyForwarded } from '../ha/forward.js';
 import { createHaManager, haTimingsFor, type HaManager, type HaTimings } from '../ha/ha-manager.js';
 import { leaderStatus } from '../ha/leader.js';
+import { invalidateKeys } from '../ha/invalidation.js';
 import { createStandbyForwarding } from '../ha/standby.js';
+import { createStandbyGuard } from '../ha/standby-guard.js';
+import { createWarmStandby, type WarmStandby } from '../ha/warm-standby.js';
 import { createListener, type Listener } from '../http/listener.js';
 import type { ApiReply, ApiRequest } from '../http/types.js';
 import type { CoreLogger } from '../log/logger.js';
@@ -74,7 +77,9 @@ export async function createCore(opts: { config: ServerConfig; logger: CoreLogge
   const metrics = createMetrics({ disableHostname: config.telemetry.disableHostname, prefix: config.telemetry.metricsPrefix });
   const storage = config.storage;
   const opened = await openStorage(storage, { logger });
-  const physical = timedPhysical(opened.physical, metrics);
+  // A standby refuses every write here, before the database: the request that tried goes to the active node (ha/standby.ts).
+  const guard = createStandbyGuard();
+  const physical = guard.wrap(timedPhysical(opened.physical, metrics));
   const barrier = timedBarrier(createBarrier(physical), metrics);
   const seal = createSealManager({ physical, barrier, clusterName: config.clusterName, storageType: storage.type, version: CORE_VERSION, log: logger.named('seal') });
   const snapshots = createSnapshots({ physical, barrier, storageType: storage.type, haEnabled: opened.haLock !== undefined, logger, metrics });
@@ -103,23 +108,44 @@ export async function createCore(opts: { config: ServerConfig; logger: CoreLogge
       ? createHaManager({
           lock: haLock,
           selfAddress: config.apiAddr,
-          // Another node may have rotated the keyring and written anything: re-read both before serving.
           onActive: async () => {
+            // A warm standby's state is current once it applied the rest of the feed: activate it, no reload.
+            const warm = (await warmStandby?.promote()) ?? false;
+            guard.readOnly = false;
+            if (warm && state) return state.activate({ restoreLeasesInBackground: false });
+            // Otherwise another node may have rotated the keyring and written anything: re-read both before serving.
+            if (state) await preSeal();
             await barrier.refresh();
             await postUnseal({ restoreLeasesInBackground: false });
-            // A node taking over has leases due (or overdue) from the old active node: load them all before serving.
-            const restored = await state!.expiration.restore();
-            if (restored.failed) {
-              logger.warn('lease restore stopped by a storage error during takeover; resuming in the background', { loaded: restored.loaded });
-              void state!.expiration.restore().catch((err: unknown) => logger.error('lease restore failed', { error: String(err) }));
-            }
           },
-          onStandby: preSeal,
+          onStandby: async () => {
+            guard.readOnly = true;
+            await preSeal();
+            if (!sealing && !stopping) warmStandby?.start();
+          },
           logger: logger.named('ha'),
           timings: haTimings,
         })
       : null;
-  const standby = ha ? createStandbyForwarding({ ha, readHmacKey: () => storedHmacKey(barrier) }) : null;
+  const standby = ha ? createStandbyForwarding({ ha, readHmacKey: () => storedHmacKey(barrier), guard, count: (outcome) => metrics.haStandbyRequests.inc({ outcome }) }) : null;
+  /** Set while sealing: a node leaving the cluster does not build a standby state again. */
+  let sealing = false;
+  // Standby reads (on unless disable_standby_reads): a standby builds the state and follows the change feed.
+  const warmStandby: WarmStandby | null =
+    ha && opened.changes && !config.disableStandbyReads
+      ? createWarmStandby({
+          feed: opened.changes,
+          refreshBarrier: () => barrier.refresh(),
+          build: () => postUnseal({ restoreLeasesInBackground: false, standby: true }),
+          teardown: preSeal,
+          invalidate: (keys) => {
+            const s = state;
+            if (!s) return Promise.resolve({ rebuild: false });
+            return invalidateKeys(keys, { barrier, policies: s.policies, passwordPolicies: s.passwordPolicies, tokens: s.tokens, backendOf: (uuid) => router.byUuid(uuid)?.handle.backend ?? undefined });
+          },
+          logger: logger.named('ha'),
+        })
+      : null;
   /** A namespace as a metric label: its path, "root", or its id once it is gone. */
   const namespaceLabel = (id: string) => namespaces.byId(id || ROOT_NAMESPACE.id)?.path || (id === 'root' || id === '' ? 'root' : id);
   scrapeStateGauges(metrics, { unsealed: () => state, sealed: () => barrier.sealed, ha, namespaceLabel });
@@ -153,7 +179,7 @@ export async function createCore(opts: { config: ServerConfig; logger: CoreLogge
     onPlugins: (p) => void (plugins = p),
   };
 
-  async function postUnseal(o: { restoreLeasesInBackground: boolean } = { restoreLeasesInBackground: true }): Promise<void> {
+  async function postUnseal(o: { restoreLeasesInBackground: boolean; standby?: boolean } = { restoreLeasesInBackground: true }): Promise<void> {
     state = await unseal(unsealContext, o);
   }
 
@@ -173,10 +199,19 @@ export async function createCore(opts: { config: ServerConfig; logger: CoreLogge
     seal.onUnseal(async () => {
       // From the first unseal on, this node writes only while it holds the lock (init, before it, writes unfenced).
       haLock.fenceWrites();
+      // Until it holds the lock this node writes nothing (ha/standby-guard.ts).
+      guard.readOnly = true;
       await ha.start();
+      if (ha.state === 'standby') warmStandby?.start();
     });
     seal.onSeal(async () => {
-      await ha.stop();
+      sealing = true;
+      try {
+        await warmStandby?.stop();
+        await ha.stop();
+      } finally {
+        sealing = false;
+      }
       standby?.forget();
     });
   } else {
@@ -242,7 +277,10 @@ export async function createCore(opts: { config: ServerConfig; logger: CoreLogge
     if (restoring) throw new StrongroomError('unavailable', 'a snapshot restore is in progress');
     if (standby && !barrier.sealed && ha?.state !== 'active') {
       if (req.bodyStream) throw new StrongroomError('bad_request', 'a snapshot restore must be sent to the active node');
-      return standby.forward(req);
+      const follower = warmStandby?.follower ?? null;
+      const s = state;
+      if (!warmStandby || ha?.state !== 'standby') return standby.forward(req);
+      return standby.serve(req, s && follower ? (r) => s.pipeline.handle(r, { remoteAddress: r.remoteAddress }) : null, follower);
     }
     const s = state;
     if (!s) throw new StrongroomError('unavailable', 'Vault is sealed');
@@ -253,6 +291,9 @@ export async function createCore(opts: { config: ServerConfig; logger: CoreLogge
       logger.named('ha').warn('refused a forwarded request', { reason: forwarded.refused, remote_address: req.remoteAddress });
       throw new StrongroomError('permission_denied', `forwarded request refused: ${forwarded.refused}`);
     }
+    // A request that committed a change answers with the feed's number (X-Service-Index): a read sent
+    // with it to a standby is served once that standby applied it (a concurrent write may set it on a read: harmless).
+    const before = opened.changes?.lastWritten() ?? 0;
     let reply: ApiReply;
     inFlight++;
     try {
@@ -264,13 +305,15 @@ export async function createCore(opts: { config: ServerConfig; logger: CoreLogge
       inFlight--;
     }
     const staged = snapshots.take(req.id);
-    if (!staged) return reply;
-    try {
-      await applyRestore(staged);
-    } finally {
-      snapshots.finish(req.id, staged);
+    if (staged) {
+      try {
+        await applyRestore(staged);
+      } finally {
+        snapshots.finish(req.id, staged);
+      }
     }
-    return reply;
+    const after = opened.changes?.lastWritten() ?? 0;
+    return after > before ? { ...reply, headers: { ...reply.headers, 'X-Service-Index': String(after), 'X-Vault-Index': String(after) } } : reply;
   }
   const observe = (h: (req: ApiRequest) => Promise<ApiReply>) => inFlightRequests.track(observeRequests(h, { metrics, log: logger.named('request'), level: config.logRequestsLevel ?? 'debug', namespaces, router, sealPath: nodeLocal.sealPath }));
   const handle = observe(dispatch);
@@ -317,8 +360,10 @@ export async function createCore(opts: { config: ServerConfig; logger: CoreLogge
       stopSchedule?.();
       await Promise.allSettled(listeners.map((l) => l.close()));
       // An HA node releases the lock on the way out, so a standby takes over at once instead of after its TTL.
-      if (ha) await ha.stop();
-      else if (state) await preSeal();
+      if (ha) {
+        await warmStandby?.stop();
+        await ha.stop();
+      } else if (state) await preSeal();
       standby?.close();
       await physical.close();
       rmSync(runDir, { recursive: true, force: true });

@@ -39,6 +39,8 @@ export interface ServerConfig {
   ui?: boolean;
   /** Scheduled snapshots (`snapshot` block): one every `intervalMs` into `path`, the newest `retain` kept. */
   snapshot?: { intervalMs: number; path: string; retain: number };
+  /** HA standbys forward every request instead of serving those that write nothing (`disable_standby_reads = true`). */
+  disableStandbyReads?: boolean;
   /** Dev servers only: plugin processes run unsandboxed and write CPU profiles here (see the supervisor). */
   pluginCpuProfileDir?: string;
 }
@@ -81,6 +83,7 @@ function fromFileConfig(c: import('../config/config.js').Config): ServerConfig {
     telemetry: c.telemetry,
     ui: c.ui,
     ...(c.snapshot ? { snapshot: c.snapshot } : {}),
+    ...(c.disableStandbyReads ? { disableStandbyReads: true } : {}),
     ...(c.logFormat ? { logFormat: c.logFormat } : {}),
     ...(c.logFile ? { logFile: c.logFile } : {}),
     ...(c.logRequestsLevel ? { logRequestsLevel: c.logRequestsLevel } : {}),

@@ -29,7 +29,7 @@ import { createPluginCatalog, type PluginCatalog } from '../catalog/catalog.js';
 import { createPluginSupervisor, type PluginSupervisor } from '../supervisor/supervisor.js';
 import { createPasswordPolicyStore, type PasswordPolicyStore } from '../password-policy/store.js';
 import type { AclCache } from '../policy/acl-cache.js';
-import { createPolicyStore } from '../policy/policy-store.js';
+import { createPolicyStore, type PolicyStore } from '../policy/policy-store.js';
 import { createTokenAccess } from '../request/access.js';
 import { createPipeline, type Pipeline } from '../request/pipeline.js';
 import { createQuotaManager, type QuotaManager } from '../quotas/quota-manager.js';
@@ -58,6 +58,7 @@ const PERIODIC_MS = 60_000;
 
 export interface Unsealed {
   passwordPolicies: PasswordPolicyStore;
+  policies: PolicyStore;
   tokens: TokenStore;
   expiration: ExpirationManager;
   audit: AuditBroker;
@@ -66,7 +67,14 @@ export interface Unsealed {
   pipeline: Pipeline;
   quotas: QuotaManager;
   namespaceAdmin: NamespaceAdmin;
-  periodic: NodeJS.Timeout;
+  /** The engines' periodic work: on the active node only. */
+  periodic: NodeJS.Timeout | null;
+  /**
+   * What only the active node does, started once it is (a standby's state is
+   * built without it): revocations a crash cut short, lease and token expiry
+   * (the lease restore, awaited or in the background), the engines' periodic work.
+   */
+  activate(opts: { restoreLeasesInBackground: boolean }): Promise<void>;
   /** Signs (standby) and checks (active) the client address of forwarded requests. */
   forwardKey: Buffer;
 }
@@ -103,12 +111,13 @@ export interface UnsealContext {
   onPlugins(p: { catalog: PluginCatalog; supervisor: PluginSupervisor }): void;
 }
 
-export async function unseal(ctx: UnsealContext, opts: { restoreLeasesInBackground: boolean }): Promise<Unsealed> {
+/** `standby`: build the state to serve reads without writing; `activate` later if this node becomes active. */
+export async function unseal(ctx: UnsealContext, opts: { restoreLeasesInBackground: boolean; standby?: boolean }): Promise<Unsealed> {
   const { config, logger, metrics, barrier, seal, ha, namespaces, router, aclCache, cors, mountStorage, systemViewFor, engineCalls, system, ttlsOf, namespaceLabel, isStopping, onPlugins, version, defaultMounts, runDir } = ctx;
   const started = Date.now();
   const { hmacKey, batchKey } = await tokenKeys(barrier);
   const policies = createPolicyStore({ store: barrier, namespaces });
-  await policies.ensureDefault(namespaces.byId('root')!);
+  if (!opts.standby) await policies.ensureDefault(namespaces.byId('root')!);
   const namespaceStore = createNamespaceStore({ store: barrier, registry: namespaces });
   await namespaceStore.load();
   const passwordPolicies = createPasswordPolicyStore({ store: barrier, namespaces });
@@ -294,27 +303,52 @@ export async function unseal(ctx: UnsealContext, opts: { restoreLeasesInBackgrou
   const pipeline = createPipeline({ namespaces, router, logger, metrics, audit, wrapping, tokens: createTokenPort(tokens, ttlsOf), acl: access.acl, leases: expiration, quotas });
   const namespaceAdmin = createNamespaceAdmin({ registry: namespaces, store: namespaceStore, storage: barrier, mounts, defaultMounts: defaultMounts, policies, leases: expiration, tokens, logger });
   await mounts.load(defaultMounts);
-  // Revocations a crash cut short finish once the mount tables are bound: a token's cubbyhole is found through them.
-  await tokens.resumeRevocations();
-  namespaceAdmin.resumeDeletions();
 
-  // Lease restore runs in the background after an unseal: requests are served meanwhile (an HA takeover awaits it).
-  if (opts.restoreLeasesInBackground) void expiration.restore().catch((err: unknown) => logger.error('lease restore failed', { error: String(err) }));
-  const periodic = setInterval(() => {
-    for (const e of router.entries()) {
-      const b = router.byUuid(e.uuid)?.handle.backend;
-      if (b) b.periodic().catch((err: unknown) => logger.warn('periodic function failed', { mount: routePath(e), error: String(err) }));
-    }
-  }, PERIODIC_MS);
-  periodic.unref();
+  const unsealed: Unsealed = {
+    passwordPolicies,
+    policies,
+    tokens,
+    expiration,
+    audit,
+    supervisor,
+    mounts,
+    pipeline,
+    quotas,
+    periodic: null,
+    forwardKey: forwardingKey(hmacKey),
+    namespaceAdmin,
+    async activate(o) {
+      // Revocations a crash cut short finish once the mount tables are bound: a token's cubbyhole is found through them.
+      await tokens.resumeRevocations();
+      namespaceAdmin.resumeDeletions();
+      // Lease restore runs in the background after an unseal: requests are served meanwhile. A node
+      // taking over has leases due (or overdue) from the old active node: it loads them all before serving.
+      if (o.restoreLeasesInBackground) void expiration.restore().catch((err: unknown) => logger.error('lease restore failed', { error: String(err) }));
+      else {
+        const restored = await expiration.restore();
+        if (restored.failed) {
+          logger.warn('lease restore stopped by a storage error during takeover; resuming in the background', { loaded: restored.loaded });
+          void expiration.restore().catch((err: unknown) => logger.error('lease restore failed', { error: String(err) }));
+        }
+      }
+      unsealed.periodic ??= setInterval(() => {
+        for (const e of router.entries()) {
+          const b = router.byUuid(e.uuid)?.handle.backend;
+          if (b) b.periodic().catch((err: unknown) => logger.warn('periodic function failed', { mount: routePath(e), error: String(err) }));
+        }
+      }, PERIODIC_MS);
+      unsealed.periodic.unref();
+    },
+  };
+  if (!opts.standby) await unsealed.activate(opts);
 
-  logger.info('unsealed', { ms: Date.now() - started });
-  return { passwordPolicies, tokens, expiration, audit, supervisor, mounts, pipeline, quotas, periodic, forwardKey: forwardingKey(hmacKey), namespaceAdmin };
+  logger.info(opts.standby ? 'unsealed as a standby serving reads' : 'unsealed', { ms: Date.now() - started });
+  return unsealed;
 }
 
 /** Stops everything an unseal started; every key it held leaves memory with it. */
 export async function teardown(ctx: Pick<UnsealContext, 'aclCache' | 'namespaces'>, s: Unsealed): Promise<void> {
-  clearInterval(s.periodic);
+  if (s.periodic) clearInterval(s.periodic);
   await s.namespaceAdmin.idle();
   s.expiration.stop();
   s.quotas.stop();

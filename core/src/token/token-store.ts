@@ -558,5 +558,8 @@ export function createTokenStore(deps: TokenStoreDeps): TokenStore {
     resumeRevocations,
     countTokens,
     clearCache: () => cache.clear(),
+    invalidate: (storageKey) => {
+      if (storageKey.startsWith(ID)) cache.drop(storageKey.slice(ID.length));
+    },
   };
 }

@@ -239,4 +239,6 @@ export interface TokenStore {
   countTokens(): Promise<Array<{ type: string; namespaceId: string; count: number }>>;
   /** Drops the in-memory cache (after another node wrote storage, e.g. on becoming active). */
   clearCache(): void;
+  /** Drops what is cached of one stored key another node changed (a standby following the change feed). */
+  invalidate(storageKey: string): void;
 }
