@@ -48,8 +48,11 @@ export function createStandbyGuard(): StandbyGuard {
         get: (k) => physical.get(k),
         list: (p) => physical.list(p),
         scan: (p) => physical.scan(p),
-        scanKeys: (p) => physical.scanKeys(p),
+        scanKeys: (p, range) => physical.scanKeys(p, range),
         close: () => physical.close(),
+        ...(physical.snapshots
+          ? { snapshots: { read: () => physical.snapshots!.read(), stagingDir: physical.snapshots.stagingDir, restore: (f: string) => (guard.readOnly ? refused() : physical.snapshots!.restore(f)) } }
+          : {}),
         put: (k, v) => (guard.readOnly ? refused() : physical.put(k, v)),
         delete: (k) => (guard.readOnly ? refused() : physical.delete(k)),
         batch: (ops: PhysicalOp[]) => (guard.readOnly && ops.length > 0 ? refused() : physical.batch(ops)),

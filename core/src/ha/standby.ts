@@ -23,7 +23,7 @@ const INDEX_WAIT_MS = 1_000;
 /** After forwarding a write, how long the standby waits to apply it, so its next read here sees it. */
 const OWN_WRITE_WAIT_MS = 500;
 /** Served by the active node alone: they act on the node itself or hold state in its memory (attempts, step-down, seal). */
-const ACTIVE_ONLY = /(^|\/)sys\/(step-down|seal$|generate-root|rekey|rotate|plugins\/reload|replication)/;
+const ACTIVE_ONLY = /(^|\/)sys\/(step-down|seal$|generate-root|rekey|rotate|plugins\/reload|replication|storage\/snapshot)/;
 
 /** The index a request or reply carries, or 0. */
 function indexOf(headers: Record<string, string | string[] | undefined>): number {

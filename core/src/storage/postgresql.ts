@@ -220,6 +220,17 @@ export function createPostgresPhysical(opts: PostgresStorageOptions): PostgresPh
   // The next change number, taken only while the fence holds; its row lock lasts until commit.
   const seqCte = `s AS (UPDATE ${seqTable} SET seq = seq + 1 WHERE id = 1 AND EXISTS (SELECT 1 FROM fence) RETURNING seq)`;
 
+  /** In a fenced transaction: the next change number, the keys logged under it, NOTIFY at commit. */
+  const announce = async (trx: Knex.Transaction, keys: string[]): Promise<string> => {
+    const seq = (await rows<{ seq: string }>(`UPDATE ${seqTable} SET seq = seq + 1 WHERE id = 1 RETURNING seq::text AS seq`, [], trx))[0]!.seq;
+    for (let i = 0; i < keys.length; i += 1000) {
+      const chunk = keys.slice(i, i + 1000);
+      await trx.raw(`INSERT INTO ${logTable} (seq, path) VALUES ${chunk.map(() => '(?, ?)').join(', ')}`, chunk.flatMap((k) => [seq, k]));
+    }
+    await trx.raw(`SELECT pg_notify(?, ?)`, [channel, seq]);
+    return seq;
+  };
+
   const committed = (seq: string | number): void => {
     lastSeq = Math.max(lastSeq, Number(seq));
     if (++writesSincePrune >= PRUNE_EVERY) {
@@ -337,13 +348,7 @@ export function createPostgresPhysical(opts: PostgresStorageOptions): PostgresPh
           if (fenceIdentity !== null) {
             const held = await rows(`SELECT 1 FROM ${haTable} WHERE ha_key = ? AND ha_identity = ? AND valid_until > now() FOR SHARE`, fenceArgs(), trx);
             if (held.length === 0) throw new FencedWriteError();
-            seq = (await rows<{ seq: string }>(`UPDATE ${seqTable} SET seq = seq + 1 WHERE id = 1 RETURNING seq::text AS seq`, [], trx))[0]!.seq;
-            const keys = [...last.keys()];
-            for (let i = 0; i < keys.length; i += 1000) {
-              const chunk = keys.slice(i, i + 1000);
-              await trx.raw(`INSERT INTO ${logTable} (seq, path) VALUES ${chunk.map(() => '(?, ?)').join(', ')}`, chunk.flatMap((k) => [seq, k]));
-            }
-            await trx.raw(`SELECT pg_notify(?, ?)`, [channel, seq]);
+            seq = await announce(trx, [...last.keys()]);
           }
           for (let i = 0; i < deletes.length; i += 1000) {
             const chunk = deletes.slice(i, i + 1000);
@@ -421,6 +426,7 @@ export function createPostgresPhysical(opts: PostgresStorageOptions): PostgresPh
       // One transaction: a process killed meanwhile leaves it uncommitted, and PostgreSQL rolls it back.
       restore: (file) =>
         run(async () => {
+          let seq: string | null = null;
           await db.transaction(async (trx) => {
             if (fenceIdentity !== null) {
               const held = await rows(`SELECT 1 FROM ${haTable} WHERE ha_key = ? AND ha_identity = ? AND valid_until > now() FOR SHARE`, fenceArgs(), trx);
@@ -442,7 +448,10 @@ export function createPostgresPhysical(opts: PostgresStorageOptions): PostgresPh
               if (chunk.length >= 500) await insert();
             }
             await insert();
+            // Everything changed: the standbys rebuild their state (a mount table change makes them).
+            if (fenceIdentity !== null) seq = await announce(trx, ['core/mounts']);
           });
+          if (seq !== null) committed(seq);
           rmSync(file, { force: true });
         }),
     },
