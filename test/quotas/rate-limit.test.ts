@@ -3,9 +3,12 @@
  * outlast, so nothing here depends on timing) answers the 6th request 429 with Retry-After, before
  * the engine is asked (the refused kv write leaves no version); X-Ratelimit-* only once the config
  * asks; the most specific rule wins; exempt paths; block_interval; rules per namespace; 400s
- * naming the field; and a token needs a policy on sys/quotas like any path (no sudo, as in Vault).
+ * naming the field; a token needs a policy on sys/quotas like any path (no sudo, as in Vault);
+ * refusals reach the audit devices only when the config asks.
  */
-import { startDevServer, tokenWithPolicy, type RunningServer } from '../helpers/server';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { scratchDir, startDevServer, tokenWithPolicy, type RunningServer } from '../helpers/server';
 
 jest.setTimeout(120_000);
 
@@ -77,6 +80,17 @@ describe('rate-limit quotas', () => {
     expect((await s.api('GET', 'kvspec/tight/b')).status).toBe(404);
     expect((await s.api('GET', 'kvspec/tight/c')).status).toBe(429);
     for (let i = 0; i < 5; i++) expect((await s.api('GET', 'kvspec/loose')).status).toBe(404);
+  });
+
+  it('go with their mount when it is disabled, as in Vault', async () => {
+    await s.api('POST', 'sys/mounts/kvgone', { type: 'kv', options: { version: '1' } });
+    await put('sys/quotas/rate-limit/gone', { path: 'kvgone/', rate: 1, interval: '1h' });
+    await put('sys/quotas/lease-count/gone-leases', { path: 'kvgone/x', max_leases: 1 });
+    expect((await s.api('DELETE', 'sys/mounts/kvgone')).status).toBe(204);
+    expect((await s.api('GET', 'sys/quotas/rate-limit/gone')).status).toBe(404);
+    expect((await s.api('GET', 'sys/quotas/lease-count/gone-leases')).status).toBe(404);
+    await s.api('POST', 'sys/mounts/kvgone', { type: 'kv', options: { version: '1' } });
+    for (let i = 0; i < 3; i++) expect((await s.api('GET', 'kvgone/a')).status).toBe(404);
   });
 
   it('leave exempt paths alone', async () => {
@@ -182,5 +196,26 @@ describe('rate-limit quotas', () => {
     expect((await s.api('POST', 'sys/quotas/rate-limit/by-admin', { path: 'kvspec/other/*', rate: 9 }, { token: admin })).status).toBe(204);
     expect((await s.api('LIST', 'sys/quotas/rate-limit', undefined, { token: admin })).body.data.keys).toContain('by-admin');
     expect((await s.api('GET', 'sys/quotas/config', undefined, { token: admin })).status).toBe(200);
+  });
+
+  it('write refusals to the audit devices only when enable_rate_limit_audit_logging is set', async () => {
+    const logFile = join(scratchDir('sr-quota-audit-'), 'audit.log');
+    await put('sys/audit/file', { type: 'file', options: { file_path: logFile } });
+    await s.api('POST', 'sys/mounts/kvaudit', { type: 'kv', options: { version: '1' } });
+    await put('sys/quotas/rate-limit/audited', { path: 'kvaudit/', rate: 1, interval: '1h' });
+    const refusals = () =>
+      (existsSync(logFile) ? readFileSync(logFile, 'utf8') : '')
+        .split('\n')
+        .filter((l) => l.trim() !== '')
+        .map((l) => JSON.parse(l) as { type: string; error?: string; request?: { path?: string } })
+        .filter((e) => e.type === 'response' && /rate limit quota exceeded/.test(e.error ?? ''));
+    expect((await s.api('GET', 'kvaudit/a')).status).toBe(404);
+    expect((await s.api('GET', 'kvaudit/a')).status).toBe(429);
+    expect(refusals()).toEqual([]);
+    await put('sys/quotas/config', { enable_rate_limit_audit_logging: true });
+    expect((await s.api('GET', 'kvaudit/b')).status).toBe(429);
+    const logged = refusals();
+    expect(logged).toHaveLength(1);
+    expect(logged[0]!.request?.path).toBe('kvaudit/b');
   });
 });

@@ -157,6 +157,20 @@ export function createQuotaManager(deps: QuotaDeps) {
     return input.role;
   }
 
+  async function removeRule(type: QuotaType, owner: Namespace, name: string): Promise<void> {
+    if (!NAME.test(name)) return;
+    await store.delete(folder(namespaces.storagePrefix(owner), type) + name);
+    const key = ruleKey({ ownerNamespaceId: owner.id, name });
+    if (rules[type].delete(key)) {
+      if (type === 'rate-limit') limiter.forget(key);
+      else {
+        metrics.quotaLeaseCount.remove({ name, namespace: deps.namespaceLabel(owner.id) });
+        metrics.quotaLeaseCountMax.remove({ name, namespace: deps.namespaceLabel(owner.id) });
+      }
+      reindex(type);
+    }
+  }
+
   function rejectRate(rule: RateLimitRule): void {
     metrics.quotaRateLimitViolations.inc(labels(rule));
   }
@@ -224,15 +238,16 @@ export function createQuotaManager(deps: QuotaDeps) {
       reindex(input.type);
     },
 
-    async remove(type: QuotaType, owner: Namespace, name: string): Promise<void> {
-      if (!NAME.test(name)) return;
-      await store.delete(folder(namespaces.storagePrefix(owner), type) + name);
-      const key = ruleKey({ ownerNamespaceId: owner.id, name });
-      if (rules[type].delete(key)) {
-        if (type === 'rate-limit') limiter.forget(key);
-        else {
-          metrics.quotaLeaseCount.remove({ name, namespace: deps.namespaceLabel(owner.id) });
-          metrics.quotaLeaseCountMax.remove({ name, namespace: deps.namespaceLabel(owner.id) });
+    remove: removeRule,
+
+    /** A mount was disabled (or its namespace deleted): its rules go with it, as in Vault. */
+    async mountGone(namespaceId: string, mountPath: string): Promise<void> {
+      for (const type of ['rate-limit', 'lease-count'] as const) {
+        for (const r of [...rules[type].values()]) {
+          if (r.target.namespaceId !== namespaceId || r.target.mountPath !== mountPath) continue;
+          const owner = namespaces.byId(r.ownerNamespaceId);
+          if (owner) await removeRule(type, owner, r.name);
+          else rules[type].delete(ruleKey(r));
         }
         reindex(type);
       }

@@ -212,6 +212,7 @@ export async function unseal(ctx: UnsealContext, opts: { restoreLeasesInBackgrou
     logger,
     revokeLeases: async (entry, ns) => void (await expiration.revokePrefix(ns.id, routePath(entry), { sync: true })),
     onDisable: async (entry, ns) => {
+      await quotas.mountGone(ns.id, routePath(entry));
       await supervisor.unmount(entry.uuid).catch(() => undefined);
       await mountStorage.wipe(entry, ns);
     },
