@@ -9,9 +9,11 @@
  * acknowledged write must read back, and the old process must have exited
  * once each switch answers. New versions that cannot serve (one exits during
  * start-up, one fails Describe) are refused with the reason while the old
- * process keeps serving, the mount entry unchanged.
+ * process keeps serving, the mount entry unchanged. An auth method switches
+ * the same way (sys/auth/:path/tune) while logins go on.
  */
 import { resolve } from 'node:path';
+import { cliRunner } from '../helpers/cli';
 import { externalPlugin, type ExternalPlugin } from '../helpers/plugins';
 import { alive, descendantPids, waitFor } from '../helpers/processes';
 import { scratchDir, startDevServer, type RunningServer } from '../helpers/server';
@@ -21,6 +23,7 @@ jest.setTimeout(600_000);
 
 const KV_MAIN = resolve(__dirname, '../../plugins/kv/dist/main.js');
 const TRANSIT_MAIN = resolve(__dirname, '../../plugins/transit/dist/main.js');
+const USERPASS_MAIN = resolve(__dirname, '../../plugins/userpass/dist/main.js');
 const BROKEN_DESCRIBE_MAIN = resolve(__dirname, '../fixtures/broken-describe-plugin/main.js');
 
 const CLIENTS = 8;
@@ -30,8 +33,8 @@ let s: RunningServer;
 let pluginDir: string;
 const bundles: Record<string, ExternalPlugin> = {};
 
-async function register(name: 'kv' | 'transit', version: string, bundle: ExternalPlugin): Promise<void> {
-  const r = await s.api('POST', `sys/plugins/catalog/secret/${name}`, { command: bundle.command, sha256: bundle.sha256, version });
+async function register(name: 'kv' | 'transit' | 'userpass', version: string, bundle: ExternalPlugin): Promise<void> {
+  const r = await s.api('POST', `sys/plugins/catalog/${name === 'userpass' ? 'auth' : 'secret'}/${name}`, { command: bundle.command, sha256: bundle.sha256, version });
   expect(r.status).toBe(204);
 }
 
@@ -48,6 +51,8 @@ beforeAll(async () => {
   bundles.kvA2 = externalPlugin(pluginDir, 'kv-a2', KV_MAIN, { prelude: '/* rebuilt */' });
   bundles.exits = externalPlugin(pluginDir, 'kv-exits', KV_MAIN, { prelude: `process.stderr.write('kv-exits: this build refuses to start\\n'); process.exit(3);` });
   bundles.noDescribe = externalPlugin(pluginDir, 'kv-nodescribe', BROKEN_DESCRIBE_MAIN);
+  bundles.upA = externalPlugin(pluginDir, 'userpass-a', USERPASS_MAIN);
+  bundles.upB = externalPlugin(pluginDir, 'userpass-b', USERPASS_MAIN);
   s = await startDevServer({ extraArgs: [`-dev-plugin-dir=${pluginDir}`] });
   await register('kv', 'v1.0.0', bundles.kvA!);
   await register('kv', 'v1.1.0', bundles.kvB!);
@@ -193,15 +198,21 @@ describe('switching a mount between plugin versions under load', () => {
     expect(badScope.body.errors.join(' ')).toMatch(/scope/);
   });
 
-  it('picks up a version re-registered with a new sha256 on reload', async () => {
+  it('picks up a version re-registered with a new sha256 on reload (through the CLI, with reload-status)', async () => {
     const load = startLoad();
     const [old] = pidsFrom('kv-a');
     await register('kv', 'v1.0.0', bundles.kvA2!);
     // Registering alone changes nothing that runs.
     expect(pidsFrom('kv-a')).toEqual([old]);
     await load.progress(4 * CLIENTS);
-    const r = await s.api('POST', 'sys/plugins/reload/backend', { plugin: 'kv' });
-    expect(r.status).toBe(200);
+    const cli = cliRunner({ addr: s.url, token: s.rootToken });
+    const r = await cli.run(['plugin', 'reload', '-plugin=kv', '-format=json']);
+    expect([r.code, r.stderr]).toEqual([0, '']);
+    const id = JSON.parse(r.stdout).data.reload_id as string;
+    const st = await cli.run(['plugin', 'reload-status', id]);
+    expect([st.code, st.stderr]).toEqual([0, '']);
+    expect(st.stdout).toMatch(/^Time\s+Participant\s+Success\s+Message$/m);
+    expect(st.stdout).toMatch(/^\d{4}-\d\d-\d\dT\S+\s+\S+\s+true$/m);
     expect(alive(old!)).toBe(false);
     expect(pidsFrom('kv-a2')).toHaveLength(1);
     await load.progress(4 * CLIENTS);
@@ -252,5 +263,37 @@ describe('switching a mount between plugin versions under load', () => {
     expect(failures).toEqual([]);
     await expectAllReadable(acked);
     await register('kv', 'v1.0.0', bundles.kvA2!);
+  });
+
+  it('switches an auth method (sys/auth/:path/tune) while logins go on: none fails, the old process exits', async () => {
+    await register('userpass', 'v1.0.0', bundles.upA!);
+    await register('userpass', 'v1.1.0', bundles.upB!);
+    expect((await s.api('POST', 'sys/auth/up-users', { type: 'userpass', plugin_version: 'v1.0.0' })).status).toBe(204);
+    expect((await s.api('POST', 'auth/up-users/users/alice', { password: 'correct horse', policies: 'default' })).status).toBe(204);
+    let running = true;
+    let logins = 0;
+    const failures: string[] = [];
+    const loop = async () => {
+      while (running) {
+        const r = await s.api('POST', 'auth/up-users/login/alice', { password: 'correct horse' }, { token: null });
+        if (r.status !== 200 || typeof r.body?.auth?.client_token !== 'string') failures.push(`${r.status} ${r.text.slice(0, 300)}`);
+        logins++;
+      }
+    };
+    const loops = Promise.all(Array.from({ length: 4 }, loop));
+    for (const [from, to, version] of [['userpass-a', 'userpass-b', 'v1.1.0'], ['userpass-b', 'userpass-a', 'v1.0.0']] as const) {
+      const [old] = pidsFrom(from);
+      expect(old).toBeDefined();
+      const before = logins;
+      await waitFor('logins before the switch', () => logins >= before + 8, 120_000);
+      const t = await s.api('POST', 'sys/auth/up-users/tune', { plugin_version: version });
+      expect([t.status, t.text]).toEqual([204, '']);
+      expect(alive(old!)).toBe(false);
+      expect(pidsFrom(to)).toHaveLength(1);
+      expect((await s.api('GET', 'sys/auth/up-users/tune')).body.data.plugin_version).toBe(version);
+    }
+    running = false;
+    await loops;
+    expect(failures).toEqual([]);
   });
 });

@@ -1,4 +1,4 @@
-/** `plugin register|deregister|list|info|reload`. */
+/** `plugin register|deregister|list|info|reload|reload-status`. */
 import { UsageError } from './args.js';
 import { boolFlag, CliError, commaList, ensureOk, flag, printData, printResponse, type Command } from './command.js';
 import { columns } from './output.js';
@@ -102,6 +102,20 @@ export const pluginVerbs: Record<string, Command> = {
       const r = await ctx.client.put('sys/plugins/reload/backend', body);
       ensureOk(r, 'reloading plugin');
       printResponse(ctx, r, { fallback: plugin ? `Success! Reloaded plugin: ${plugin}` : `Success! Reloaded mounts: ${mounts.join(', ')}` });
+    },
+  },
+  'plugin reload-status': {
+    usage: 'RELOAD_ID',
+    synopsis: 'The outcome of a plugin reload, per node: when it finished and its error, if any.',
+    min: 1,
+    max: 1,
+    async run(ctx) {
+      const [id] = ctx.args.positionals;
+      const r = await ctx.client.read('sys/plugins/reload/backend/status', { reload_id: id! });
+      ensureOk(r, 'reading reload status');
+      const data = (r.body?.data ?? {}) as { results?: Record<string, { timestamp: string; error: string }> };
+      const rows = Object.entries(data.results ?? {}).map(([node, x]) => [x.timestamp, node, !x.error, x.error || '']);
+      printData(ctx, data, () => columns(ctx.out, [['Time', 'Participant', 'Success', 'Message'], ...rows]));
     },
   },
 };

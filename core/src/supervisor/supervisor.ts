@@ -719,6 +719,20 @@ export function createPluginSupervisor(deps: PluginSupervisorDeps): PluginSuperv
       moved.push(uuid);
     }
     if (runtimes.get(from.key) === from) runtimes.set(from.key, to);
+    // A mount added to `from` while `to` warmed up: set up on `to` too, or it would keep `from` running unseen.
+    for (const [uuid, rec] of from.mounts) {
+      if (to.mounts.has(uuid) || slots.get(uuid)?.rt !== from) continue;
+      const late = newRecord(rec.mount);
+      to.mounts.set(uuid, late);
+      try {
+        await setupMount(to, late, to.generation);
+        slots.set(uuid, { rt: to, rec: late });
+        moved.push(uuid);
+      } catch (err) {
+        to.mounts.delete(uuid);
+        from.log.warn('a mount added during the reload stays on the old process', { mount_uuid: uuid, error: err instanceof Error ? err.message : String(err) });
+      }
+    }
     await Promise.all(moved.map((uuid) => release(from, uuid)));
     if (from.mounts.size === 0 && live.has(from)) await disposeRuntime(from);
   };
