@@ -24,7 +24,7 @@
  */
 import { z } from 'zod';
 import type { BackendFactory, BackendType, Backend, MountEnv } from './backend.js';
-import type { BackendDescription, FieldDescription, PathDescription } from './describe.js';
+import type { AclRequirement, BackendDescription, FieldDescription, PathDescription } from './describe.js';
 import { badRequest, internalError, unsupportedOperation, unsupportedPath, unrecoverable, StrongroomError } from './errors.js';
 import { paginate } from './paginate.js';
 import { FieldParseError, fieldJsonSchema, fieldMeta, parseInteger } from './fields.js';
@@ -113,6 +113,12 @@ export interface PathSpec<F extends FieldMap> {
    * core asks it when a quota names a role of this mount); null when the request names none.
    */
   resolveRole?: (req: HandlerRequest<FieldValues<F>>) => Promise<string | null>;
+  /**
+   * Per operation, the ACL checks the core makes instead of the one on the request's own path,
+   * for an operation that acts on other paths of the mount (kv's move: `update` on
+   * `metadata/{path}`, `delete` on `data/{path}`, `create` on `data/{destination}`).
+   */
+  authorize?: Partial<Record<PathOperation, AclRequirement[]>>;
 }
 
 /** A compiled path declaration. */
@@ -524,5 +530,6 @@ function describePath(p: PathDef): PathDescription {
     description: p.spec.description ?? '',
   };
   if (p.spec.unauthenticated) d.unauthenticated = true;
+  if (p.spec.authorize) d.authorize = p.spec.authorize;
   return d;
 }

@@ -35,6 +35,19 @@ export interface OperationDescription {
   description?: string;
 }
 
+/**
+ * An ACL check the core makes in place of the usual one on the request's own
+ * path, for an operation that acts on other paths of the mount (kv's move and
+ * copy act on `data/` and `metadata/` paths): every requirement must hold.
+ */
+export interface AclRequirement {
+  /** A path relative to the mount; `{name}` is a capture of the pattern or a string field of the request body. */
+  path: string;
+  capability: 'create' | 'read' | 'update' | 'patch' | 'delete' | 'list';
+  /** Checked only when this boolean field of the request is true (kv: `overwrite`). */
+  when?: string;
+}
+
 export interface PathDescription {
   /** Template pattern as declared ("keys/:name", "hash{/:algorithm}", "data/*path"). */
   pattern: string;
@@ -45,6 +58,8 @@ export interface PathDescription {
   description: string;
   /** Unauthenticated (login-style) path. */
   unauthenticated?: boolean;
+  /** Per operation: the ACL checks the core makes instead of the one on the request's path. */
+  authorize?: Partial<Record<PathOperation, AclRequirement[]>>;
 }
 
 export interface BackendDescription {

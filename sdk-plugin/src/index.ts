@@ -15,9 +15,10 @@ export { serve } from './serve.js';
 export { defineBackend, definePath, defineSecret, renewedAuth, scanStorage } from './define-backend.js';
 export type { BackendSpec, FieldValues, HandlerRequest, PathDef, SecretHandler, SecretTypeDef } from './define-backend.js';
 export type { BackendFactory, MountEnv } from './backend.js';
+export type { AclRequirement } from './describe.js';
 export type { ClientInfo, LoginAlias, LogicalResponse, RequestAuth, SecretRef } from './logical.js';
 export type { Logger, SystemView } from './system-view.js';
-export { getJSON, putJSON } from './storage.js';
+export { getJSON, MAX_BATCH_OPS, putJSON } from './storage.js';
 export type { ListPage, Storage, StorageOp } from './storage.js';
 
 // Fields and the pure parsers behind them.

@@ -171,6 +171,8 @@ export const kvVerbs: Record<string, Command> = {
   },
   'kv undelete': versionsVerb('undelete', 'Restore deleted versions of a KV v2 secret.', 'restore', 'undeleting'),
   'kv destroy': versionsVerb('destroy', 'Destroy versions of a KV v2 secret for good (their data is removed).', 'destroy', 'destroying'),
+  'kv move': relocateVerb('move', 'Move a KV v2 secret (every version, its metadata) to another path of the same mount, without reading it.'),
+  'kv copy': relocateVerb('copy', 'Copy a KV v2 secret (every version, its metadata) to another path of the same mount, without reading it.'),
   'kv rollback': {
     usage: '-version=N [options] KEY',
     synopsis: 'Write version N of a KV v2 secret again as its newest version.',
@@ -253,6 +255,29 @@ export const kvVerbs: Record<string, Command> = {
     },
   },
 };
+
+/** `kv move` and `kv copy`: SRC and DST as `mount/key` (the same mount), or keys with -mount. */
+function relocateVerb(endpoint: 'move' | 'copy', synopsis: string): Command {
+  return {
+    usage: '[options] SRC DST',
+    synopsis,
+    flags: { ...MOUNT_FLAG, overwrite: { kind: 'bool', help: 'Replace a secret already at DST.' } },
+    output: false,
+    min: 2,
+    max: 2,
+    async run(ctx) {
+      const m = await resolve(ctx);
+      needV2(m, `kv ${endpoint}`);
+      const dst = ctx.args.positionals[1]!.replace(/^\/+/, '');
+      // With -mount both are keys; otherwise DST names the same mount as SRC.
+      const destination = flag(ctx, 'mount') ? dst : dst.startsWith(m.mount) ? dst.slice(m.mount.length) : null;
+      if (destination === null) throw new CliError(`Error: ${dst} is not in the mount ${m.mount} (a secret moves or copies inside its mount)`, 1);
+      const r = await ctx.client.write(`${m.mount}${endpoint}/${m.key}`, { destination, overwrite: boolFlag(ctx, 'overwrite') });
+      ensureOk(r, `${endpoint === 'move' ? 'moving' : 'copying'} ${m.mount}${m.key}`);
+      ctx.out(`Success! ${endpoint === 'move' ? 'Moved' : 'Copied'} ${m.mount}${m.key} to ${m.mount}${destination}`);
+    },
+  };
+}
 
 /** `kv undelete` and `kv destroy`: the same verb over the engine's `undelete/` or `destroy/` path. */
 function versionsVerb(endpoint: 'undelete' | 'destroy', synopsis: string, what: string, doing: string): Command {

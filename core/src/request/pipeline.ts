@@ -23,6 +23,7 @@ import { plainRequestKeys } from '../audit/hash.js';
 import type { MountBinding } from '../mounts/mount-manager.js';
 import type { LeaseReservation } from '../quotas/quota-manager.js';
 import { planWrite } from './existence.js';
+import { declaredChecks } from './declared-acl.js';
 import { visibleScan } from './scan.js';
 import { invalidWrappingToken, type AclDecision, type AclOperation, type AclPort, type AuditPort, type CallerToken, type InProcessRequest, type InProcessResponse, type LeasePort, type QuotaPort, type TokenPort, type WrappingPort } from './ports.js';
 
@@ -190,7 +191,12 @@ export function createPipeline(deps: PipelineDeps) {
     let sudo = false;
     if (token && !unauthenticated) {
       let decision: AclDecision;
-      if (api.operation === 'write' && !api.help) {
+      // An operation on other paths of the mount (kv's move and copy): the engine's declared checks instead (declared-acl.ts).
+      const declared = api.help ? null : declaredChecks(binding.description, relativePath, api.operation === 'write' ? 'update' : (logical.operation as AclOperation), api.data);
+      if (declared) {
+        if (api.operation === 'write') logical.operation = 'update';
+        decision = await authorizeDeclared(token, declared, path.slice(0, path.length - relativePath.length), namespace);
+      } else if (api.operation === 'write' && !api.help) {
         // One round trip only for a plugin (the core's own backends answer in-process) and only
         // with no audit device: the request's audit entry names the operation before the backend runs.
         const oneTrip = !IN_PROCESS_TYPES.has(mount.type) && !audit.enabled;
@@ -344,6 +350,14 @@ export function createPipeline(deps: PipelineDeps) {
       next: (after) => backend.handleRequest({ ...logical, data: { ...logical.data, after } }),
       visible: (keys) => acl.readable(token, scope.namespace, keys.map((k) => scope.path + k)),
     });
+  }
+
+  /** Every declared check must be allowed; paths are relative to the mount at `mountPrefix`. */
+  async function authorizeDeclared(token: CallerToken, checks: NonNullable<ReturnType<typeof declaredChecks>>, mountPrefix: string, namespace: Namespace): Promise<AclDecision> {
+    for (const c of checks) {
+      if (!(await decide(token, c.capability, mountPrefix + c.path, READ_ONLY_DATA, namespace)).allowed) throw permissionDenied('permission denied');
+    }
+    return { allowed: true, sudo: false };
   }
 
   /** The ACL's decision on one operation. A token acts only in its own namespace or below it, with its own namespace's policies. */

@@ -6,6 +6,7 @@ import { metadataPath } from './paths/metadata.js';
 import { deletePath, destroyPath, undeletePath } from './paths/versions.js';
 import { subkeysPath } from './paths/subkeys.js';
 import { v1Path } from './paths/v1.js';
+import { relocatePaths } from './paths/relocate.js';
 
 export interface KvBackendOptions {
   /** Injectable clock for tests (created/deletion times, delete_version_after). */
@@ -24,7 +25,7 @@ export function createKvBackend(opts: KvBackendOptions = {}): BackendFactory {
       const store = createKvStore(opts.now ? { storage, now: opts.now } : { storage });
       return {
         // `*path` patterns are greedy but each sits behind its own literal prefix, so order is free here.
-        paths: [configPath(store), dataPath(store), metadataPath(store), deletePath(store), undeletePath(store), destroyPath(store), subkeysPath(store)],
+        paths: [configPath(store), dataPath(store), metadataPath(store), deletePath(store), undeletePath(store), destroyPath(store), subkeysPath(store), ...relocatePaths(store)],
         invalidate: (key) => store.invalidate(key),
       };
     },
@@ -35,7 +36,8 @@ const KV_HELP = `The kv backend stores arbitrary secrets.
 
 Version 1 stores one value per path. Version 2 keeps versions of each secret:
 write and read under \`data/\`, manage versions with \`delete/\`, \`undelete/\`
-and \`destroy/\`, read or change settings and history under \`metadata/\`, and
+and \`destroy/\`, read or change settings and history under \`metadata/\`,
+move or copy a secret with all its versions under \`move/\` and \`copy/\`, and
 set mount-wide defaults at \`config\`.`;
 
 export const kvBackend = createKvBackend();

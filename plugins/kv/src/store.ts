@@ -12,7 +12,7 @@
  * value ever appears in a storage key. Secret values are never logged.
  */
 import { createHash } from 'node:crypto';
-import { badRequest, createRecordStore, type Storage } from '@strongroom/sdk-plugin';
+import { badRequest, codedError, createRecordStore, MAX_BATCH_OPS, type Storage } from '@strongroom/sdk-plugin';
 import { z } from 'zod';
 
 const kvConfig = z.object({
@@ -94,6 +94,29 @@ export function createKvStore(deps: { storage: Storage; now?: () => Date; cacheM
     listMetadata: (dir: string) => metadata.list({ dir }),
     /** Serializes read-modify-write of one key. */
     withKey: <T>(path: string, fn: () => Promise<T>) => metadata.lock(path, fn),
+    /**
+     * Copies the key `from` to `to`, or moves it (`move`): its metadata (settings, custom
+     * metadata, the version history) and every stored version, in one batch, so no reader and
+     * no crash ever sees half of it. The caller holds both keys' locks. Null: `from` does not exist.
+     */
+    async relocate(from: string, to: string, opts: { move: boolean; overwrite: boolean }): Promise<KeyMetadata | null> {
+      const m = await metadata.get(from);
+      if (!m) return null;
+      const existing = await metadata.get(to);
+      if (existing && !opts.overwrite) throw codedError(409, `destination "${to}" already exists; set overwrite to replace it`);
+      const ops = existing ? Object.keys(existing.versions).map((v) => dropVersion(to, Number(v))) : [];
+      for (const v of Object.keys(m.versions)) {
+        const data = await versions.get(versionName(from, Number(v)));
+        // Destroyed versions have no data left: their history travels, nothing else.
+        if (data) ops.push(versions.putOp(versionName(to, Number(v)), data));
+        if (opts.move) ops.push(dropVersion(from, Number(v)));
+      }
+      ops.push(metadata.putOp(to, m));
+      if (opts.move) ops.push(metadata.deleteOp(from));
+      if (ops.length > MAX_BATCH_OPS) throw badRequest(`the key has too many versions to ${opts.move ? 'move' : 'copy'} in one atomic batch (${ops.length} storage operations, at most ${MAX_BATCH_OPS})`);
+      await records.batch(ops);
+      return m;
+    },
     invalidate: (key: string) => records.invalidate(key),
   };
 }

@@ -331,6 +331,7 @@ export function encodeDescription(d: BackendDescription): wire.BackendDescriptio
       synopsis: p.synopsis,
       description: p.description,
       unauthenticated: p.unauthenticated ?? false,
+      authorize_json: p.authorize ? jsonBytes(p.authorize) : Buffer.alloc(0),
     })),
   };
 }
@@ -365,6 +366,7 @@ export function decodeDescription(w: wire.BackendDescription | null): BackendDes
         description: p.description,
       };
       if (p.unauthenticated) path.unauthenticated = true;
+      if (p.authorize_json && p.authorize_json.length > 0) path.authorize = objectFrom(p.authorize_json) as PathDescription['authorize'] & object;
       return path;
     }),
   };

@@ -176,6 +176,7 @@ export interface PathDescription {
   synopsis: string;
   description: string;
   unauthenticated: boolean;
+  authorize_json: Uint8Array;
 }
 
 /** strongroom.plugin.v1.BackendDescription */
