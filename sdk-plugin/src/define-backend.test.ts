@@ -1,5 +1,5 @@
 
-import { defineBackend, definePath, defineSecret, renewedAuth } from './define-backend.js';
+import { defineBackend, definePath, defineSecret, renewedAuth, scanStorage } from './define-backend.js';
 import { f } from './fields.js';
 import { createTestBackend } from './harness.js';
 import { getJSON, putJSON } from './storage.js';
@@ -343,5 +343,30 @@ describe('resolve-role', () => {
     expect(await t.request({ operation: 'resolve-role', path: 'login/nobody' })).toEqual({ data: { role: '' } });
     expect(calls).toEqual([]);
     await expect(t.request({ operation: 'resolve-role', path: 'other' })).rejects.toMatchObject({ code: 'unsupported_operation' });
+  });
+});
+
+describe('scan', () => {
+  const treePath = definePath({
+    pattern: 'tree/*path',
+    operations: { scan: { summary: 'Every key below', handler: scanStorage((req) => `tree/${req.captures.path ?? ''}`) } },
+    synopsis: 'A tree.',
+  });
+  const factory = defineBackend({ type: 'secret', help: '', paths: [treePath] });
+
+  it('answers every key below the path, relative, sorted, paged by after/limit, from storage in one call a page', async () => {
+    const b = await createTestBackend(factory);
+    const keys = Array.from({ length: 1205 }, (_, i) => `a/${String(i % 7)}/k${String(i).padStart(4, '0')}`);
+    for (const k of keys) await b.storage.put(`tree/${k}`, new Uint8Array([1]));
+    await b.storage.put('other/x', new Uint8Array([1]));
+    const sorted = [...keys].sort();
+    const first = await b.request({ operation: 'scan', path: 'tree/', data: { limit: '3' } });
+    expect(first?.data?.keys).toEqual(sorted.slice(0, 3));
+    const next = await b.request({ operation: 'scan', path: 'tree/a/', data: { after: sorted[2]!.slice(2), limit: 2 } });
+    expect(next?.data?.keys).toEqual(sorted.slice(3, 5).map((k) => k.slice(2)));
+    // No limit, or one above a store page: every key, across several calls to storage.
+    expect((await b.request({ operation: 'scan', path: 'tree/', data: {} }))?.data?.keys).toEqual(sorted);
+    expect((await b.request({ operation: 'scan', path: 'tree/', data: { limit: 1100 } }))?.data?.keys).toEqual(sorted.slice(0, 1100));
+    expect(await b.request({ operation: 'scan', path: 'tree/none/', data: {} })).toBeNull();
   });
 });
