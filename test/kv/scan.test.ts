@@ -125,6 +125,10 @@ describe('SCAN', () => {
     expect((await srv.api('POST', 'sys/auth/approle', { type: 'approle' })).status).toBe(204);
     for (const r of ['web', 'api']) expect((await srv.api('POST', `auth/approle/role/${r}`, { token_policies: ['default'] })).status).toBe(204);
     expect((await scanVerb('auth/approle/role', 'root')).body.data.keys).toEqual(['api', 'web']);
+
+    expect((await srv.api('POST', 'sys/mounts/ssh', { type: 'ssh' })).status).toBe(204);
+    for (const r of ['ops', 'dev', 'ci']) expect([200, 204]).toContain((await srv.api('POST', `ssh/roles/${r}`, { key_type: 'otp', default_user: 'u', cidr_list: '10.0.0.0/8' })).status);
+    expect((await scanVerb('ssh/roles?limit=2', 'root')).body.data.keys).toEqual(['ci', 'dev']);
   });
 
   it('CLI: kv list -recursive and scan PATH', async () => {
