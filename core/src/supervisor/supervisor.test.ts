@@ -443,6 +443,25 @@ describe('plugin supervisor with the echo fixture', () => {
     expect(sup.stats().map((p) => p.version)).toEqual(['v0.1.0+builtin']);
   });
 
+  test('two switches of one mount at once run one after the other: the last wins and no other process is left', async () => {
+    const sup = makeSupervisor();
+    const m = mountInfo('m1');
+    await sup.mount(builtin, m);
+    const first = sup.pid('m1') as number;
+    const [a, b] = [await registerExternal('1.2.3'), await registerExternal('1.2.4')];
+    const pids: number[] = [];
+    const [ba, bb] = await Promise.all([
+      sup.mount(a, m).then(async (x) => (pids.push((await x.handleRequest(request(m, 'pid', 'read')))?.data?.pid as number), x)),
+      sup.mount(b, m),
+    ]);
+    const last = sup.pid('m1') as number;
+    expect((await bb.handleRequest(request(m, 'pid', 'read')))?.data).toEqual({ pid: last });
+    expect((await ba.handleRequest(request(m, 'pid', 'read')))?.data).toEqual({ pid: last });
+    expect(alive(first)).toBe(false);
+    expect(pids.filter((p) => p !== last).every((p) => !alive(p))).toBe(true);
+    expect(sup.stats().map((p) => p.version)).toEqual(['v1.2.4']);
+  });
+
   test('unmounting the last mount stops the process', async () => {
     const sup = makeSupervisor();
     await sup.mount(builtin, mountInfo('m1'));

@@ -737,6 +737,14 @@ export function createPluginSupervisor(deps: PluginSupervisorDeps): PluginSuperv
     if (from.mounts.size === 0 && live.has(from)) await disposeRuntime(from);
   };
 
+  /** Switches run one at a time (they are rare): two at once on one mount could leave a process serving it unseen. */
+  let switchQueue: Promise<unknown> = Promise.resolve();
+  const serially = <T>(fn: () => Promise<T>): Promise<T> => {
+    const run = switchQueue.then(fn, fn);
+    switchQueue = run.catch(() => undefined);
+    return run;
+  };
+
   /** mount() for a mount another process serves: its plugin_version changed. */
   const switchMount = async (entry: PluginEntry, mount: MountInfo, prev: Slot): Promise<Backend> => {
     let rt = runtimes.get(keyOf(entry));
@@ -765,12 +773,40 @@ export function createPluginSupervisor(deps: PluginSupervisorDeps): PluginSuperv
     return proxy(mount.uuid, next);
   };
 
+  const reloadNow = async (type: PluginEntry['type'], name: string, version?: string): Promise<void> => {
+    const targets = [...runtimes.values()].filter(
+      (rt) => rt.entry.type === type && rt.entry.name === name && (version === undefined || rt.entry.version === version),
+    );
+    // Every replacement is warmed up before any mount moves: one that fails leaves all as they were.
+    const ready = await Promise.allSettled(
+      targets.map(async (rt) => {
+        rt.log.info('reloading plugin');
+        // Pick up a re-registered command or sha256 for the same pinned version.
+        const fresh = (await deps.catalog.get(rt.entry.type, rt.entry.name, rt.entry.version)) ?? rt.entry;
+        return warmUp(fresh, [...rt.mounts.values()].map((rec) => rec.mount));
+      }),
+    );
+    const failed = ready.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+    if (failed) {
+      await Promise.all(ready.map((r) => (r.status === 'fulfilled' ? disposeRuntime(r.value) : undefined)));
+      throw failed.reason;
+    }
+    await Promise.all(targets.map((rt, i) => switchAll(rt, (ready[i] as PromiseFulfilledResult<Runtime>).value)));
+  };
+
   // ------------------------------------------------------------------ API
 
   const api: PluginSupervisor = {
     async mount(entry, mount) {
       const prev = slots.get(mount.uuid);
-      if (prev && prev.rt !== runtimes.get(keyOf(entry))) return switchMount(entry, mount, prev);
+      if (prev && prev.rt !== runtimes.get(keyOf(entry))) {
+        return serially(async () => {
+          // Read again: a switch that ran before this one may have moved the mount already.
+          const now = slots.get(mount.uuid);
+          if (now && now.rt === runtimes.get(keyOf(entry))) return proxy(mount.uuid, now);
+          return switchMount(entry, mount, now ?? prev);
+        });
+      }
       const rt = await runtimeFor(entry);
       if (rt.state === 'degraded') throw degradedError(rt);
       const rec = newRecord(mount);
@@ -820,26 +856,7 @@ export function createPluginSupervisor(deps: PluginSupervisorDeps): PluginSuperv
       }
     },
 
-    async reload(type, name, version) {
-      const targets = [...runtimes.values()].filter(
-        (rt) => rt.entry.type === type && rt.entry.name === name && (version === undefined || rt.entry.version === version),
-      );
-      // Every replacement is warmed up before any mount moves: one that fails leaves all as they were.
-      const ready = await Promise.allSettled(
-        targets.map(async (rt) => {
-          rt.log.info('reloading plugin');
-          // Pick up a re-registered command or sha256 for the same pinned version.
-          const fresh = (await deps.catalog.get(rt.entry.type, rt.entry.name, rt.entry.version)) ?? rt.entry;
-          return warmUp(fresh, [...rt.mounts.values()].map((rec) => rec.mount));
-        }),
-      );
-      const failed = ready.find((r): r is PromiseRejectedResult => r.status === 'rejected');
-      if (failed) {
-        await Promise.all(ready.map((r) => (r.status === 'fulfilled' ? disposeRuntime(r.value) : undefined)));
-        throw failed.reason;
-      }
-      await Promise.all(targets.map((rt, i) => switchAll(rt, (ready[i] as PromiseFulfilledResult<Runtime>).value)));
-    },
+    reload: (type, name, version) => serially(() => reloadNow(type, name, version)),
 
     status(mountUuid) {
       if (failedMounts.has(mountUuid)) return 'failed';
