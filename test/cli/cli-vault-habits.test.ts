@@ -3,8 +3,9 @@
  * real binary against a real dev server: `print token`, `-output-curl-string`
  * (printed, not sent, and the printed command does what the verb would),
  * `-non-interactive` on a real terminal, `read sys/health` as a table,
- * `login -no-store` saying it did not store, and a bad token on `kv get`
- * answered as permission denied.
+ * `login -no-store` saying it did not store, a bad token on `kv get`
+ * answered as permission denied, and `kv enable-versioning` turning a real
+ * kv plugin's version 1 data into version 2 secrets.
  */
 import { execFile } from 'node:child_process';
 import { chmodSync, existsSync, writeFileSync } from 'node:fs';
@@ -110,3 +111,30 @@ it('a bad token on kv get is permission denied (exit 2), not a missing mount', a
   expect(missing.stderr).toContain('no KV mount found for nowhere/x');
 });
 
+it('kv enable-versioning turns a version 1 mount into version 2, each secret becoming its version 1', async () => {
+  ok(await cli.run(['secrets', 'enable', '-path=old', 'kv']));
+  ok(await cli.run(['kv', 'put', 'old/app', 'password=hunter2']));
+  ok(await cli.run(['kv', 'put', 'old/team/db', 'user=ana', 'port=5432']));
+  expect((await s.api('GET', 'old/data/app')).status).toBe(404);
+
+  const r = ok(await cli.run(['kv', 'enable-versioning', 'old']));
+  expect(r.stdout.trim()).toBe('Success! Tuned the secrets engine at: old/');
+  const app = await s.api('GET', 'old/data/app');
+  expect(app.status).toBe(200);
+  expect(app.body.data.data).toEqual({ password: 'hunter2' });
+  expect(app.body.data.metadata.version).toBe(1);
+  expect(JSON.parse(ok(await cli.run(['kv', 'get', '-format=json', 'old/team/db'])).stdout).data.data).toEqual({ user: 'ana', port: '5432' });
+  expect(JSON.parse(ok(await cli.run(['kv', 'list', '-format=json', 'old/'])).stdout)).toEqual(['app', 'team/']);
+  // Versioned from now on; the v1 entries are gone (a v1 read path is now a v2 route).
+  ok(await cli.run(['kv', 'put', 'old/app', 'password=hunter3']));
+  expect((await s.api('GET', 'old/metadata/app')).body.data.current_version).toBe(2);
+  expect((await s.api('GET', 'old/data/app?version=1')).body.data.data).toEqual({ password: 'hunter2' });
+  const mounts = await s.api('GET', 'sys/mounts/old/tune');
+  expect(mounts.body.data.options).toMatchObject({ version: '2' });
+  // No way back, and no version 3.
+  expect((await s.api('POST', 'sys/mounts/old/tune', { options: { version: '1' } })).status).toBe(400);
+  const three = await s.api('POST', 'sys/mounts/old/tune', { options: { version: '3' } });
+  expect(three.status).toBe(400);
+  expect(three.text).toContain('options.version');
+  expect((await s.api('GET', 'old/data/app')).status).toBe(200);
+});

@@ -5,7 +5,7 @@
  */
 import { parseData, UsageError } from './args.js';
 import type { Client } from './client.js';
-import { boolFlag, CliError, commaList, ensureOk, flag, printKeys, printResponse, type Command, type Ctx } from './command.js';
+import { boolFlag, CliError, commaList, ensureOk, flag, printKeys, printResponse, trail, type Command, type Ctx } from './command.js';
 import { keyValues } from './output.js';
 import type { FlagSpec } from './args.js';
 
@@ -167,6 +167,19 @@ export const kvVerbs: Record<string, Command> = {
       }
       ensureOk(r, `deleting ${m.mount}${m.key}`);
       ctx.out(`Success! Data deleted (if it existed) at: ${m.mount}${m.key}`);
+    },
+  },
+  'kv enable-versioning': {
+    usage: '[options] MOUNT',
+    synopsis: 'Turn a KV version 1 mount into version 2: each secret becomes version 1 of itself.',
+    output: false,
+    min: 1,
+    max: 1,
+    async run(ctx) {
+      const mount = trail(ctx.args.positionals[0]!);
+      const r = await ctx.client.write(`sys/mounts/${mount}tune`, { options: { version: '2' } });
+      ensureOk(r, `tuning ${mount}`);
+      ctx.out(`Success! Tuned the secrets engine at: ${mount}`);
     },
   },
   'kv undelete': versionsVerb('undelete', 'Restore deleted versions of a KV v2 secret.', 'restore', 'undeleting'),

@@ -287,19 +287,25 @@ export function createMountManager(deps: {
       if (patch.options?.version && e.options.version && patch.options.version !== e.options.version && e.type === 'kv' && patch.options.version === '1') {
         throw badRequest('options.version: a kv version 2 mount cannot be downgraded to version 1');
       }
-      if (patch.plugin_version !== undefined && patch.plugin_version !== e.plugin_version) {
+      const versionChanged = patch.plugin_version !== undefined && patch.plugin_version !== e.plugin_version;
+      // kv reads its version at setup, and 1 -> 2 moves its data (kv enable-versioning): the mount is set up again.
+      // Checked first: a setup that fails would leave the mount without its engine.
+      if (e.type === 'kv' && patch.options?.version !== undefined && !['1', '2'].includes(patch.options.version)) throw badRequest('options.version: kv version must be 1 or 2');
+      const optionsChanged = e.type === 'kv' && patch.options?.version !== undefined && patch.options.version !== (e.options.version || '1');
+      if (versionChanged || optionsChanged) {
         // The supervisor moves the mount once the new version's process is ready for it; the old one serves until then.
-        const next = { ...e, plugin_version: patch.plugin_version };
+        const next = { ...e, ...(versionChanged ? { plugin_version: patch.plugin_version! } : {}), options: { ...e.options, ...patch.options } };
         let resolved: Awaited<ReturnType<BackendResolver>>;
         try {
           resolved = await deps.resolve(next, ns);
         } catch (err) {
           const was = running.get(e.uuid);
+          if (!versionChanged) throw badRequest(`options: "${rp}" could not be set up with them, so it is unchanged: ${err instanceof Error ? err.message : String(err)}`);
           throw badRequest(
             `plugin_version: ${patch.plugin_version || 'the latest version'} of ${e.type} did not start, so "${rp}" ${was ? `still runs ${was}` : 'is unchanged'}: ${err instanceof Error ? err.message : String(err)}`,
           );
         }
-        e.plugin_version = patch.plugin_version;
+        if (versionChanged) e.plugin_version = patch.plugin_version!;
         adopt(found.handle, e, resolved);
       }
       if (patch.config) e.config = { ...e.config, ...patch.config };
