@@ -76,6 +76,8 @@ export async function createTestBackend(factory: BackendFactory, opts: TestBacke
       throw new Error('no password policies in the test harness');
     },
     coreVersion: async () => '0.0.0-test',
+    // Events go nowhere here unless the test passes its own sendEvent to look at them.
+    sendEvent: async () => undefined,
     ...opts.system,
   };
   const backend = await factory.create({ mount, storage, system, logger: opts.logger ?? silentLogger });

@@ -17,7 +17,7 @@ export type { BackendSpec, FieldValues, HandlerRequest, PathDef, SecretHandler, 
 export type { BackendFactory, MountEnv } from './backend.js';
 export type { AclRequirement } from './describe.js';
 export type { ClientInfo, LoginAlias, LogicalResponse, RequestAuth, SecretRef } from './logical.js';
-export type { Logger, SystemView } from './system-view.js';
+export type { EventMetadata, Logger, SystemView } from './system-view.js';
 export { getJSON, MAX_BATCH_OPS, putJSON } from './storage.js';
 export type { ListPage, Storage, StorageOp } from './storage.js';
 
@@ -31,6 +31,7 @@ export { StrongroomError, badRequest, notFound, permissionDenied, codedError } f
 // The engine kit.
 export { createRecordStore, rawBytesCodec, readRecord } from './kit/record-store.js';
 export type { ListOptions, RecordCodec, RecordKindOptions, RecordStore, Records, SingleRecord } from './kit/record-store.js';
+export { publishEvent } from './kit/events.js';
 export { createKeyedMutex } from './kit/keyed-mutex.js';
 export type { KeyedMutex } from './kit/keyed-mutex.js';
 export { createDueScheduler } from './kit/due-scheduler.js';

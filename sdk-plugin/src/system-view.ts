@@ -16,7 +16,19 @@ export interface SystemView {
    * database engine uses this; the core refuses an unregistered version.
    */
   openDatabasePlugin?(name: string, version: string): Promise<DatabasePluginAddress>;
+  /**
+   * Publish a change event (`kv-v2/data-write`, `transit/key-rotate`, ...)
+   * about `path` (relative to the mount). The core stamps it (id, time,
+   * namespace, mount), filters it by each subscriber's ACL and fans it out
+   * (sys/events/subscribe). `metadata` is flat and never secret: a version
+   * number, a name, never a value. It resolves once the core has taken the
+   * event; delivery never waits on a subscriber.
+   */
+  sendEvent(type: string, path: string, metadata?: EventMetadata): Promise<void>;
 }
+
+/** An event's metadata: flat, non-secret values. */
+export type EventMetadata = Record<string, string | number | boolean>;
 
 /**
  * A mount's lease TTLs in seconds, as the core resolves them (tuned, else the

@@ -89,6 +89,7 @@ describe('parseConfig', () => {
       ui: false,
       disableMlock: true,
       leaseRevocation: {},
+      events: {},
       telemetry: { prometheusRetentionTime: 12 * 3600, disableHostname: true },
       logFormat: 'standard',
       logRequestsLevel: 'info',
@@ -123,6 +124,7 @@ describe('parseConfig', () => {
       ui: false,
       disableMlock: false,
       leaseRevocation: {},
+      events: {},
       telemetry: { prometheusRetentionTime: 24 * 3600, disableHostname: false },
     });
     expect(cfg.apiAddr).toBeUndefined();
@@ -139,6 +141,13 @@ describe('parseConfig', () => {
     expect(cfg.listeners[0]?.unauthenticatedMetricsAccess).toBe(true);
     expect(() => parseConfig('storage "inmem" {}\nlistener "tcp" {\n  tls_disable = true\n  telemetry { unauthenticated_metric_access = true }\n}')).toThrow(/listener\.tcp\[0\]\.telemetry\.unauthenticated_metric_access: unknown key \(did you mean "unauthenticated_metrics_access"\?\)/);
     expect(() => parseConfig('storage "inmem" {}\nlistener "tcp" { tls_disable = true }\ntelemetry { metrics_prefix = "va-ult" }')).toThrow(/telemetry\.metrics_prefix: must be a Prometheus name part/);
+  });
+
+  it('reads the change-event log and subscriber buffer sizes', () => {
+    const cfg = parseConfig('storage "inmem" {}\nlistener "tcp" { tls_disable = true }\nevents {\n  log_max_events = 500\n  log_max_age = "2m"\n  subscriber_buffer = 16\n}');
+    expect(cfg.events).toEqual({ logMaxEvents: 500, logMaxAgeMs: 120_000, subscriberBuffer: 16 });
+    expect(() => parseConfig('storage "inmem" {}\nlistener "tcp" { tls_disable = true }\nevents { subscriber_buffer = 0 }', 'sr.hcl')).toThrow(/sr\.hcl: events\.subscriber_buffer: must be between 1 and 1000000/);
+    expect(() => parseConfig('storage "inmem" {}\nlistener "tcp" { tls_disable = true }\nevents { buffer = 3 }', 'sr.hcl')).toThrow(/events/);
   });
 
   it('reads the lease revocation retry schedule, in milliseconds', () => {

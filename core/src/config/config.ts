@@ -97,6 +97,8 @@ export interface Config {
   leaseRevocation: { retryBaseMs?: number; maxAttempts?: number };
   /** Scheduled snapshots (`snapshot` block): one every `intervalMs` into `path`, the newest `retain` kept. */
   snapshot?: { intervalMs: number; path: string; retain: number };
+  /** The change-event log and subscriber buffers (`events` block); absent keys keep the defaults. */
+  events: { logMaxEvents?: number; logMaxAgeMs?: number; subscriberBuffer?: number };
 }
 
 const tcpListenerSchema = z.object({
@@ -129,6 +131,13 @@ const snapshotSchema = z.object({
   retain: lenientInt.refine((n) => n >= 1 && n <= 10_000, 'must be between 1 and 10000').optional(),
 });
 
+/** Not in Vault: how much of the change-event stream is kept for Last-Event-ID, and per subscriber. */
+const eventsSchema = z.object({
+  log_max_events: lenientInt.refine((n) => n >= 1 && n <= 1_000_000, 'must be between 1 and 1000000').optional(),
+  log_max_age: durationMs.refine((ms) => ms >= 1000, 'must be at least 1s').optional(),
+  subscriber_buffer: lenientInt.refine((n) => n >= 1 && n <= 1_000_000, 'must be between 1 and 1000000').optional(),
+});
+
 const telemetrySchema = z.object({
   prometheus_retention_time: duration.optional(),
   disable_hostname: lenientBool.optional(),
@@ -151,7 +160,7 @@ const topSchema = z.object({
 });
 
 /** Top-level keys handled outside `topSchema`. */
-const BLOCK_KEYS = new Set(['listener', 'storage', 'backend', 'lease_revocation', 'telemetry', 'snapshot']);
+const BLOCK_KEYS = new Set(['listener', 'storage', 'backend', 'lease_revocation', 'telemetry', 'snapshot', 'events']);
 
 /** Vault keys this server refuses by name, with the reason. */
 const UNSUPPORTED: Record<string, string> = {
@@ -308,6 +317,17 @@ export function parseConfig(text: string, source = 'config', opts: { checkFiles?
     if (v.max_attempts !== undefined) leaseRevocation.maxAttempts = v.max_attempts;
   }
 
+  const events: Config['events'] = {};
+  if (doc.events !== undefined) {
+    const blocks = blocksOf(doc.events, 0);
+    if (blocks === null || blocks.length !== 1) return fail('events: expected one block like events { log_max_events = 10000 log_max_age = "10m" subscriber_buffer = 1024 }', lineOf(doc, 'events'));
+    const body = (blocks[0] as (typeof blocks)[number]).body;
+    const v = validate(eventsSchema, known(body, eventsSchema.shape, source, 'events'), source, 'events');
+    if (v.log_max_events !== undefined) events.logMaxEvents = v.log_max_events;
+    if (v.log_max_age !== undefined) events.logMaxAgeMs = v.log_max_age;
+    if (v.subscriber_buffer !== undefined) events.subscriberBuffer = v.subscriber_buffer;
+  }
+
   const telemetry: TelemetryConfig = { prometheusRetentionTime: 24 * 3600, disableHostname: false };
   if (doc.telemetry !== undefined) {
     const blocks = blocksOf(doc.telemetry, 0);
@@ -337,6 +357,7 @@ export function parseConfig(text: string, source = 'config', opts: { checkFiles?
   const config: Config = {
     listeners,
     leaseRevocation,
+    events,
     storage,
     logLevel: top.log_level ?? 'info',
     defaultLeaseTtl,

@@ -237,7 +237,7 @@ export function createExpirationManager(deps: ExpirationDeps): ExpirationManager
     // Expired: the timer revoked it at its natural end. A queued revocation moved the expire time
     // earlier; a sync or forced one did not go through the timer at all.
     const expired = onTimer && entry.expireTime >= (entry.lastRenewalTime ?? entry.issueTime) + entry.ttl * 1000;
-    deps.events?.revoked?.(entry.mountPath, expired, entry.namespaceId);
+    deps.events?.revoked?.(entry.mountPath, expired, entry.namespaceId, { leaseId: id, token: entry.kind === 'token' });
     return { ok: true };
   };
 
@@ -439,6 +439,7 @@ export function createExpirationManager(deps: ExpirationDeps): ExpirationManager
         throw internalError('failed to store the lease; the secret was revoked');
       }
       if (ensureLease(entry.leaseId, entry) !== undefined) schedule(entry.leaseId, entry.expireTime);
+      deps.events?.issued?.(entry.leaseId, entry.mountPath, entry.namespaceId, ttl);
       return { leaseId: entry.leaseId, ttl, renewable: entry.renewable, issueTime: now, expireTime: entry.expireTime, warnings };
     },
 

@@ -60,9 +60,14 @@ export interface ExpirationDeps {
   isDescendantNamespace?(ancestorId: string, candidateId: string): boolean;
   clock?: Clock;
   options?: Partial<ExpirationOptions>;
-  /** Lease events for metrics, by mount path: each successful revocation (`expired`: the lease ran out its TTL) and each lease that turns irrevocable; namespaceId is '' for the root namespace. */
+  /**
+   * Lease events for metrics, quotas and change events, by mount path: each secret lease issued,
+   * each successful revocation (`expired`: the lease ran out its TTL; `token`: a token's lease) and
+   * each lease that turns irrevocable; namespaceId is '' for the root namespace.
+   */
   events?: {
-    revoked?(mountPath: string, expired: boolean, namespaceId: string): void;
+    issued?(leaseId: string, mountPath: string, namespaceId: string, ttl: number): void;
+    revoked?(mountPath: string, expired: boolean, namespaceId: string, lease: { leaseId: string; token: boolean }): void;
     irrevocable?(mountPath: string, namespaceId: string): void;
     /** The manager holds a lease from now on (registered, a token's, restored) or no longer (gone): lease-count quotas. */
     held?(leaseId: string, mount: { mountPath: string; namespaceId: string }): void;

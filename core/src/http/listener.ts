@@ -30,14 +30,16 @@ import type { AddressInfo } from 'node:net';
 import { Readable, type Duplex } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import express from 'express';
+import { WebSocketServer } from 'ws';
 import { z } from 'zod';
 import type { Logger } from '@strongroom/sdk-plugin/host';
 import { wrapConnection } from './list-method.js';
 import { API_PREFIX, parseApiRequest } from './request.js';
 import { errorReply, renderReply, replyForError, writeRendered } from './response.js';
 import type { Cors } from './cors.js';
+import { sseSink, webSocketSink } from './event-stream.js';
 import { uiRouter } from './ui.js';
-import type { ApiHandler, ApiReply, StreamBody } from './types.js';
+import type { ApiHandler, ApiReply, ReplyStream, StreamBody } from './types.js';
 
 /** Vault's default `max_request_size`: 32 MiB. */
 const DEFAULT_MAX_REQUEST_SIZE = 32 * 1024 * 1024;
@@ -150,6 +152,10 @@ export function createListener(options: ListenerOptions, handle: ApiHandler, dep
     } catch (err) {
       reply = replyForError(err, logger, requestId);
     }
+    if (reply.eventStream) {
+      if (!res.destroyed) openStream(reply.eventStream, sseSink(res), req);
+      return;
+    }
     // What is left of an upload the handler refused would be taken for the next request.
     if (streamed && !req.complete) reply = { ...reply, headers: { ...reply.headers, Connection: 'close' } };
     send(res, cors ? { ...reply, headers: { ...reply.headers, ...cors.headers } } : reply, head, requestId);
@@ -185,6 +191,47 @@ export function createListener(options: ListenerOptions, handle: ApiHandler, dep
     if (req.url?.startsWith(API_PREFIX)) dispatch(req, res);
     else app(req, res);
   });
+
+  /** Open event streams, ended when the listener closes (they never go idle by themselves). */
+  const streams = new Set<() => void>();
+  function openStream(stream: ReplyStream, sink: ReturnType<typeof sseSink>, req: http.IncomingMessage): void {
+    const end = () => sink.end('the server is shutting down');
+    streams.add(end);
+    sink.onClose(() => streams.delete(end));
+    const lastEventId = req.headers['last-event-id'];
+    stream.open(sink, { lastEventId: typeof lastEventId === 'string' && lastEventId !== '' ? lastEventId : undefined });
+  }
+
+  // A WebSocket upgrade (the Vault CLI's `events subscribe`) goes through the same handler as a GET:
+  // only a streamed reply completes the handshake; anything else is answered as plain HTTP and closed.
+  const webSockets = new WebSocketServer({ noServer: true, maxPayload: 4096 });
+  httpServer.on('upgrade', (req: http.IncomingMessage, socket: Duplex, head: Buffer) => {
+    socket.on('error', () => undefined);
+    if (!req.url?.startsWith(API_PREFIX) || String(req.headers.upgrade ?? '').toLowerCase() !== 'websocket') {
+      socket.destroy();
+      return;
+    }
+    void upgrade(req, socket, head);
+  });
+  async function upgrade(req: http.IncomingMessage, socket: Duplex, head: Buffer): Promise<void> {
+    let requestId = '';
+    let reply: ApiReply;
+    try {
+      const apiReq = parseApiRequest({ method: 'GET', url: req.url ?? '/', headers: req.headers, rawBody: EMPTY, remoteAddress: req.socket.remoteAddress }, parseOpts);
+      requestId = apiReq.id;
+      reply = await handle(apiReq);
+    } catch (err) {
+      reply = replyForError(err, logger, requestId);
+    }
+    const stream = reply.eventStream;
+    if (!stream) {
+      const r = reply.status === 200 ? errorReply(400, ['this path does not stream: no WebSocket here']) : reply;
+      const body = r.body === undefined ? '' : JSON.stringify(r.body);
+      socket.end(`HTTP/1.1 ${r.status} ${http.STATUS_CODES[r.status] ?? ''}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+      return;
+    }
+    webSockets.handleUpgrade(req, socket, head, (ws) => openStream(stream, webSocketSink(ws), req));
+  }
   // Requests llhttp itself rejects (bad method, oversized head) still get an `{errors}` body.
   // err.rawPacket is never logged: it may hold a token.
   httpServer.on('clientError', (err: NodeJS.ErrnoException, socket: Duplex) => {
@@ -245,6 +292,7 @@ export function createListener(options: ListenerOptions, handle: ApiHandler, dep
       if (!srv) return;
       server = null;
       const closed = new Promise<void>((resolve) => srv.close(() => resolve()));
+      for (const end of [...streams]) end();
       httpServer.closeIdleConnections();
       const deadline = Date.now() + CLOSE_GRACE_MS;
       while (sockets.size > 0 && Date.now() < deadline) {

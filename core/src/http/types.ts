@@ -4,6 +4,7 @@
  * core/src/http; routing, tokens, namespaces and ACLs live in the core.
  */
 import type { IncomingHttpHeaders } from 'node:http';
+import type { EventSink } from '../events/hub.js';
 
 /**
  * The operation as far as HTTP can tell. `write` covers POST and PUT: whether
@@ -70,6 +71,17 @@ export interface ApiReply {
   /** JSON-serialised unless it is a RawBody or a StreamBody. Ignored for 204 and HEAD. */
   body?: unknown;
   headers?: Record<string, string>;
+  /**
+   * A streamed answer (sys/events/subscribe): the listener answers 200 with
+   * server-sent events, or completes a WebSocket upgrade, and hands the
+   * transport over; `body` is then ignored.
+   */
+  eventStream?: ReplyStream;
+}
+
+export interface ReplyStream {
+  /** `lastEventId`: the client's Last-Event-ID header, to resume after. */
+  open(sink: EventSink, opts: { lastEventId: string | undefined }): void;
 }
 
 /** The core's entry point. It may throw; errors are mapped with `httpStatusFor`. */

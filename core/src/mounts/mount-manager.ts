@@ -107,6 +107,8 @@ export function createMountManager(deps: {
    * keeps the mount.
    */
   revokeLeases(entry: MountEntry, ns: Namespace): Promise<void>;
+  /** Called after a mount is enabled and its backend started (change events). */
+  onEnable?(entry: MountEntry, ns: Namespace): void;
   /** Called after a mount is removed and its leases revoked: stop its plugin, drop its storage. */
   onDisable(entry: MountEntry, ns: Namespace): Promise<void>;
   logger: CoreLogger;
@@ -261,6 +263,7 @@ export function createMountManager(deps: {
         await persist(table, ns);
         throw badRequest(binding.error ?? 'the plugin failed to start');
       }
+      deps.onEnable?.(entry, ns);
       return entry;
     },
     async disable(table, ns, rawPath) {

@@ -2,11 +2,14 @@
  * The SystemView each mount's backend gets (over the plugin transport for
  * plugin processes): its TTLs, password generation from the mount's
  * namespace's policies, the core's version and, for the database engine
- * only, starting a database plugin process from the catalog.
+ * only, starting a database plugin process from the catalog; and publishing
+ * the engine's change events, stamped with the mount and its namespace.
  */
-import { StrongroomError, badRequest, type SystemView } from '@strongroom/sdk-plugin/host';
+import { StrongroomError, badRequest, type EventMetadata, type SystemView } from '@strongroom/sdk-plugin/host';
+import { z } from 'zod';
+import type { EventHub } from '../events/hub.js';
 import type { MountBinding } from './mount-manager.js';
-import type { MountEntry, Router } from './mount-table.js';
+import { routePath, type MountEntry, type Router } from './mount-table.js';
 import type { NamespaceRegistry } from '../namespace/namespaces.js';
 import type { PasswordPolicyStore } from '../password-policy/store.js';
 import { isSemver, type PluginCatalog, type PluginEntry } from '../catalog/catalog.js';
@@ -21,7 +24,22 @@ export interface SystemViewDeps {
   /** Null while sealed; set early in an unseal, as plugins may call back before it completes. */
   plugins(): { catalog: PluginCatalog; supervisor: PluginSupervisor } | null;
   version: string;
+  events: Pick<EventHub, 'publish'>;
 }
+
+/** Types the core publishes itself: no engine may forge them. */
+const CORE_EVENT_PREFIXES = ['lease/', 'mount/', 'policy/', 'gap', 'dropped', 'end'];
+const engineEventSchema = z.object({
+  type: z
+    .string()
+    .regex(/^[a-z0-9][a-z0-9_.-]*\/[a-z0-9_.-]+$/, 'event type: "<engine>/<action>" in lower case (kv-v2/data-write)')
+    .max(128)
+    .refine((t) => !CORE_EVENT_PREFIXES.some((p) => t.startsWith(p)), 'event type: lease/, mount/ and policy/ events are the core\'s'),
+  path: z.string().max(1024, 'event path: at most 1024 characters').refine((p) => !p.split('/').includes('..'), 'event path: no ".." segment'),
+  metadata: z
+    .record(z.string().max(64), z.union([z.string().max(1024), z.number(), z.boolean()]))
+    .refine((m) => Object.keys(m).length <= 32, 'event metadata: at most 32 keys'),
+});
 
 export function createSystemViews(deps: SystemViewDeps): (uuid: string) => SystemView {
   const { router, namespaces } = deps;
@@ -44,6 +62,15 @@ export function createSystemViews(deps: SystemViewDeps): (uuid: string) => Syste
       const plugins = deps.plugins();
       if (!plugins) throw new StrongroomError('unavailable', 'Vault is sealed');
       return plugins.supervisor.openDatabase(await resolveDatabasePlugin(plugins.catalog, name, version));
+    },
+    sendEvent: async (type: string, path: string, metadata: EventMetadata = {}) => {
+      const parsed = engineEventSchema.safeParse({ type, path, metadata });
+      if (!parsed.success) throw badRequest(parsed.error.issues[0]!.message);
+      const found = router.byUuid(uuid);
+      const ns = found ? namespaces.byId(found.entry.namespace_id) : undefined;
+      if (!found || !ns) throw new StrongroomError('unavailable', 'the mount is gone');
+      const mount = routePath(found.entry);
+      deps.events.publish({ type, namespaceId: ns.id, namespacePath: ns.path, mount, path: `${mount}${path.replace(/^\/+/, '')}`, metadata: parsed.data.metadata });
     },
   });
 }

@@ -33,7 +33,12 @@ export interface PolicyStore {
   ensureDefault(ns: Namespace): Promise<void>;
 }
 
-export function createPolicyStore(deps: { store: Pick<Physical, 'get' | 'put' | 'delete' | 'list'>; namespaces: NamespaceRegistry }): PolicyStore {
+export function createPolicyStore(deps: {
+  store: Pick<Physical, 'get' | 'put' | 'delete' | 'list'>;
+  namespaces: NamespaceRegistry;
+  /** After a policy is written or deleted (change events). */
+  onChange?(ns: Namespace, name: string, change: 'write' | 'delete'): void;
+}): PolicyStore {
   const cache = new Map<string, Policy | null>();
   const keyOf = (ns: Namespace, name: string) => `${deps.namespaces.storagePrefix(ns)}sys/policy/${name}`;
 
@@ -67,6 +72,7 @@ export function createPolicyStore(deps: { store: Pick<Physical, 'get' | 'put' | 
       const k = keyOf(ns, name);
       await deps.store.put(k, Buffer.from(text, 'utf8'));
       cache.set(k, policy);
+      deps.onChange?.(ns, name, 'write');
     },
     async delete(ns, rawName) {
       const name = normalizePolicyName(rawName);
@@ -74,6 +80,7 @@ export function createPolicyStore(deps: { store: Pick<Physical, 'get' | 'put' | 
       const k = keyOf(ns, name);
       await deps.store.delete(k);
       cache.set(k, null);
+      deps.onChange?.(ns, name, 'delete');
     },
     async resolve(ns, names) {
       const out: Policy[] = [];

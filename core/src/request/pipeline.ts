@@ -392,6 +392,8 @@ export function createPipeline(deps: PipelineDeps) {
     if (resp.redirect) return { status: 307, headers: { location: resp.redirect } };
     const stream = (resp as InProcessResponse).stream;
     if (stream) return { status: 200, body: stream };
+    const eventStream = (resp as InProcessResponse).eventStream;
+    if (eventStream) return { status: 200, eventStream };
 
     let leaseId = '';
     let leaseDuration = 0;

@@ -6,7 +6,7 @@
  */
 import { badRequest, type AuthSpec, type LogicalRequest, type LogicalResponse } from '@strongroom/sdk-plugin/host';
 import type { RegisterInput } from '../expiration/index.js';
-import type { StreamBody } from '../http/types.js';
+import type { ReplyStream, StreamBody } from '../http/types.js';
 import type { MountEntry } from '../mounts/mount-table.js';
 import type { Namespace } from '../namespace/namespaces.js';
 import type { QuotaManager } from '../quotas/quota-manager.js';
@@ -50,9 +50,14 @@ export type InProcessRequest = LogicalRequest & {
   bodyStream?: AsyncIterable<Uint8Array>;
 };
 
-/** What an in-process backend may answer beyond a plugin's: a body streamed to the client (sys/storage/snapshot). */
+/**
+ * What an in-process backend may answer beyond a plugin's: a body streamed to the client
+ * (sys/storage/snapshot), or a stream of events the listener carries as SSE or WebSocket
+ * frames (sys/events/subscribe).
+ */
 export type InProcessResponse = LogicalResponse & {
   stream?: StreamBody;
+  eventStream?: ReplyStream;
 };
 
 

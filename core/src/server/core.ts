@@ -22,6 +22,7 @@ import { invalidateKeys } from '../ha/invalidation.js';
 import { createStandbyForwarding } from '../ha/standby.js';
 import { createStandbyGuard } from '../ha/standby-guard.js';
 import { createWarmStandby, type WarmStandby } from '../ha/warm-standby.js';
+import { createEventHub, DEFAULT_EVENT_OPTIONS } from '../events/hub.js';
 import { createListener, type Listener } from '../http/listener.js';
 import type { ApiReply, ApiRequest } from '../http/types.js';
 import type { CoreLogger } from '../log/logger.js';
@@ -87,6 +88,19 @@ export async function createCore(opts: { config: ServerConfig; logger: CoreLogge
   const namespaces = createNamespaceRegistry();
   const router = createRouter<MountBinding>();
   const aclCache = createAclCache();
+  // Lives as long as the process: its log outlives a seal or a step-down, so a subscriber that
+  // reconnects (to this node or, through a standby, to it) resumes with Last-Event-ID.
+  const events = createEventHub({
+    ...DEFAULT_EVENT_OPTIONS,
+    ...config.events,
+    onPublish: (type) => metrics.eventsPublished.inc({ event_type: type }),
+    onDrop: (n) => metrics.eventsDropped.inc(n),
+  });
+  metrics.onScrape(() => {
+    const st = events.stats();
+    metrics.eventSubscribers.set(st.subscribers);
+    metrics.eventQueueMax.set(st.maxQueued);
+  });
   // Lives as long as the process: the listener applies it, sealed or not (Vault's behaviour).
   const cors = createCors();
   const inFlightRequests = createInFlight();
@@ -150,7 +164,7 @@ export async function createCore(opts: { config: ServerConfig; logger: CoreLogge
   const namespaceLabel = (id: string) => namespaces.byId(id || ROOT_NAMESPACE.id)?.path || (id === 'root' || id === '' ? 'root' : id);
   scrapeStateGauges(metrics, { unsealed: () => state, sealed: () => barrier.sealed, ha, namespaceLabel });
   const mountStorage = createMountStorage({ store: barrier, router, namespaces });
-  const systemViewFor = createSystemViews({ router, namespaces, ttls: ttlsOf, passwordPolicies: () => state?.passwordPolicies ?? null, plugins: () => plugins, version: CORE_VERSION });
+  const systemViewFor = createSystemViews({ router, namespaces, events, ttls: ttlsOf, passwordPolicies: () => state?.passwordPolicies ?? null, plugins: () => plugins, version: CORE_VERSION });
   const engineCalls = createEngineCalls({ router, namespaces });
   const nodeLocal = await createNodeLocal({
     seal,
@@ -168,7 +182,7 @@ export async function createCore(opts: { config: ServerConfig; logger: CoreLogge
   });
 
   const unsealContext: UnsealContext = {
-    config, logger, metrics, barrier, seal, ha, namespaces, router, aclCache, cors, mountStorage, systemViewFor, engineCalls, system, ttlsOf, namespaceLabel,
+    config, logger, metrics, barrier, seal, ha, namespaces, router, aclCache, cors, mountStorage, systemViewFor, engineCalls, system, ttlsOf, namespaceLabel, events,
     nodeLocalPaths: nodeLocal.paths,
     inFlight: inFlightRequests,
     defaultMounts: DEFAULT_MOUNTS,

@@ -41,6 +41,8 @@ export interface ServerConfig {
   snapshot?: { intervalMs: number; path: string; retain: number };
   /** HA standbys forward every request instead of serving those that write nothing (`disable_standby_reads = true`). */
   disableStandbyReads?: boolean;
+  /** The change-event log and subscriber buffers (`events` block); absent keys keep the defaults. */
+  events?: { logMaxEvents?: number; logMaxAgeMs?: number; subscriberBuffer?: number };
   /** Dev servers only: plugin processes run unsandboxed and write CPU profiles here (see the supervisor). */
   pluginCpuProfileDir?: string;
 }
@@ -84,6 +86,7 @@ function fromFileConfig(c: import('../config/config.js').Config): ServerConfig {
     ui: c.ui,
     ...(c.snapshot ? { snapshot: c.snapshot } : {}),
     ...(c.disableStandbyReads ? { disableStandbyReads: true } : {}),
+    events: c.events,
     ...(c.logFormat ? { logFormat: c.logFormat } : {}),
     ...(c.logFile ? { logFile: c.logFile } : {}),
     ...(c.logRequestsLevel ? { logRequestsLevel: c.logRequestsLevel } : {}),

@@ -11,6 +11,8 @@ import { createAuditBroker, type AuditBroker } from '../audit/broker.js';
 import type { Barrier } from '../barrier/barrier.js';
 import { createCubbyholeBackend } from '../cubbyhole/backend.js';
 import { createCubbyholes, CUBBYHOLE_TYPE } from '../cubbyhole/cubbyholes.js';
+import { coreEvents } from '../events/core-events.js';
+import type { EventHub } from '../events/hub.js';
 import { createExpirationManager, type ExpirationManager } from '../expiration/index.js';
 import { forwardingKey } from '../ha/forward.js';
 import type { HaManager } from '../ha/ha-manager.js';
@@ -45,6 +47,7 @@ import { counterPaths } from '../sys/counters.js';
 import { quotaPaths } from '../sys/quotas.js';
 import { snapshotPaths } from '../sys/snapshot.js';
 import type { Snapshots } from '../snapshot/snapshots.js';
+import { eventPaths } from '../sys/events.js';
 import { wrappingPaths } from '../sys/wrapping.js';
 import { scoped, type SysPathDef } from '../sys/sys-path.js';
 import { createTokenAuthBackend } from '../token-auth/backend.js';
@@ -99,6 +102,8 @@ export interface UnsealContext {
   namespaceLabel(id: string): string;
   /** The requests this node is serving (sys/in-flight-req). */
   inFlight: InFlight;
+  /** Change events: published here, streamed by sys/events/subscribe. */
+  events: EventHub;
   /** The node-local sys/ paths (sys/seal-paths.ts), listed by the root namespace's sys/ too. */
   nodeLocalPaths: SysPathDef[];
   defaultMounts: DefaultMounts;
@@ -113,10 +118,11 @@ export interface UnsealContext {
 
 /** `standby`: build the state to serve reads without writing; `activate` later if this node becomes active. */
 export async function unseal(ctx: UnsealContext, opts: { restoreLeasesInBackground: boolean; standby?: boolean }): Promise<Unsealed> {
-  const { config, logger, metrics, barrier, seal, ha, namespaces, router, aclCache, cors, mountStorage, systemViewFor, engineCalls, system, ttlsOf, namespaceLabel, isStopping, onPlugins, version, defaultMounts, runDir } = ctx;
+  const { config, logger, metrics, barrier, seal, ha, namespaces, router, aclCache, cors, mountStorage, systemViewFor, engineCalls, system, ttlsOf, namespaceLabel, isStopping, onPlugins, version, defaultMounts, runDir, events } = ctx;
+  const emit = coreEvents(events, namespaces);
   const started = Date.now();
   const { hmacKey, batchKey } = await tokenKeys(barrier);
-  const policies = createPolicyStore({ store: barrier, namespaces });
+  const policies = createPolicyStore({ store: barrier, namespaces, onChange: (ns, name, change) => emit.policy(change, ns, name) });
   if (!opts.standby) await policies.ensureDefault(namespaces.byId('root')!);
   const namespaceStore = createNamespaceStore({ store: barrier, registry: namespaces });
   await namespaceStore.load();
@@ -163,9 +169,11 @@ export async function unseal(ctx: UnsealContext, opts: { restoreLeasesInBackgrou
     store: barrier,
     logger: logger.named('expiration'),
     events: {
-      revoked: (mount, expired, ns) => {
+      issued: (leaseId, mount, ns, ttl) => emit.lease('issue', leaseId, mount, ns, { ttl }),
+      revoked: (mount, expired, ns, lease) => {
         metrics.leaseRevocations.inc({ mount, namespace: namespaceLabel(ns) });
         if (expired) metrics.leaseExpirations.inc({ mount, namespace: namespaceLabel(ns) });
+        if (!lease.token) emit.lease(expired ? 'expire' : 'revoke', lease.leaseId, mount, ns);
       },
       irrevocable: (mount, ns) => metrics.leaseIrrevocable.inc({ mount, namespace: namespaceLabel(ns) }),
       held: quotas.leaseHeld,
@@ -195,6 +203,8 @@ export async function unseal(ctx: UnsealContext, opts: { restoreLeasesInBackgrou
       return m ? { path: m.mountPath, uuid: m.entry.uuid } : undefined;
     },
     onDestroy: async (e) => {
+      // A revoked or expired token's event streams end now, not at their next event.
+      events.endToken(e.key);
       await cubbyholes.destroy(e);
       if (wrapping.isWrappingToken(e)) await wrapping.forgetLegacy(e.key);
     },
@@ -211,7 +221,9 @@ export async function unseal(ctx: UnsealContext, opts: { restoreLeasesInBackgrou
     namespaces,
     logger,
     revokeLeases: async (entry, ns) => void (await expiration.revokePrefix(ns.id, routePath(entry), { sync: true })),
+    onEnable: (entry, ns) => emit.mount('enable', routePath(entry), entry, ns),
     onDisable: async (entry, ns) => {
+      emit.mount('disable', routePath(entry), entry, ns);
       await quotas.mountGone(ns.id, routePath(entry));
       await supervisor.unmount(entry.uuid).catch(() => undefined);
       await mountStorage.wipe(entry, ns);
@@ -270,6 +282,7 @@ export async function unseal(ctx: UnsealContext, opts: { restoreLeasesInBackgrou
               ...wrappingPaths({ wrapping }),
               ...counterPaths({ tokens }),
               ...quotaPaths({ quotas, namespaces }),
+              ...eventPaths({ hub: events, namespaces, lookupToken: (id) => tokens.lookup(id), capabilities: (e, n, path) => access.capabilities.forEntry(e, n, path) }),
               ...corsPaths({ cors, store: corsStore }),
               ...snapshotPaths({ snapshots: ctx.snapshots }),
               // Attempts live as long as this unsealed state: sealing ends them.
@@ -348,8 +361,10 @@ export async function unseal(ctx: UnsealContext, opts: { restoreLeasesInBackgrou
 }
 
 /** Stops everything an unseal started; every key it held leaves memory with it. */
-export async function teardown(ctx: Pick<UnsealContext, 'aclCache' | 'namespaces'>, s: Unsealed): Promise<void> {
+export async function teardown(ctx: Pick<UnsealContext, 'aclCache' | 'namespaces' | 'events'>, s: Unsealed): Promise<void> {
   if (s.periodic) clearInterval(s.periodic);
+  // Streams check tokens against this unsealed state: they end with it (clients resume with Last-Event-ID).
+  ctx.events.endAll('the server sealed or stepped down');
   await s.namespaceAdmin.idle();
   s.expiration.stop();
   s.quotas.stop();

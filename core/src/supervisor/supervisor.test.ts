@@ -91,6 +91,7 @@ describe('plugin supervisor with the echo fixture', () => {
     maxLeaseTtl: async () => 7200,
     generatePasswordFromPolicy: async (name) => `pw-from-${name}`,
     coreVersion: async () => '0.1.0-test',
+    sendEvent: async () => undefined,
   };
 
   const makeSupervisor = (opts: Partial<PluginSupervisorDeps> = {}) => {

@@ -146,7 +146,7 @@ export async function createNodeLocal(deps: NodeLocalDeps): Promise<NodeLocal> {
   const backend: Backend = await defineBackend({ type: 'secret', help: 'Node-local system paths.', paths }).create({
     mount: ROOT_SYS,
     storage: createMemoryStorage(),
-    system: { defaultLeaseTtl: unusable, maxLeaseTtl: unusable, generatePasswordFromPolicy: unusable, coreVersion: unusable },
+    system: { defaultLeaseTtl: unusable, maxLeaseTtl: unusable, generatePasswordFromPolicy: unusable, coreVersion: unusable, sendEvent: unusable },
     logger: { debug: () => undefined, info: () => undefined, warn: () => undefined, error: () => undefined },
   });
   const bare = (path: string) => path.replace(/\/+$/, '');

@@ -7,7 +7,7 @@
  * this process because the core's periodic call comes once a minute and
  * rotation_period may be 5 s.
  */
-import { createStaticRoleRotation, type RotationTarget, type StaticRoleRotation } from '@strongroom/sdk-plugin';
+import { createStaticRoleRotation, publishEvent, type RotationTarget, type StaticRoleRotation } from '@strongroom/sdk-plugin';
 import type { EngineBase } from './engine-base.js';
 import { newPassword } from './credentials.js';
 import type { RotationWal, StaticRole } from './store.js';
@@ -44,5 +44,10 @@ export function createStaticRotation(deps: EngineBase): StaticRotation {
       return [store.staticRoles.putOp(name, { ...role, password: wal.password, last_rotation: deps.now() })];
     },
   });
-  return createStaticRoleRotation(store.staticRoles, target, { now: deps.now, logger: deps.logger, lockKey: (name) => `static/${name}` });
+  return createStaticRoleRotation(store.staticRoles, target, {
+    now: deps.now,
+    logger: deps.logger,
+    lockKey: (name) => `static/${name}`,
+    onRotated: (name) => publishEvent(deps, 'database/static-rotate', `static-creds/${name}`, { role: name }),
+  });
 }

@@ -18,7 +18,7 @@
  * The timer runs in this process: rotation_period may be 5 s and the core's
  * periodic call comes once a minute.
  */
-import { createRotationScheduler, createStaticRoleRotation, type KeyedMutex, type Logger, type RotationTarget, type StaticRoleRotation, type SystemView } from '@strongroom/sdk-plugin';
+import { createRotationScheduler, createStaticRoleRotation, publishEvent, type KeyedMutex, type Logger, type RotationTarget, type StaticRoleRotation, type SystemView } from '@strongroom/sdk-plugin';
 import { bindName, canBind, directoryError, type Directory } from './directory.js';
 import type { LdapConfig, LdapStore, PasswordWal, StaticRole } from './store.js';
 
@@ -84,7 +84,7 @@ export function createRotations(engine: EngineBase): Rotations {
         return [store.staticRoles.putOp(name, { ...role, password: wal.password, last_password: last, last_rotation: engine.now() })];
       },
     }),
-    { ...opts, lockKey: (name) => `static/${name}` },
+    { ...opts, lockKey: (name) => `static/${name}`, onRotated: (name) => publishEvent(engine, 'ldap/static-rotate', `static-cred/${name}`, { role: name }) },
   );
 
   const rootTarget: RotationTarget<PasswordWal> = {

@@ -93,7 +93,7 @@ export function createTransitFactory(opts: TransitOptions = {}): BackendFactory 
               if (!p) continue;
               const r = p.record;
               if (!due(r, t)) continue;
-              await rotateKey(store, name, t, (cur) => due(cur, t));
+              await rotateKey(env, store, name, t, (cur) => due(cur, t));
             } catch (e) {
               env.logger.warn('transit: auto-rotation failed', { key: name, error: e instanceof Error ? e.message : String(e) });
             }

@@ -100,6 +100,8 @@ export interface RotationOptions {
   retryMs?: number;
   /** Longest retry delay (default 1 h). */
   maxRetryMs?: number;
+  /** After each rotation is committed (the engine publishes its change event here). */
+  onRotated?(name: string): void | Promise<void>;
 }
 
 const RETRY_MS = 10_000;
@@ -198,10 +200,12 @@ export function createRotationScheduler<W>(target: RotationTarget<W>, opts: Rota
           const outcome = target.settle ? await settleEntry(name, entry).catch(() => 'unknown' as const) : 'unknown';
           if (outcome !== 'applied') throw err;
           failures.delete(name);
+          await opts.onRotated?.(name);
           return void (await scheduleFromTarget(name));
         }
         await finish(name, await target.commit(name, entry));
         failures.delete(name);
+        await opts.onRotated?.(name);
         await scheduleFromTarget(name);
       } catch (err) {
         await retryLater(name);

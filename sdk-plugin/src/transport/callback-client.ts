@@ -128,6 +128,9 @@ export function createCallbackClient(opts: CallbackClientOptions): CallbackClien
           );
           return { socketPath: r.socket_path, secret: r.secret, version: r.version };
         },
+        async sendEvent(type, path, metadata = {}) {
+          reply(await systemLane.call('send_event', { mount_uuid: mountUuid, event_type: type, path, metadata_json: JSON.stringify(metadata) }), 'send_event_reply');
+        },
       };
     },
     noteMountTtls(mountUuid, ttls) {

@@ -13,6 +13,7 @@ const system: SystemView = {
   maxLeaseTtl: async () => 2,
   generatePasswordFromPolicy: async (p) => `pw-${p}`,
   coreVersion: async () => 'v-test',
+  sendEvent: async () => undefined,
   openDatabasePlugin: async (name, version) => {
     if (version === 'v9.9.9') throw new StrongroomError('bad_request', 'plugin_version: not registered');
     return { socketPath: `/run/${name}.sock`, secret: 's3cret', version: version || 'v0.1.0+builtin' };

@@ -103,6 +103,16 @@ export function createCallbackServer(opts: CallbackServerOptions): CallbackServe
       const addr = await system.openDatabasePlugin(String(a.name), String(a.version ?? ''));
       return ['open_database_plugin_reply', { socket_path: addr.socketPath, secret: addr.secret, version: addr.version, err: null }];
     },
+    async send_event(a) {
+      let metadata: unknown;
+      try {
+        metadata = JSON.parse(String(a.metadata_json || '{}'));
+      } catch {
+        throw badRequest('event metadata is not JSON');
+      }
+      await mountOf(a.mount_uuid).system.sendEvent(String(a.event_type), String(a.path), metadata as Record<string, string | number | boolean>);
+      return ['send_event_reply', { err: null }];
+    },
   };
 
   const frameHandler = (ops: typeof storageOps) => async (frame: WireFrame) => {

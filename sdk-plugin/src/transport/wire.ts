@@ -337,6 +337,14 @@ export interface DatabasePluginAddressReply {
   err: WireError | null;
 }
 
+/** strongroom.plugin.v1.SendEventArgs */
+export interface SendEventArgs {
+  mount_uuid: string;
+  event_type: string;
+  path: string;
+  metadata_json: string;
+}
+
 /** strongroom.plugin.v1.SystemViewFrame */
 export interface SystemViewFrame {
   id: number;
@@ -345,14 +353,16 @@ export interface SystemViewFrame {
   generate_password?: PasswordPolicyArgs;
   core_version?: MountRef;
   open_database_plugin?: OpenDatabasePluginArgs;
+  send_event?: SendEventArgs;
   default_lease_ttl_reply?: TtlReply;
   max_lease_ttl_reply?: TtlReply;
   generate_password_reply?: StringReply;
   core_version_reply?: StringReply;
   error?: WireError;
   open_database_plugin_reply?: DatabasePluginAddressReply;
+  send_event_reply?: ErrorReply;
   /** Which member of oneof `kind` is set (filled in on decode). */
-  kind?: 'default_lease_ttl' | 'max_lease_ttl' | 'generate_password' | 'core_version' | 'open_database_plugin' | 'default_lease_ttl_reply' | 'max_lease_ttl_reply' | 'generate_password_reply' | 'core_version_reply' | 'error' | 'open_database_plugin_reply';
+  kind?: 'default_lease_ttl' | 'max_lease_ttl' | 'generate_password' | 'core_version' | 'open_database_plugin' | 'send_event' | 'default_lease_ttl_reply' | 'max_lease_ttl_reply' | 'generate_password_reply' | 'core_version_reply' | 'error' | 'open_database_plugin_reply' | 'send_event_reply';
 }
 
 /** strongroom.database.v1.InitializeRequest */

@@ -1,4 +1,4 @@
-import { badRequest, definePath, f, notFound, type PathDef } from '@strongroom/sdk-plugin';
+import { badRequest, definePath, f, notFound, publishEvent, type PathDef } from '@strongroom/sdk-plugin';
 import { checkCas, isDeleted, keyPath, readVersion, rfc3339Nano, versionResponse, writeVersion, type KvStore } from '../store.js';
 
 const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
@@ -43,6 +43,8 @@ export function dataPath(store: KvStore): PathDef {
             const existing = await store.getMetadata(path);
             checkCas(req.data.options, existing, await store.getConfig());
             const m = await writeVersion(store, path, existing, data);
+            // Under the key's lock: a key's events go out in the order of its writes.
+            await publishEvent(req, 'kv-v2/data-write', `data/${path}`, { version: m.current_version });
             return { data: versionResponse(m, m.current_version) };
           });
         },
@@ -62,6 +64,7 @@ export function dataPath(store: KvStore): PathDef {
             const base = (await store.getVersion(path, existing.current_version)) ?? {};
             const merged = mergePatch(base, patch) as Record<string, unknown>;
             const m = await writeVersion(store, path, existing, merged);
+            await publishEvent(req, 'kv-v2/data-patch', `data/${path}`, { version: m.current_version });
             return { data: versionResponse(m, m.current_version) };
           });
         },
@@ -77,6 +80,7 @@ export function dataPath(store: KvStore): PathDef {
             v.deletion_time = rfc3339Nano(store.now());
             m.updated_time = v.deletion_time;
             await store.putMetadata(path, m);
+            await publishEvent(req, 'kv-v2/data-delete', `data/${path}`, { version: m.current_version });
           });
         },
       },

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { badRequest, definePath, f, formatGoDuration, scanStorage, type PathDef } from '@strongroom/sdk-plugin';
+import { badRequest, definePath, f, formatGoDuration, publishEvent, scanStorage, type PathDef } from '@strongroom/sdk-plugin';
 import { dirPrefix, keyPath, newMetadata, rfc3339Nano, type KeyMetadata, type KvStore } from '../store.js';
 
 // Vault's documented limits on custom_metadata.
@@ -77,6 +77,7 @@ export function metadataPath(store: KvStore): PathDef {
             if (cm) m.custom_metadata = cm as Record<string, string>;
             m.updated_time = rfc3339Nano(store.now());
             await store.putMetadata(path, m);
+            await publishEvent(req, 'kv-v2/metadata-write', `metadata/${path}`);
           });
         },
       },
@@ -102,6 +103,7 @@ export function metadataPath(store: KvStore): PathDef {
             }
             m.updated_time = rfc3339Nano(store.now());
             await store.putMetadata(path, m);
+            await publishEvent(req, 'kv-v2/metadata-patch', `metadata/${path}`);
             return null;
           });
         },
@@ -112,7 +114,9 @@ export function metadataPath(store: KvStore): PathDef {
           const path = keyPath(req.data.path);
           await store.withKey(path, async () => {
             const m = await store.getMetadata(path);
-            if (m) await store.deleteKey(path, m);
+            if (!m) return;
+            await store.deleteKey(path, m);
+            await publishEvent(req, 'kv-v2/metadata-delete', `metadata/${path}`);
           });
         },
       },

@@ -1,4 +1,4 @@
-import { badRequest, definePath, getJSON, type PathDef, putJSON, scanStorage } from '@strongroom/sdk-plugin';
+import { badRequest, definePath, getJSON, publishEvent, type PathDef, putJSON, scanStorage } from '@strongroom/sdk-plugin';
 import { dirPrefix } from '../store.js';
 
 /** kv version 1: the whole body is the secret, stored as is at `<path>` (no versions). */
@@ -32,13 +32,16 @@ export function v1Path(): PathDef {
           if (path === '' || path.endsWith('/')) throw badRequest('missing path');
           if (Object.keys(req.raw.data).length === 0) throw badRequest('missing data fields');
           await putJSON(req.storage, path, req.raw.data);
+          await publishEvent(req, 'kv-v1/write', path);
         },
       },
       delete: {
         summary: 'Delete a secret',
         handler: async (req) => {
           const path = req.captures.path ?? '';
-          if (path !== '') await req.storage.delete(path);
+          if (path === '') return;
+          await req.storage.delete(path);
+          await publishEvent(req, 'kv-v1/delete', path);
         },
       },
     },

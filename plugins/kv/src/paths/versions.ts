@@ -1,4 +1,4 @@
-import { badRequest, definePath, f, type PathDef } from '@strongroom/sdk-plugin';
+import { badRequest, definePath, f, publishEvent, type PathDef } from '@strongroom/sdk-plugin';
 import { isDeleted, keyPath, rfc3339Nano, type KeyMetadata, type KvStore } from '../store.js';
 
 type StorageOp = ReturnType<KvStore['dropVersion']>;
@@ -27,6 +27,8 @@ function versionsPath(store: KvStore, action: Action, apply: (m: KeyMetadata, ve
             for (const v of versions) if (m.versions[String(v)]) ops.push(...(apply(m, String(v), path) ?? []));
             m.updated_time = rfc3339Nano(store.now());
             await store.commit(path, m, ops);
+            // About the secret's data, so a policy on data/ sees its versions deleted, restored or destroyed.
+            await publishEvent(req, `kv-v2/${action}`, `data/${path}`, { versions: versions.join(',') });
           });
         },
       },

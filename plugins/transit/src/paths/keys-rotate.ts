@@ -1,12 +1,14 @@
 /** `keys/:name/rotate`: add a version (spec: only types that encrypt and decrypt; imported keys only with allow_rotation). */
-import { badRequest, definePath, f } from '@strongroom/sdk-plugin';
+import { badRequest, definePath, f, publishEvent } from '@strongroom/sdk-plugin';
+
+type EventEnv = Parameters<typeof publishEvent>[0];
 import { canRotate } from '../keys/key-types.js';
 import { addVersion, generateVersion, type PolicyRecord } from '../keys/policy.js';
 import { requireKeyCopy, type TransitDeps } from './common.js';
 import type { TransitStore } from '../store.js';
 
-/** Rotates `name` under its lock; shared with the periodic auto-rotation. */
-export async function rotateKey(store: TransitStore, name: string, now: number, onlyIf?: (r: PolicyRecord) => boolean): Promise<boolean> {
+/** Rotates `name` under its lock and publishes `transit/key-rotate`; shared with the periodic auto-rotation. */
+export async function rotateKey(env: EventEnv, store: TransitStore, name: string, now: number, onlyIf?: (r: PolicyRecord) => boolean): Promise<boolean> {
   return store.locked(name, async () => {
     const r = await requireKeyCopy(store, name);
     if (onlyIf && !onlyIf(r)) return false;
@@ -16,6 +18,7 @@ export async function rotateKey(store: TransitStore, name: string, now: number, 
     addVersion(r, await generateVersion(r.type, r.key_size, now));
     if (r.imported) r.rotated_after_import = true;
     await store.save(r);
+    await publishEvent(env, 'transit/key-rotate', `keys/${name}`, { name, version: r.latest_version });
     return true;
   });
 }
@@ -28,7 +31,7 @@ export function keysRotatePath(deps: TransitDeps) {
       update: {
         summary: 'Rotate a key.',
         handler: async (req) => {
-          await rotateKey(deps.store, req.data.name, deps.now());
+          await rotateKey(req, deps.store, req.data.name, deps.now());
           return null;
         },
       },
