@@ -5,11 +5,12 @@
  * namespace, resumed with Last-Event-ID, a stalled subscriber told what it
  * lost while the writer goes on, and a revoked token's stream ended.
  */
+import { spawn } from 'node:child_process';
 import WebSocket from 'ws';
 import { subscribeSse, type SseSubscription } from '../helpers/events';
 import { startLeaseServer, type LeaseServer } from '../helpers/lease-plugin';
 import { waitFor } from '../helpers/processes';
-import { startDevServer, type RunningServer } from '../helpers/server';
+import { BIN, startDevServer, type RunningServer } from '../helpers/server';
 
 jest.setTimeout(180_000);
 
@@ -161,6 +162,27 @@ describe('change events on a dev server', () => {
       refused.once('error', () => resolve(-1));
     });
     expect(status).toBe(403);
+  });
+
+  it('the CLI prints one JSON line per event', async () => {
+    const cli = spawn(process.execPath, [BIN, 'events', 'subscribe', 'kv-v2/data-*'], { env: { ...process.env, STRONGROOM_ADDR: s.url, STRONGROOM_TOKEN: s.rootToken }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    cli.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+    cli.stderr!.on('data', (d: Buffer) => (out += d.toString()));
+    try {
+      // The subscription is open once a write shows up; keep writing until one does.
+      await waitFor('the CLI to print an event', async () => {
+        await s.api('POST', 'secret/data/cli/one', { data: { v: 1 } });
+        return out.includes('secret/data/cli/one');
+      }, 30_000);
+      expect((await s.api('DELETE', 'secret/data/cli/one')).status).toBe(204);
+      await waitFor('the delete line', () => out.includes('kv-v2/data-delete'));
+      const lines = out.trim().split('\n').map((l) => JSON.parse(l));
+      expect(lines.every((e) => e.path === 'secret/data/cli/one' && typeof e.id === 'string')).toBe(true);
+      expect(lines.at(-1)).toMatchObject({ event_type: 'kv-v2/data-delete' });
+    } finally {
+      cli.kill('SIGTERM');
+    }
   });
 
   it('ends the stream of a token that is revoked', async () => {

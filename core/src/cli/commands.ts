@@ -13,6 +13,7 @@ import { operatorVerbs } from './verbs-operator.js';
 import { auditVerbs } from './verbs-audit.js';
 import { authVerbs } from './verbs-auth.js';
 import { debugVerbs } from './verbs-debug.js';
+import { eventVerbs } from './verbs-events.js';
 import { leaseVerbs } from './verbs-lease.js';
 import { namespaceVerbs } from './verbs-namespace.js';
 import { pluginVerbs } from './verbs-plugin.js';
@@ -35,6 +36,7 @@ export const COMMANDS: Record<string, Command> = {
   ...namespaceVerbs,
   ...operatorVerbs,
   ...debugVerbs,
+  ...eventVerbs,
 };
 
 /** Words that only group subcommands (`kv`, `kv metadata`, `token`...). */

@@ -21,6 +21,7 @@ import * as http from 'node:http';
 import * as https from 'node:https';
 import type { IncomingHttpHeaders } from 'node:http';
 import { StrongroomError } from '@strongroom/sdk-plugin/host';
+import type { EventSink, Frame } from '../events/hub.js';
 import type { ApiReply, ApiRequest } from '../http/types.js';
 
 export const FORWARDED_FOR_HEADER = 'x-strongroom-forwarded-for';
@@ -141,47 +142,117 @@ export function redirectReply(req: Pick<ApiRequest, 'url'>, leaderAddress: strin
 
 export interface Forwarder {
   forward(req: ApiRequest, leaderAddress: string, key: Buffer): Promise<ApiReply>;
+  /**
+   * An event subscription (sys/events/subscribe): the active node's stream is
+   * relayed frame by frame, so a client of a standby gets the events the active
+   * node publishes (its ACL checks, drops and Last-Event-ID included); any other
+   * answer comes back as `forward` would give it.
+   */
+  forwardEvents(req: ApiRequest, leaderAddress: string, key: Buffer): Promise<ApiReply>;
   close(): void;
+}
+
+/** A standby's client asks for events: relayed from the active node (a request path, namespace prefix or not). */
+export function isEventSubscription(req: Pick<ApiRequest, 'method' | 'urlPath'>): boolean {
+  return req.method === 'GET' && /(^|\/)sys\/events\/subscribe\//.test(req.urlPath);
 }
 
 export function createForwarder(): Forwarder {
   // Kept-alive connections to the active node: no TCP set-up per forwarded request.
   const agents = { http: new http.Agent({ keepAlive: true, maxSockets: 128 }), https: new https.Agent({ keepAlive: true, maxSockets: 128 }) };
+  // Event streams hold their connection for as long as they last: never the pooled ones.
+  const streamAgents = { http: new http.Agent({ keepAlive: false }), https: new https.Agent({ keepAlive: false }) };
+  const relays = new Set<http.ClientRequest>();
+  const send = (req: ApiRequest, leaderAddress: string, key: Buffer, stream: boolean, onResponse: (res: http.IncomingMessage) => void, reject: (e: unknown) => void) => {
+    const target = new URL(req.url, leaderAddress);
+    const headers: http.OutgoingHttpHeaders = {};
+    for (const [name, value] of Object.entries(req.headers)) if (!HOP_BY_HOP.has(name) && value !== undefined) headers[name] = value;
+    if (req.rawBody.length > 0) headers['content-length'] = req.rawBody.length;
+    headers[FORWARDED_FOR_HEADER] = signForwarded(req, key, leaderAddress);
+    const secure = target.protocol === 'https:';
+    const pool = stream ? streamAgents : agents;
+    const out = (secure ? https : http).request(target, { method: req.method, headers, agent: secure ? pool.https : pool.http, timeout: FORWARD_TIMEOUT_MS }, onResponse);
+    out.on('timeout', () => out.destroy(new Error('timed out')));
+    out.on('error', (err) => reject(new StrongroomError('unavailable', `forwarding to the active node failed: ${err.message}`)));
+    out.end(req.rawBody);
+    return out;
+  };
+  /** The whole answer, as the client gets it. */
+  const buffered = (req: ApiRequest, res: http.IncomingMessage, resolve: (r: ApiReply) => void, reject: (e: unknown) => void) => {
+    const chunks: Buffer[] = [];
+    res.on('data', (c: Buffer) => chunks.push(c));
+    res.on('error', (err) => reject(new StrongroomError('unavailable', `forwarding to the active node failed: ${err.message}`)));
+    res.on('end', () => {
+      const replyHeaders: Record<string, string> = {};
+      for (const h of REPLY_HEADERS) {
+        const v = res.headers[h];
+        if (typeof v === 'string') replyHeaders[h] = v;
+      }
+      const body = Buffer.concat(chunks);
+      resolve({
+        status: res.statusCode ?? 502,
+        headers: replyHeaders,
+        ...(body.length > 0 || req.method === 'HEAD' ? { body: { raw: body, contentType: res.headers['content-type'] ?? 'application/json' } } : {}),
+      });
+    });
+  };
   return {
     forward(req, leaderAddress, key) {
-      const target = new URL(req.url, leaderAddress);
-      const headers: http.OutgoingHttpHeaders = {};
-      for (const [name, value] of Object.entries(req.headers)) if (!HOP_BY_HOP.has(name) && value !== undefined) headers[name] = value;
-      if (req.rawBody.length > 0) headers['content-length'] = req.rawBody.length;
-      headers[FORWARDED_FOR_HEADER] = signForwarded(req, key, leaderAddress);
-      const secure = target.protocol === 'https:';
+      return new Promise<ApiReply>((resolve, reject) => void send(req, leaderAddress, key, false, (res) => buffered(req, res, resolve, reject), reject));
+    },
+    forwardEvents(req, leaderAddress, key) {
       return new Promise<ApiReply>((resolve, reject) => {
-        const out = (secure ? https : http).request(target, { method: req.method, headers, agent: secure ? agents.https : agents.http, timeout: FORWARD_TIMEOUT_MS }, (res) => {
-          const chunks: Buffer[] = [];
-          res.on('data', (c: Buffer) => chunks.push(c));
-          res.on('error', (err) => reject(new StrongroomError('unavailable', `forwarding to the active node failed: ${err.message}`)));
-          res.on('end', () => {
-            const replyHeaders: Record<string, string> = {};
-            for (const h of REPLY_HEADERS) {
-              const v = res.headers[h];
-              if (typeof v === 'string') replyHeaders[h] = v;
-            }
-            const body = Buffer.concat(chunks);
-            resolve({
-              status: res.statusCode ?? 502,
-              headers: replyHeaders,
-              ...(body.length > 0 || req.method === 'HEAD' ? { body: { raw: body, contentType: res.headers['content-type'] ?? 'application/json' } } : {}),
-            });
-          });
-        });
-        out.on('timeout', () => out.destroy(new Error('timed out')));
-        out.on('error', (err) => reject(new StrongroomError('unavailable', `forwarding to the active node failed: ${err.message}`)));
-        out.end(req.rawBody);
+        const out = send(req, leaderAddress, key, true, (res) => {
+          if (res.statusCode !== 200 || !String(res.headers['content-type'] ?? '').startsWith('text/event-stream')) return buffered(req, res, resolve, reject);
+          relays.add(out);
+          res.once('close', () => relays.delete(out));
+          resolve({ status: 200, eventStream: { open: (sink) => relayEvents(res, out, sink) } });
+        }, reject);
       });
     },
     close() {
       agents.http.destroy();
       agents.https.destroy();
+      for (const r of relays) r.destroy();
+      streamAgents.http.destroy();
+      streamAgents.https.destroy();
     },
   };
+}
+
+/**
+ * Relays the active node's server-sent events to a local sink, frame by
+ * frame: the upstream is paused while the sink is full (so the active node's
+ * own queue for this subscriber fills and drops, as for a slow client of its
+ * own), and either side's end ends the other.
+ */
+function relayEvents(res: http.IncomingMessage, out: http.ClientRequest, sink: EventSink): void {
+  let buf = '';
+  let ended: string | null = null;
+  res.setEncoding('utf8');
+  res.on('data', (chunk: string) => {
+    buf += chunk;
+    let at: number;
+    while ((at = buf.indexOf('\n\n')) >= 0) {
+      const block = buf.slice(0, at);
+      buf = buf.slice(at + 2);
+      const frame: Frame = { data: '' };
+      for (const line of block.split('\n')) {
+        if (line.startsWith('id: ')) frame.id = line.slice(4);
+        else if (line.startsWith('event: ')) frame.name = line.slice(7);
+        else if (line.startsWith('data: ')) frame.data += line.slice(6);
+      }
+      if (frame.data === '') continue; // a heartbeat comment
+      if (frame.name === 'end') {
+        ended = (JSON.parse(frame.data) as { reason?: string }).reason ?? 'ended by the active node';
+        continue;
+      }
+      if (!sink.send(frame)) {
+        res.pause();
+        sink.onDrain(() => res.resume());
+      }
+    }
+  });
+  res.once('close', () => sink.end(ended ?? 'the active node closed the stream'));
+  sink.onClose(() => out.destroy());
 }

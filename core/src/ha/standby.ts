@@ -12,7 +12,7 @@
 import { StrongroomError, httpStatusFor } from '@strongroom/sdk-plugin/host';
 import type { ApiReply, ApiRequest } from '../http/types.js';
 import type { Follower } from './follower.js';
-import { FORWARDED_FOR_HEADER, createForwarder, forwardingKey, redirectReply, wantsRedirect } from './forward.js';
+import { FORWARDED_FOR_HEADER, createForwarder, forwardingKey, isEventSubscription, redirectReply, wantsRedirect } from './forward.js';
 import type { HaManager } from './ha-manager.js';
 import type { StandbyGuard } from './standby-guard.js';
 
@@ -69,7 +69,8 @@ export function createStandbyForwarding(deps: {
   const self: StandbyForwarding = {
     async serve(req, local, follower) {
       if (!local || !follower || req.headers[FORWARDED_FOR_HEADER] !== undefined) return forwardAs('forwarded_unready', req, null);
-      if (ACTIVE_ONLY.test(req.path)) return forwardAs('forwarded_always', req, follower);
+      // Events are published where writes are made: a subscription is relayed from the active node.
+      if (ACTIVE_ONLY.test(req.path) || isEventSubscription(req)) return forwardAs('forwarded_always', req, follower);
       const wanted = indexOf(req.headers);
       if (wanted > follower.applied && !(await follower.caughtUp(wanted, INDEX_WAIT_MS))) return forwardAs('forwarded_index', req, follower);
       const { wrote, outcome } = await guard.attempt(() => local(req));
@@ -95,7 +96,7 @@ export function createStandbyForwarding(deps: {
         if (!hmacKey) throw new StrongroomError('unavailable', 'the cluster is not set up yet: no active node has served');
         key = forwardingKey(hmacKey);
       }
-      return forwarder.forward(req, leader.value, key);
+      return isEventSubscription(req) ? forwarder.forwardEvents(req, leader.value, key) : forwarder.forward(req, leader.value, key);
     },
     forget: () => void (key = null),
     close: () => forwarder.close(),
