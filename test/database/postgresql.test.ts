@@ -12,6 +12,7 @@ import { randomBytes } from 'node:crypto';
 import { resolve } from 'node:path';
 import { Client } from 'pg';
 import { postgresUrl } from '../helpers/databases';
+import { subscribeSse } from '../helpers/events';
 import { externalPlugin } from '../helpers/plugins';
 import { scratchDir, startDevServer, type RunningServer } from '../helpers/server';
 
@@ -125,6 +126,7 @@ describe('database engine on PostgreSQL', () => {
   });
 
   it('rotates a static password at creation, when due and on demand; each new password logs in and the old one does not', async () => {
+    const events = await subscribeSse(s.url, 'database/static-rotate', { token: s.rootToken });
     const created = await s.api('POST', 'database/static-roles/svc', { db_name: 'pg', username: STATIC_USER, rotation_period: '5s' });
     expect([created.status, created.text]).toEqual([204, '']);
     expect(await canLogin(STATIC_USER, `initial-${tag}`)).toBe(false);
@@ -150,6 +152,11 @@ describe('database engine on PostgreSQL', () => {
     const third = (await s.api('GET', 'database/static-creds/svc')).body.data;
     expect(third.password).not.toBe(second.password);
     expect(await canLogin(STATIC_USER, third.password)).toBe(true);
+    // Each rotation (at creation, when due, on demand) is a change event, without the password.
+    await events.waitForEvent((e) => events.events().length >= 3 && e.path === 'database/static-creds/svc', 'three static-rotate events');
+    expect(events.events().slice(0, 3)).toEqual(Array(3).fill(expect.objectContaining({ event_type: 'database/static-rotate', mount: 'database/', path: 'database/static-creds/svc', metadata: { role: 'svc' } })));
+    expect(JSON.stringify(events.frames)).not.toContain(third.password);
+    events.close();
 
     // Deleting the role leaves the user in the database (a long period first, so no rotation races the delete).
     expect((await s.api('POST', 'database/static-roles/svc', { rotation_period: '1h' })).status).toBe(204);

@@ -194,6 +194,25 @@ describe('change events on a dev server', () => {
     await x.ended;
     expect(x.frames.at(-1)).toMatchObject({ name: 'end', data: { event_type: 'end' } });
   });
+
+  it('ends the stream of a token that expires', async () => {
+    expect((await s.api('PUT', 'sys/policies/acl/short-sub', { policy: 'path "sys/events/subscribe/*" { capabilities = ["read"] }' })).status).toBe(204);
+    const token = (await s.api('POST', 'auth/token/create', { policies: ['short-sub'], ttl: '3s' })).body.auth.client_token as string;
+    const x = await sub(s.url, '*', { token });
+    expect(x.status).toBe(200);
+    await x.ended;
+    expect(x.frames.at(-1)).toMatchObject({ name: 'end' });
+  });
+
+  it('kv version 1 writes and deletes are events too', async () => {
+    expect((await s.api('POST', 'sys/mounts/kv1', { type: 'kv', options: { version: '1' } })).status).toBe(204);
+    const x = await sub(s.url, 'kv-v1/*', { token: s.rootToken });
+    expect((await s.api('POST', 'kv1/app/one', { password: 'never-in-an-event' })).status).toBe(204);
+    expect((await s.api('DELETE', 'kv1/app/one')).status).toBe(204);
+    await x.waitForEvent((e) => e.event_type === 'kv-v1/delete');
+    expect(x.events().map((e) => `${e.event_type} ${e.mount} ${e.path}`)).toEqual(['kv-v1/write kv1/ kv1/app/one', 'kv-v1/delete kv1/ kv1/app/one']);
+    expect(JSON.stringify(x.frames)).not.toContain('never-in-an-event');
+  });
 });
 
 describe('change events with a small subscriber buffer (a config server) and leases', () => {

@@ -11,6 +11,7 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { createServer, type AddressInfo, type Socket } from 'node:net';
 import { join } from 'node:path';
+import { subscribeSse } from '../helpers/events';
 import { addPerson, binds, entriesWithCnPrefix, exists, ldapPassword, removeEntries, sharedSlapd, tag, type Slapd } from '../helpers/ldap';
 import { sleep, waitFor } from '../helpers/processes';
 import { scratchDir, startDevServer, type RunningServer } from '../helpers/server';
@@ -143,6 +144,7 @@ describe('config', () => {
 describe('static roles', () => {
   it('rotate at creation, when due and on rotate-role: each new password binds, the one before does not', async () => {
     const dn = `cn=st-${t},${users}`;
+    const events = await subscribeSse(s.url, 'ldap/*', { token: s.rootToken });
     expect((await s.api('POST', 'ldap/static-role/svc', { username: `st-${t}`, rotation_period: 4 })).status).toBe(400);
     const created = await s.api('POST', 'ldap/static-role/svc', { username: `st-${t}`, rotation_period: '5s' });
     expect([created.status, created.text]).toEqual([204, '']);
@@ -173,6 +175,11 @@ describe('static roles', () => {
     expect((await s.api('POST', 'ldap/rotate-role/svc', {})).status).toBe(204);
     const third = (await s.api('GET', 'ldap/static-cred/svc')).body.data;
     seen.push(third.password);
+    // Each rotation is a change event (ldap/static-rotate), without the password.
+    await waitFor('three static-rotate events', () => events.events().length >= 3);
+    expect(events.events().slice(0, 3)).toEqual(Array(3).fill(expect.objectContaining({ event_type: 'ldap/static-rotate', mount: 'ldap/', path: 'ldap/static-cred/svc', metadata: { role: 'svc' } })));
+    expect(JSON.stringify(events.frames)).not.toContain(third.password);
+    events.close();
     expect(third.password).not.toBe(second.password);
     expect(await binds(ld, dn, third.password)).toBe(true);
     expect(await binds(ld, dn, second.password)).toBe(false);
