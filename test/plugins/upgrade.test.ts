@@ -33,8 +33,8 @@ let s: RunningServer;
 let pluginDir: string;
 const bundles: Record<string, ExternalPlugin> = {};
 
-async function register(name: 'kv' | 'transit' | 'userpass', version: string, bundle: ExternalPlugin): Promise<void> {
-  const r = await s.api('POST', `sys/plugins/catalog/${name === 'userpass' ? 'auth' : 'secret'}/${name}`, { command: bundle.command, sha256: bundle.sha256, version });
+async function register(name: 'kv' | 'transit' | 'userpass', version: string, bundle: ExternalPlugin, args: string[] = []): Promise<void> {
+  const r = await s.api('POST', `sys/plugins/catalog/${name === 'userpass' ? 'auth' : 'secret'}/${name}`, { command: bundle.command, sha256: bundle.sha256, version, args });
   expect(r.status).toBe(204);
 }
 
@@ -221,11 +221,12 @@ describe('switching a mount between plugin versions under load', () => {
     await expectAllReadable(acked);
   });
 
-  it('refuses a new version that exits during start-up or fails Describe, and one re-registered broken: the old process keeps serving', async () => {
+  it('refuses a new version that exits during start-up, fails Describe or crashes during Setup, and one re-registered broken: the old process keeps serving', async () => {
     const serving = pidsFrom('kv-a2');
     expect(serving).toHaveLength(1);
     await register('kv', 'v9.0.0', bundles.exits!);
     await register('kv', 'v9.0.1', bundles.noDescribe!);
+    await register('kv', 'v9.0.2', bundles.noDescribe!, ['--exit-in-setup']);
     const load = startLoad();
     await load.progress(4 * CLIENTS);
 
@@ -239,7 +240,13 @@ describe('switching a mount between plugin versions under load', () => {
     expect(noDescribe.status).toBe(400);
     // The plugin's own error text stays in the server log (a plugin's internal errors never reach clients).
     expect(noDescribe.body.errors.join(' ')).toContain('plugin_version: v9.0.1 of kv did not start, so "up-kv/" still runs v1.0.0: plugin kv v9.0.1 failed its Setup and Describe of "up-kv/"');
-    // Its process had started: it is gone again.
+    const crashes = await s.api('POST', 'sys/mounts/up-kv/tune', { plugin_version: 'v9.0.2' });
+    expect(crashes.status).toBe(400);
+    // The exit, the broken connection and the failed Setup call race: each names the failure during warm-up.
+    expect(crashes.body.errors.join(' ')).toMatch(
+      /plugin_version: v9\.0\.2 of kv did not start, so "up-kv\/" still runs v1\.0\.0: plugin kv v9\.0\.2 (exited during warm-up \((exit code 5|connection lost: [^)]*)\); see the server log|failed its Setup and Describe of "up-kv\/")/,
+    );
+    // Their processes had started: they are gone again.
     expect(pidsFrom('kv-nodescribe')).toEqual([]);
     expect(pidsFrom('kv-exits')).toEqual([]);
 
