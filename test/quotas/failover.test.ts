@@ -1,9 +1,10 @@
 /**
  * A lease-count quota across an HA failover, two real nodes on the real (shared) PostgreSQL: the
  * active node fills a quota on auth/token/create (tokens are leases), a request a standby forwards
- * is counted by the active node like any other, and once the active node goes away the node that
- * takes over counts the same leases (rebuilt from the lease store at takeover): it refuses the next
- * one, and frees a place when a token is revoked.
+ * is counted by the active node like any other, the warm standby follows rules written on the
+ * active node (the change feed), and once the active node goes away the node that takes over
+ * counts the same leases (rebuilt from the lease store at takeover): it refuses the next one, and
+ * frees a place when a token is revoked.
  */
 import { randomBytes } from 'node:crypto';
 import { Client } from 'pg';
@@ -60,6 +61,8 @@ afterAll(async () => {
 describe('a lease-count quota across a failover', () => {
   it('is counted by the active node, also for forwarded requests, and holds on the node that takes over', async () => {
     expect((await first.api('POST', 'sys/quotas/lease-count/tokens', { path: 'auth/token/create', max_leases: 3 })).status).toBe(204);
+    // The standby serves reads of its own: it sees the rule once the change feed brings it.
+    await waitFor('the standby to follow the new rule', async () => (await second.api('GET', 'sys/quotas/lease-count/tokens')).body?.data?.max_leases === 3);
     expect((await create(first)).status).toBe(200);
     expect((await create(first)).status).toBe(200);
     // Forwarded by the standby, counted by the active node.

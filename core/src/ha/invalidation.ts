@@ -3,7 +3,8 @@
  * feed, ha/follower.ts): every key leaves the barrier's read cache; a key of
  * a mount's storage goes to that mount's backend as `InvalidateKey` (the
  * plugin drops its own cache of it); policies, password policies and token
- * entries leave their stores' caches. The configuration the standby built
+ * entries leave their stores' caches; a quota rule or the quota config is
+ * read again. The configuration the standby built
  * its state from (mount tables, audit devices, CORS, namespaces, the plugin
  * catalog, the keyring and token keys) changes rarely: a change there asks
  * for the state to be rebuilt from storage instead of patching it in place.
@@ -15,6 +16,7 @@ export interface InvalidationTargets {
   policies: { invalidate(storageKey: string): void };
   passwordPolicies: { invalidate(storageKey: string): void };
   tokens: { invalidate(storageKey: string): void };
+  quotas: { invalidate(storageKey: string): Promise<void> };
 }
 
 const REBUILD_KEYS = new Set(['core/mounts', 'core/auth', 'core/audit', 'core/cors-config', 'core/keyring', 'core/token-keys']);
@@ -43,6 +45,7 @@ export async function invalidateKeys(keys: readonly string[], t: InvalidationTar
     if (local.startsWith('sys/policy/')) t.policies.invalidate(key);
     else if (local.startsWith('sys/password_policy/')) t.passwordPolicies.invalidate(key);
     else if (local.startsWith('sys/token/')) t.tokens.invalidate(key);
+    else if (local.startsWith('sys/quotas/')) plugin.push(t.quotas.invalidate(key).catch(() => void (rebuild = true)));
   }
   await Promise.all(plugin);
   return { rebuild };

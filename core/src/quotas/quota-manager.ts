@@ -100,6 +100,11 @@ export function createQuotaManager(deps: QuotaDeps) {
   const counts = new Map<string, number>();
   const reserved = new Map<string, number>();
   const tickets = new AsyncLocalStorage<Ticket>();
+  /**
+   * Set once this node is the one that creates leases. A warm HA standby follows the rules but
+   * creates no lease (its writes go to the active node, which reserves), and holds no lease to count.
+   */
+  let active = false;
 
   const ruleKey = (r: Pick<QuotaRule, 'ownerNamespaceId' | 'name'>) => `${r.ownerNamespaceId}\u0000${r.name}`;
   const nsId = (id: string) => (id === '' ? ROOT_NAMESPACE.id : id);
@@ -217,7 +222,7 @@ export function createQuotaManager(deps: QuotaDeps) {
       if (!r) return null;
       const common = { name: r.name, path: r.path, role: r.role, type: r.type, inheritable: r.target.namespaceId === ROOT_NAMESPACE.id && r.target.mountPath === '' };
       if (r.type === 'rate-limit') return { ...common, rate: r.rate, interval: r.interval, block_interval: r.blockInterval };
-      return { ...common, max_leases: r.maxLeases, counter: counts.get(ruleKey(r)) ?? 0 };
+      return { ...common, max_leases: r.maxLeases, ...(active ? { counter: counts.get(ruleKey(r)) ?? 0 } : {}) };
     },
 
     async write(owner: Namespace, input: RuleInput): Promise<void> {
@@ -239,6 +244,30 @@ export function createQuotaManager(deps: QuotaDeps) {
     },
 
     remove: removeRule,
+
+    /** This node creates leases from now on (an unseal, or an HA takeover). */
+    activate(): void {
+      active = true;
+    },
+
+    /** A rule or the config changed on another node (HA change feed): read it again. */
+    async invalidate(storageKey: string): Promise<void> {
+      if (storageKey === CONFIG_KEY) {
+        const raw = await store.get(CONFIG_KEY);
+        config = raw ? configSchema.parse(JSON.parse(Buffer.from(raw).toString('utf8'))) : { ...config, enableRateLimitAuditLogging: false, enableRateLimitResponseHeaders: false, rateLimitExemptPaths: [...DEFAULT_EXEMPT_PATHS] };
+        exempt = exemptMatcher(config.rateLimitExemptPaths);
+        return;
+      }
+      const m = /^(?:namespaces\/([^/]+)\/)?sys\/quotas\/(rate-limit|lease-count)\/([^/]+)$/.exec(storageKey);
+      if (!m) return;
+      const type = m[2] as QuotaType;
+      const key = ruleKey({ ownerNamespaceId: m[1] ?? ROOT_NAMESPACE.id, name: m[3]! });
+      const bytes = await store.get(storageKey);
+      if (bytes) (rules[type] as Map<string, QuotaRule>).set(key, parseStored(type, bytes));
+      else rules[type].delete(key);
+      if (type === 'rate-limit') limiter.forget(key);
+      reindex(type);
+    },
 
     /** A mount was disabled (or its namespace deleted): its rules go with it, as in Vault. */
     async mountGone(namespaceId: string, mountPath: string): Promise<void> {
@@ -285,7 +314,7 @@ export function createQuotaManager(deps: QuotaDeps) {
      * no rule applies. Throws 429 when the rule is full.
      */
     async reserveLease(req: QuotaRequest, pathForError: string): Promise<LeaseReservation | null> {
-      if (!leaseIndex.find(req)) return null;
+      if (!active || !leaseIndex.find(req)) return null;
       await deps.leasesRestored();
       // Looked up again: the rules may have changed while the restore ran.
       const rule = leaseIndex.find(req);

@@ -155,7 +155,7 @@ export async function createCore(opts: { config: ServerConfig; logger: CoreLogge
           invalidate: (keys) => {
             const s = state;
             if (!s) return Promise.resolve({ rebuild: false });
-            return invalidateKeys(keys, { barrier, policies: s.policies, passwordPolicies: s.passwordPolicies, tokens: s.tokens, backendOf: (uuid) => router.byUuid(uuid)?.handle.backend ?? undefined });
+            return invalidateKeys(keys, { barrier, policies: s.policies, passwordPolicies: s.passwordPolicies, tokens: s.tokens, quotas: s.quotas, backendOf: (uuid) => router.byUuid(uuid)?.handle.backend ?? undefined });
           },
           logger: logger.named('ha'),
         })

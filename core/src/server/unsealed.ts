@@ -332,6 +332,7 @@ export async function unseal(ctx: UnsealContext, opts: { restoreLeasesInBackgrou
     forwardKey: forwardingKey(hmacKey),
     namespaceAdmin,
     async activate(o) {
+      quotas.activate();
       // Revocations a crash cut short finish once the mount tables are bound: a token's cubbyhole is found through them.
       await tokens.resumeRevocations();
       namespaceAdmin.resumeDeletions();
