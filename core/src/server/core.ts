@@ -233,8 +233,7 @@ export async function createCore(opts: { config: ServerConfig; logger: CoreLogge
     seal.onSeal(preSeal);
   }
 
-  /** Requests in the pipeline now, and whether a snapshot restore has stopped serving (core-level requests only). */
-  let inFlight = 0;
+  /** Set while a snapshot restore has stopped serving (node-local paths still answer). */
   let restoring = false;
 
   /**
@@ -244,11 +243,11 @@ export async function createCore(opts: { config: ServerConfig; logger: CoreLogge
    * from the restored storage (this barrier's snapshot), or the server seals
    * (another barrier's, whose unseal keys open it now).
    */
-  async function applyRestore(staged: StagedRestore): Promise<void> {
+  async function applyRestore(staged: StagedRestore, requestId: string): Promise<void> {
     restoring = true;
     try {
       const deadline = Date.now() + RESTORE_DRAIN_MS;
-      while (inFlight > 0) {
+      while (inFlightRequests.othersThan(requestId) > 0) {
         if (Date.now() > deadline) throw new StrongroomError('unavailable', 'snapshot restore: requests still in flight after 60 s; nothing was changed');
         await new Promise((r) => setTimeout(r, 10));
       }
@@ -309,19 +308,16 @@ export async function createCore(opts: { config: ServerConfig; logger: CoreLogge
     // with it to a standby is served once that standby applied it (a concurrent write may set it on a read: harmless).
     const before = opened.changes?.lastWritten() ?? 0;
     let reply: ApiReply;
-    inFlight++;
     try {
       reply = await s.pipeline.handle(req, { remoteAddress: forwarded?.client ?? req.remoteAddress });
     } catch (err) {
       snapshots.finish(req.id, snapshots.take(req.id));
       throw err;
-    } finally {
-      inFlight--;
     }
     const staged = snapshots.take(req.id);
     if (staged) {
       try {
-        await applyRestore(staged);
+        await applyRestore(staged, req.id);
       } finally {
         snapshots.finish(req.id, staged);
       }

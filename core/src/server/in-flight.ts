@@ -29,6 +29,8 @@ export function createInFlight() {
       };
     },
     snapshot: (): Record<string, InFlightRequest> => Object.fromEntries(live),
+    /** How many requests besides this one are being served (a snapshot restore waits for them to finish). */
+    othersThan: (id: string): number => live.size - (live.has(id) ? 1 : 0),
   };
 }
 
