@@ -3,9 +3,11 @@
  * events, or WebSocket frames on an upgrade). The pipeline has already
  * checked `read` on the path, i.e. on `sys/events/subscribe/<event_type>`,
  * as in Vault. What each event needs is decided at delivery, with the token
- * looked up again (revoked or expired: the stream ends) and its ACL asked
- * then: `read` or `list` on the event's path, or `sudo` on it for lease and
- * mount events (their path is under `sys/leases/lookup/`). Only events of
+ * checked again (revoked or expired: the stream ends; looked up at most once a
+ * second, the token store ending a revoked token's streams at once) and the
+ * ACL of its policies as they are then: `read` or `list` on the event's
+ * path, or `sudo` on it for lease and mount events (their path is under
+ * `sys/leases/lookup/`). Only events of
  * the request's namespace reach the subscriber, and of the namespaces below
  * it that `namespaces` (globs relative to it) names.
  */
@@ -22,6 +24,12 @@ const EVENT_TYPE = z
   .min(1, 'event_type: required')
   .max(256, 'event_type: at most 256 characters')
   .regex(/^[A-Za-z0-9_.*/-]+$/, 'event_type: letters, digits, "_", ".", "-", "/" and "*" globs only');
+/**
+ * How long a subscriber's token entry is trusted between lookups. A revocation or
+ * expiry ends the stream at once anyway (the token store's destroy hook); this bounds
+ * the cost of a busy stream to one token lookup a second, not one per event.
+ */
+const TOKEN_RECHECK_MS = 1_000;
 const NAMESPACE_GLOB = z
   .string()
   .max(512)
@@ -73,8 +81,13 @@ Last-Event-ID resumes after an event from the server's log, or answers a "gap" n
               const rel = path.slice(here.path.length).replace(/\/$/, '');
               return rel === '' || below.some((m) => m(rel));
             };
+            let entry: TokenEntry | null = caller;
+            let checked = Date.now();
             const verdict = async (e: StampedEvent): Promise<Verdict> => {
-              const entry = await deps.lookupToken(tokenId);
+              if (Date.now() - checked >= TOKEN_RECHECK_MS) {
+                entry = await deps.lookupToken(tokenId);
+                checked = Date.now();
+              }
               if (!entry) return 'end';
               const ns = deps.namespaces.byId(e.namespaceId);
               if (!ns) return 'skip';
