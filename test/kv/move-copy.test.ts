@@ -135,6 +135,21 @@ describe('kv v2 move and copy', () => {
     }
   }, 120_000);
 
+  it('works inside a namespace with a token of that namespace, and scans there', async () => {
+    const ns = { 'X-Vault-Namespace': 'acme' };
+    expect((await srv.api('POST', 'sys/namespaces/acme', {})).status).toBe(200);
+    expect((await srv.api('POST', 'sys/mounts/kv', { type: 'kv', options: { version: '2' } }, { headers: ns })).status).toBe(204);
+    expect((await srv.api('POST', 'kv/data/a/s', { data: { v: 'ns' } }, { headers: ns })).status).toBe(200);
+    const policy = 'path "kv/metadata/a/*" { capabilities = ["update"] }\npath "kv/data/a/*" { capabilities = ["delete"] }\npath "kv/data/b/*" { capabilities = ["create"] }\npath "kv/metadata/" { capabilities = ["scan"] }\npath "kv/metadata/b/*" { capabilities = ["list"] }';
+    expect((await srv.api('PUT', 'sys/policies/acl/mover', { policy }, { headers: ns })).status).toBe(204);
+    const t = (await srv.api('POST', 'auth/token/create', { policies: ['mover'] }, { headers: ns })).body.auth.client_token as string;
+    expect((await srv.api('POST', 'kv/move/a/s', { destination: 'b/s' }, { token: t, headers: ns })).status).toBe(200);
+    expect((await srv.api('GET', 'acme/kv/data/b/s')).body.data.data).toEqual({ v: 'ns' });
+    expect((await srv.api('GET', 'acme/kv/metadata/?scan=true', undefined, { token: t })).body.data.keys).toEqual(['b/s']);
+    // The root namespace's secret/ is out of this token's reach.
+    expect((await srv.api('POST', 'secret/move/copy/src', { destination: 'b/s' }, { token: t })).status).toBe(403);
+  });
+
   it('CLI: kv move and kv copy', async () => {
     const cli = cliRunner({ addr: srv.url, token: 'root' });
     await write('cli/a', { k: 'v' });
