@@ -12,6 +12,7 @@ import { chmodSync, existsSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { cliRunner, runInTerminal, type CliResult } from '../helpers/cli';
 import { scratchDir, startDevServer, type RunningServer } from '../helpers/server';
+import { COMMANDS } from '../../core/src/cli/commands';
 
 jest.setTimeout(300_000);
 
@@ -137,4 +138,16 @@ it('kv enable-versioning turns a version 1 mount into version 2, each secret bec
   expect(three.status).toBe(400);
   expect(three.text).toContain('options.version');
   expect((await s.api('GET', 'old/data/app')).status).toBe(200);
+});
+
+it('strongroom -h lists every verb, the new ones among them', async () => {
+  const help = ok(await cli.run(['-h'])).stdout;
+  const lineOf = (top: string) => help.split('\n').find((l) => l.trim().split(/\s+/)[0] === top);
+  for (const name of ['server', 'version', ...Object.keys(COMMANDS)]) {
+    const [top, ...rest] = name.split(' ');
+    const line = lineOf(top!);
+    expect([name, line !== undefined]).toEqual([name, true]);
+    if (rest.length) expect([name, line!.split(/,\s*|\s{2,}/).map((w) => w.trim())]).toEqual([name, expect.arrayContaining([rest.join(' ')])]);
+  }
+  for (const verb of ['monitor', 'debug', 'print token', 'kv enable-versioning', 'token capabilities']) expect(Object.keys(COMMANDS)).toContain(verb);
 });

@@ -7,6 +7,7 @@ import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:f
 import { tmpdir } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
 import { UsageError } from './args.js';
+import { CurlString } from './client.js';
 import { commaList, ensureOk, flag, type Command, type Ctx } from './command.js';
 
 const LOG_FLAGS = {
@@ -109,6 +110,8 @@ export const debugVerbs: Record<string, Command> = {
           }
           return path === 'sys/in-flight-req' ? r.body : (r.body?.data ?? r.body);
         } catch (e) {
+          // -output-curl-string: the first request is printed, nothing is captured.
+          if (e instanceof CurlString) throw e;
           errors.push({ timestamp: new Date().toISOString(), target, error: `${path}: ${e instanceof Error ? e.message : String(e)}` });
           return null;
         }
