@@ -2,7 +2,9 @@
  * Change events on an HA cluster: two real nodes on one PostgreSQL database
  * (ha_enabled). A subscriber connected to the standby gets what the active
  * node publishes, over SSE and WebSocket, filtered by its ACL as on the
- * active node, and resumes there with Last-Event-ID.
+ * active node, and resumes there with Last-Event-ID; when the active node
+ * dies the relayed stream ends and the new active node answers the old id
+ * with a gap notice.
  */
 import { randomBytes } from 'node:crypto';
 import { Client } from 'pg';
@@ -94,4 +96,16 @@ it('a subscriber on the standby gets the events published on the active node', a
   open.push(resumed);
   await resumed.waitForEvent((e) => e.path === 'secret/data/app/y', 'the replayed write');
   expect(resumed.frames.map((f) => f.name ?? f.data.path)).toEqual(['secret/data/app/y']);
+
+  // The active node dies: the relayed stream ends; the standby takes over and answers the old id with a gap.
+  const lastY = resumed.frames.at(-1)!.id!;
+  await active.stop('SIGKILL');
+  await resumed.ended;
+  await waitFor('the standby to become active', async () => (await fetch(`${standby.url}/v1/sys/health`).then((r) => r.status, () => 0)) === 200, 60_000);
+  const after = await subscribeSse(standby.url, 'kv-v2/data-*', { token, lastEventId: lastY });
+  open.push(after);
+  expect(after.status).toBe(200);
+  expect((await standby.api('POST', 'secret/data/app/z', { data: { v: 1 } })).status).toBe(200);
+  await after.waitForEvent((e) => e.path === 'secret/data/app/z', 'a write on the new active node');
+  expect(after.frames[0]).toMatchObject({ name: 'gap', data: { last_event_id: lastY } });
 });
