@@ -96,6 +96,8 @@ export function createStandbyForwarding(deps: {
         if (!hmacKey) throw new StrongroomError('unavailable', 'the cluster is not set up yet: no active node has served');
         key = forwardingKey(hmacKey);
       }
+      // A monitor streams the log of the node asked, without end: never buffered from the active node.
+      if (req.method === 'GET' && /(^|\/)sys\/monitor$/.test(req.urlPath)) throw new StrongroomError('unavailable', 'sys/monitor: this standby cannot serve it yet (ask again shortly, or ask the active node for its own log)');
       return isEventSubscription(req) ? forwarder.forwardEvents(req, leader.value, key) : forwarder.forward(req, leader.value, key);
     },
     forget: () => void (key = null),
