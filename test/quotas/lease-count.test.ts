@@ -2,7 +2,8 @@
  * Lease-count quotas through the real binary, the database engine process and
  * postgresql-database-plugin on a real PostgreSQL: 50 parallel credential requests against a
  * quota of 10 create exactly 10 leases and exactly 10 database roles (the 40 refused ones reach
- * no plugin); revoking frees places; the count holds across a restart (rebuilt from the lease
+ * no plugin); revoking frees places; a failed request or one that answers no lease gives its
+ * place back; the count holds across a restart (rebuilt from the lease
  * store at unseal); tokens are leases too (auth/token/create and a userpass login are counted,
  * and a refused one leaves no token).
  */
@@ -130,6 +131,23 @@ describe('lease-count quotas', () => {
     expect((await s.api('POST', 'sys/quotas/lease-count/whole-mount', { max_leases: 10 })).status).toBe(204);
     expect((await creds()).status).toBe(429);
     expect((await s.api('DELETE', 'sys/quotas/lease-count/whole-mount')).status).toBe(204);
+  });
+
+  it('gives the place back when the plugin fails or answers no lease', async () => {
+    const bad = `b${tag.slice(0, 7)}`;
+    expect((await s.api('POST', 'database/config/pg', { allowed_roles: [ROLE, bad] })).status).toBe(204);
+    expect((await s.api('POST', `database/roles/${bad}`, { db_name: 'pg', creation_statements: ['THIS IS NOT SQL'], default_ttl: '1h' })).status).toBe(204);
+    expect((await s.api('POST', 'sys/quotas/lease-count/failing', { path: `database/creds/${bad}`, max_leases: 1 })).status).toBe(204);
+    for (let i = 0; i < 3; i++) {
+      const r = await s.api('GET', `database/creds/${bad}`);
+      expect(r.status).not.toBe(429);
+      expect(r.status).toBeGreaterThanOrEqual(400);
+    }
+    expect(await counter('failing')).toBe(0);
+    // Reads that answer no lease take no place either.
+    expect((await s.api('POST', 'sys/quotas/lease-count/no-lease', { path: 'database/roles/*', max_leases: 1 })).status).toBe(204);
+    for (let i = 0; i < 3; i++) expect((await s.api('GET', `database/roles/${ROLE}`)).status).toBe(200);
+    expect(await counter('no-lease')).toBe(0);
   });
 
   it('counts tokens: auth/token/create past its quota is a 429 and makes no token', async () => {
