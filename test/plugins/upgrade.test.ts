@@ -8,9 +8,9 @@
  * version is re-registered with a new sha256). No request may fail, every
  * acknowledged write must read back, and the old process must have exited
  * once each switch answers. New versions that cannot serve (one exits during
- * start-up, one fails Describe) are refused with the reason while the old
- * process keeps serving, the mount entry unchanged. An auth method switches
- * the same way (sys/auth/:path/tune) while logins go on.
+ * start-up, one fails Describe, one crashes during Setup) are refused with the
+ * reason while the old process keeps serving, the mount entry unchanged. An
+ * auth method switches the same way (sys/auth/:path/tune) while logins go on.
  */
 import { resolve } from 'node:path';
 import { cliRunner } from '../helpers/cli';
