@@ -400,3 +400,29 @@ describe('across storage types', () => {
     await to.stop();
   });
 });
+
+describe('HA storage', () => {
+  it('takes a snapshot on the active node and refuses a restore (400), changing nothing', async () => {
+    const t = `snap_${randomBytes(6).toString('hex')}`;
+    const s = await startConfigServer(`storage "postgresql" {\n  connection_url = "${postgresUrl()}"\n  table = "${t}"\n  ha_table = "${t}_ha"\n  ha_enabled = true\n}\n${LISTENER}api_addr = "http://127.0.0.1:$PORT"\n`);
+    tables.set(s, t);
+    let init = await s.api('POST', 'sys/init', { secret_shares: 1, secret_threshold: 1 }, { token: null });
+    for (let i = 0; init.status === 503 && i < 300; i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      init = await s.api('POST', 'sys/init', { secret_shares: 1, secret_threshold: 1 }, { token: null });
+    }
+    s.rootToken = init.body.root_token;
+    await unseal(s, init.body.keys[0]);
+    await serving(s);
+    const file = join(scratchDir('sr-snap-ha-'), 'ha.snap');
+    const cli = cliRunner({ addr: s.url, token: s.rootToken });
+    expect((await cli.run(['operator', 'snapshot', 'save', file])).code).toBe(0);
+    expect((await format.verifySnapshotFile(file)).count).toBeGreaterThan(3);
+    const r = await cli.run(['operator', 'snapshot', 'restore', file]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('not supported on HA storage');
+    expect((await s.api('GET', 'sys/seal-status', undefined, { token: null })).body.sealed).toBe(false);
+    expect((await s.api('GET', 'sys/mounts')).status).toBe(200);
+    await s.stop();
+  });
+});
