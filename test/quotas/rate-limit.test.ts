@@ -134,6 +134,10 @@ describe('rate-limit quotas', () => {
     expect((await s.api('GET', 'kvt/a', undefined, ns)).status).toBe(429);
     // The root namespace's kvt/ is another mount.
     for (let i = 0; i < 3; i++) expect((await s.api('GET', 'kvt/a')).status).toBe(404);
+    // A rule of the root namespace on the namespace itself ("tenant" or "tenant/").
+    expect((await s.api('POST', 'sys/quotas/rate-limit/whole-tenant', { path: 'tenant', rate: 1000, interval: '1h' })).status).toBe(204);
+    expect((await s.api('POST', 'sys/quotas/rate-limit/whole-tenant-2', { path: 'tenant/', rate: 1000, interval: '1h' })).body.errors[0]).toMatch(/^path: quota "whole-tenant" already applies/);
+    expect((await s.api('DELETE', 'sys/quotas/rate-limit/whole-tenant')).status).toBe(204);
     // The config is server-wide: the root namespace's only.
     expect((await s.api('GET', 'sys/quotas/config', undefined, ns)).status).toBe(404);
     expect((await s.api('DELETE', 'sys/quotas/rate-limit/tenant-kv', undefined, ns)).status).toBe(204);

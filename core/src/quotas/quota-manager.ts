@@ -138,7 +138,9 @@ export function createQuotaManager(deps: QuotaDeps) {
 
   /** Where a rule's path points, seen from the namespace that writes it. */
   function resolveTarget(owner: Namespace, input: RuleInput): QuotaTarget {
-    const path = input.path.replace(/^\/+/, '');
+    let path = input.path.replace(/^\/+/, '');
+    // "team" names the namespace "team/" as well (no mount there by that name).
+    if (path !== '' && !path.endsWith('/') && !path.endsWith('*') && namespaces.byPath(owner.path + path) && !deps.router.match(owner.id, path)) path += '/';
     const { namespace, path: rest } = namespaces.resolve(owner.path + path);
     if (rest === '') {
       if (input.role) throw badRequest('role: a role needs a path naming an auth mount');
