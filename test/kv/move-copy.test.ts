@@ -7,6 +7,7 @@
  */
 import { startDevServer, type RunningServer } from '../helpers/server';
 import { cliRunner } from '../helpers/cli';
+import { subscribeSse } from '../helpers/events';
 
 let srv: RunningServer;
 
@@ -46,6 +47,23 @@ describe('kv v2 move and copy', () => {
     // A new secret at the old path starts from version 1, its history gone with the move.
     await write('app/db', { password: 'new' });
     expect((await srv.api('GET', 'secret/metadata/app/db')).body.data.current_version).toBe(1);
+  });
+
+  it('publishes a change event for both ends of a move and a copy', async () => {
+    const sub = await subscribeSse(srv.url, 'kv-v2/*', { token: 'root' });
+    try {
+      await write('ev/a', { v: '1' });
+      expect((await srv.api('POST', 'secret/move/ev/a', { destination: 'ev/b' })).status).toBe(200);
+      expect((await srv.api('POST', 'secret/copy/ev/b', { destination: 'ev/c' })).status).toBe(200);
+      const from = await sub.waitForEvent((e) => e.event_type === 'kv-v2/move-from');
+      const to = await sub.waitForEvent((e) => e.event_type === 'kv-v2/move-to');
+      expect(from).toMatchObject({ path: 'secret/data/ev/a', metadata: { destination: 'ev/b', version: 1 } });
+      expect(to).toMatchObject({ path: 'secret/data/ev/b', metadata: { source: 'ev/a', version: 1 } });
+      expect(await sub.waitForEvent((e) => e.event_type === 'kv-v2/copy-from')).toMatchObject({ path: 'secret/data/ev/b' });
+      expect(await sub.waitForEvent((e) => e.event_type === 'kv-v2/copy-to')).toMatchObject({ path: 'secret/data/ev/c' });
+    } finally {
+      sub.close();
+    }
   });
 
   it('copies, keeping the source', async () => {

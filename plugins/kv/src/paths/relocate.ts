@@ -1,4 +1,4 @@
-import { badRequest, definePath, f, notFound, type AclRequirement, type PathDef } from '@strongroom/sdk-plugin';
+import { badRequest, definePath, f, notFound, publishEvent, type AclRequirement, type PathDef } from '@strongroom/sdk-plugin';
 import { keyPath, type KvStore } from '../store.js';
 
 /**
@@ -9,6 +9,8 @@ import { keyPath, type KvStore } from '../store.js';
  * - move: `update` on the source's metadata path and `delete` on its data path;
  * - copy: `read` on the source's data path;
  * - both: `create` on the destination's data path, and `update` there too with `overwrite`.
+ * Events for both ends: `kv-v2/move-from` or `copy-from` on the source's data path, `move-to` or
+ * `copy-to` on the destination's.
  */
 export function relocatePaths(store: KvStore): PathDef[] {
   return (['move', 'copy'] as const).map((action) => {
@@ -40,7 +42,17 @@ export function relocatePaths(store: KvStore): PathDef[] {
             if (from === to) throw badRequest('field "destination": the secret is already there');
             // Both keys' locks, in one order: a concurrent write to either lands before or after, never in between.
             const [first, second] = from < to ? [from, to] : [to, from];
-            const moved = await store.withKey(first, () => store.withKey(second, () => store.relocate(from, to, { move, overwrite: req.data.overwrite })));
+            const moved = await store.withKey(first, () =>
+              store.withKey(second, async () => {
+                const m = await store.relocate(from, to, { move, overwrite: req.data.overwrite });
+                // Both ends, under both locks: each key's events keep the order of its changes.
+                if (m) {
+                  await publishEvent(req, `kv-v2/${action}-from`, `data/${from}`, { destination: to, version: m.current_version });
+                  await publishEvent(req, `kv-v2/${action}-to`, `data/${to}`, { source: from, version: m.current_version });
+                }
+                return m;
+              }),
+            );
             if (!moved) throw notFound(`no secret at ${from}`);
             return { data: { path: to, current_version: moved.current_version } };
           },
