@@ -9,8 +9,8 @@
  * node), follow the change feed (a plugin's cached configuration is seen
  * after a change; X-Service-Index gives read-your-writes), and redirect
  * with X-*-No-Request-Forwarding; SIGKILL of the active node under mixed
- * load: a write sent to a standby is acknowledged about one lock TTL (5 s)
- * after the kill (the bench holds it to 6 s), every
+ * load: a write sent to a standby is acknowledged within 6 s (the killed
+ * node's database session is gone, so the lock is taken at once), every
  * acknowledged write is readable and leases still expire on time;
  * step-down hands over; the database holds no plaintext.
  */
@@ -322,7 +322,7 @@ describe('standby reads', () => {
   });
 });
 
-it('SIGKILL of the active node under mixed load: a write sent to a standby is acknowledged about one lock TTL later, every acknowledged write is readable, leases keep expiring on time', async () => {
+it('SIGKILL of the active node under mixed load: a write sent to a standby is acknowledged within 6 s, every acknowledged write is readable, leases keep expiring on time', async () => {
   const before = await theActive();
   // A lease issued before the failover: a real PostgreSQL role, revoked at expiry by whichever node is active then.
   const u = new URL(pg.url);
@@ -399,10 +399,10 @@ it('SIGKILL of the active node under mixed load: a write sent to a standby is ac
   expect([irrevocable.status, irrevocable.body.warnings]).toEqual([200, null]);
   expect(after).not.toBe(before);
   expect(failoverMs).toBeLessThan(20_000);
-  // ha_lock_ttl 5 s: the lock is free at most 5 s after the kill and a warm standby takes over at once
-  // (about 5 s; the bench holds it to the issue's 6 s). The bound here only has to fail if takeover
-  // waited for a second lock period (the old 10 s lock gave 10-11 s): a loaded test machine adds seconds.
-  expect(writeAckedMs).toBeLessThan(10_000);
+  // The killed node's database session is gone at once, so a standby takes the lock within its retry
+  // period (1 s) and, warm, activates without reload: about 1-3 s here, against the issue's 6 s (the
+  // old 10 s lock gave 10-11 s; waiting for the 5 s TTL alone would be 5-7 s on a loaded machine).
+  expect(writeAckedMs).toBeLessThan(6_000);
   await sleep(1000);
   stop = true;
   await Promise.all([...writers, ...readers]);

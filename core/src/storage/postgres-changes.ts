@@ -10,18 +10,7 @@
  * reading after N never skips a change that commits later with a smaller one.
  */
 import type { ChangeFeed } from './backend.js';
-import type { PostgresPhysical } from './postgresql.js';
-
-/** The part of pg's Client the listener uses (pg ships no types; knex brings pg along). */
-interface ListenClient {
-  connect(): Promise<void>;
-  query(sql: string): Promise<unknown>;
-  end(): Promise<void>;
-  on(event: 'error', fn: (err: Error) => void): void;
-  on(event: 'end', fn: () => void): void;
-  on(event: 'notification', fn: (n: { channel: string; payload?: string }) => void): void;
-}
-type ClientCtor = new (opts: { connectionString: string; connectionTimeoutMillis: number }) => ListenClient;
+import type { PgClient, PostgresPhysical } from './postgresql.js';
 
 const RECONNECT_MS = 500;
 /** A read now and then even without announcements: a notification lost with its connection is found here too. */
@@ -29,7 +18,7 @@ const POLL_MS = 2_000;
 const PAGE = 10_000;
 
 export function createPostgresChangeFeed(physical: PostgresPhysical, logger: { warn(msg: string, meta?: Record<string, unknown>): void }): ChangeFeed {
-  const { seqTable, logTable, channel, connectionUrl } = physical.changeLog;
+  const { seqTable, logTable, channel } = physical.changeLog;
   const db = physical.db;
   const head = async (): Promise<number> => {
     const r = (await db.raw(`SELECT seq::text AS seq FROM ${seqTable} WHERE id = 1`)) as { rows: Array<{ seq: string }> };
@@ -65,15 +54,13 @@ export function createPostgresChangeFeed(physical: PostgresPhysical, logger: { w
     },
     subscribe(onAnnounce) {
       let closed = false;
-      // Loaded here, like knex: a server on LevelDB never loads pg.
-      const Client = (require('pg') as { Client: ClientCtor }).Client;
-      let client: ListenClient | null = null;
+      let client: PgClient | null = null;
       let retry: NodeJS.Timeout | null = null;
       const poll = setInterval(onAnnounce, POLL_MS);
       poll.unref();
       const connect = async (): Promise<void> => {
         if (closed) return;
-        const c = new Client({ connectionString: connectionUrl, connectionTimeoutMillis: 5_000 });
+        const c = physical.client();
         let failed = false;
         const again = (err?: unknown) => {
           if (failed) return;

@@ -68,6 +68,24 @@ describe('postgresql HA lock', () => {
     expect(await a.tryAcquire()).toBe(true);
   });
 
+  it("is taken at once, before it expires, when its holder's session is gone (the holder's process died)", async () => {
+    const [pa, pb] = [node(), node()];
+    const a = createPostgresLock({ physical: pa, identity: 'node-a', value: 'http://a:8200', ttlMs: 60_000 });
+    const lb = createPostgresLock({ physical: pb, identity: 'node-b', value: 'http://b:8200', ttlMs: 60_000 });
+    expect(await a.tryAcquire()).toBe(true);
+    // A live holder keeps it.
+    expect(await lb.tryAcquire()).toBe(false);
+    expect(await a.renew()).toBe(true);
+    // As a SIGKILL does: the holder's connection ends and PostgreSQL ends its backend.
+    await pb.db.raw(`SELECT pg_terminate_backend(ha_pid) FROM "${table}_ha"`);
+    await sleep(200);
+    expect(await lb.tryAcquire()).toBe(true);
+    expect(await lb.holder()).toMatchObject({ identity: 'node-b' });
+    expect(await a.renew()).toBe(false);
+    await lb.release();
+    await a.release();
+  });
+
   it('fences writes: a node that lost the lock can no longer put, delete or batch', async () => {
     const [pa, pb] = [node(), node()];
     const a = createPostgresLock({ physical: pa, identity: 'node-a', value: 'http://a:8200', ttlMs: 800 });

@@ -61,6 +61,16 @@ const LOG_KEEP = 100_000;
 /** Prune the log every this many fenced writes. */
 const PRUNE_EVERY = 2_000;
 
+/** The part of pg's Client used for a connection of its own (a LISTEN, the HA lock's session); pg ships no types. */
+export interface PgClient {
+  connect(): Promise<void>;
+  query(sql: string, params?: unknown[]): Promise<{ rows: Array<Record<string, unknown>> }>;
+  end(): Promise<void>;
+  on(event: 'error', fn: (err: Error) => void): void;
+  on(event: 'end', fn: () => void): void;
+  on(event: 'notification', fn: (n: { channel: string; payload?: string }) => void): void;
+}
+
 /** Thrown when a fenced write finds that this node no longer holds the HA lock. */
 export class FencedWriteError extends StrongroomError {
   constructor() {
@@ -81,7 +91,9 @@ export interface PostgresPhysical extends Physical {
   /** Removes the connection URL (and its password) from a message. */
   scrub(message: string): string;
   /** The change sequence's tables and NOTIFY channel (HA only). */
-  readonly changeLog: { seqTable: string; logTable: string; channel: string; connectionUrl: string };
+  readonly changeLog: { seqTable: string; logTable: string; channel: string };
+  /** A new connection outside the pools (not yet connected), for a session that must last. */
+  client(): PgClient;
   /** The sequence number of this node's last committed write (0 before any). */
   lastWrittenSeq(): number;
 }
@@ -144,6 +156,8 @@ export function createPostgresPhysical(opts: PostgresStorageOptions): PostgresPh
       log: { warn: () => undefined, error: () => undefined, deprecate: () => undefined, debug: () => undefined },
     });
   const db = pool(opts.maxParallel ?? DEFAULT_MAX_PARALLEL);
+  /** Connections handed out by client(): closing the storage ends them. */
+  const clients = new Set<PgClient>();
   // The HA lock's own connections: a renewal never queues behind a burst of data statements.
   let lockPool: Knex | null = null;
 
@@ -168,6 +182,8 @@ export function createPostgresPhysical(opts: PostgresStorageOptions): PostgresPh
          valid_until timestamptz NOT NULL)`,
     );
     if (opts.ha) {
+      // The holder's own session (backend pid and start): a standby takes over at once when it is gone.
+      await db.raw(`ALTER TABLE ${haTable} ADD COLUMN IF NOT EXISTS ha_pid int, ADD COLUMN IF NOT EXISTS ha_backend_start timestamptz`);
       await db.raw(`CREATE TABLE IF NOT EXISTS ${seqTable} (id int PRIMARY KEY CHECK (id = 1), seq bigint NOT NULL)`);
       await db.raw(`INSERT INTO ${seqTable} (id, seq) VALUES (1, 0) ON CONFLICT (id) DO NOTHING`);
       await db.raw(`CREATE TABLE IF NOT EXISTS ${logTable} (seq bigint NOT NULL, path text COLLATE "C" NOT NULL, PRIMARY KEY (seq, path))`);
@@ -280,7 +296,15 @@ export function createPostgresPhysical(opts: PostgresStorageOptions): PostgresPh
     fence(identity) {
       fenceIdentity = identity;
     },
-    changeLog: { seqTable, logTable, channel, connectionUrl: opts.connectionUrl },
+    changeLog: { seqTable, logTable, channel },
+    client: () => {
+      // Loaded here, like knex: a server on LevelDB never loads pg.
+      const { Client } = require('pg') as { Client: new (o: { connectionString: string; connectionTimeoutMillis: number }) => PgClient };
+      const c = new Client({ connectionString: opts.connectionUrl, connectionTimeoutMillis: CONNECT_TIMEOUT_MS });
+      clients.add(c);
+      c.on('end', () => clients.delete(c));
+      return c;
+    },
     lastWrittenSeq: () => lastSeq,
 
     get: (key) =>
@@ -458,7 +482,7 @@ export function createPostgresPhysical(opts: PostgresStorageOptions): PostgresPh
 
     async close() {
       closed = true;
-      await Promise.all([db.destroy(), lockPool?.destroy()]);
+      await Promise.all([db.destroy(), lockPool?.destroy(), ...[...clients].map((c) => c.end().catch(() => undefined))]);
     },
   };
   return physical;
