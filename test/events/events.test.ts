@@ -48,12 +48,20 @@ describe('change events on a dev server', () => {
     expect((await s.api('POST', 'secret/data/other', { data: { v: 'secret-value-1' } })).status).toBe(200);
     expect((await s.api('POST', 'secret/data/app/x', { data: { v: 'secret-value-2' } })).status).toBe(200);
     expect((await s.api('DELETE', 'secret/data/app/x')).status).toBe(204);
+    expect((await s.api('POST', 'secret/undelete/app/x', { versions: [1] })).status).toBe(204);
+    expect((await s.api('POST', 'secret/destroy/app/x', { versions: [1] })).status).toBe(204);
     expect((await s.api('POST', 'secret/data/other', { data: { v: 'secret-value-3' } })).status).toBe(200);
     // A subscriber's events come in order: once it has the last write, it has seen (or skipped) the rest.
     expect((await s.api('POST', 'secret/data/app/zz-last', { data: { v: 'x' } })).status).toBe(200);
     await mine.waitForEvent((e) => e.path === 'secret/data/app/zz-last', 'the restricted subscriber to see the last write');
     await all.waitForEvent((e) => e.path === 'secret/data/app/zz-last', 'root to see the last write');
-    expect(kvPaths(mine)).toEqual(['kv-v2/data-write secret/data/app/x', 'kv-v2/data-delete secret/data/app/x', 'kv-v2/data-write secret/data/app/zz-last']);
+    expect(kvPaths(mine)).toEqual([
+      'kv-v2/data-write secret/data/app/x',
+      'kv-v2/data-delete secret/data/app/x',
+      'kv-v2/undelete secret/data/app/x',
+      'kv-v2/destroy secret/data/app/x',
+      'kv-v2/data-write secret/data/app/zz-last',
+    ]);
     expect(kvPaths(all)).toEqual([
       'kv-v2/data-write secret/data/other',
       'kv-v2/data-write secret/data/app/x',
@@ -68,6 +76,20 @@ describe('change events on a dev server', () => {
     expect(JSON.stringify(all.frames)).not.toContain('secret-value');
     // Core events need more than a kv policy: the restricted token saw no policy/write of its own policy.
     expect(mine.events().some((e) => e.event_type.startsWith('policy/'))).toBe(false);
+  });
+
+  it('asks the ACL at delivery: a policy changed mid-stream changes what arrives', async () => {
+    const both = 'path "sys/events/subscribe/*" { capabilities = ["read"] }\npath "secret/data/live/*" { capabilities = ["read"] }\npath "secret/data/zz/*" { capabilities = ["list"] }';
+    const token = await tokenWith(s, 'changing', both);
+    const x = await sub(s.url, 'kv-v2/data-write', { token });
+    expect((await s.api('POST', 'secret/data/live/1', { data: { v: 1 } })).status).toBe(200);
+    await x.waitForEvent((e) => e.path === 'secret/data/live/1');
+    // The token's policy loses secret/data/live/*: the stream goes on, without those events.
+    expect((await s.api('PUT', 'sys/policies/acl/changing', { policy: 'path "sys/events/subscribe/*" { capabilities = ["read"] }\npath "secret/data/zz/*" { capabilities = ["list"] }' })).status).toBe(204);
+    expect((await s.api('POST', 'secret/data/live/2', { data: { v: 2 } })).status).toBe(200);
+    expect((await s.api('POST', 'secret/data/zz/end', { data: { v: 3 } })).status).toBe(200);
+    await x.waitForEvent((e) => e.path === 'secret/data/zz/end', 'the last write (list is enough)');
+    expect(x.events().map((e) => e.path)).toEqual(['secret/data/live/1', 'secret/data/zz/end']);
   });
 
   it('refuses a subscription without read on sys/events/subscribe/<type>', async () => {
@@ -95,6 +117,8 @@ describe('change events on a dev server', () => {
     expect(r.events().map((e) => e.event_type)).toEqual(['policy/write']);
     expect((await s.api('DELETE', 'sys/mounts/transit-ev')).status).toBe(204);
     await root.waitForEvent((e) => e.event_type === 'mount/disable' && e.path === 'transit-ev/', 'mount/disable');
+    expect((await s.api('DELETE', 'sys/policies/acl/zz-marker')).status).toBe(204);
+    await r.waitForEvent((e) => e.event_type === 'policy/delete' && e.path === 'sys/policies/acl/zz-marker', 'policy/delete');
   });
 
   it('a child namespace subscriber sees nothing of its parent; the parent chooses children with namespaces=', async () => {
