@@ -13,7 +13,7 @@ import * as http from 'node:http';
 import { createServer, connect, type Server, type Socket } from 'node:net';
 import { Client } from 'pg';
 import { postgresUrl } from '../helpers/databases';
-import { waitFor } from '../helpers/processes';
+import { descendantPids, waitFor } from '../helpers/processes';
 import { freePort, startConfigServer, type RunningServer } from '../helpers/server';
 
 jest.setTimeout(120_000);
@@ -68,8 +68,11 @@ beforeAll(async () => {
   active.rootToken = init.body.root_token;
   expect((await active.api('PUT', 'sys/unseal', { key: init.body.keys_base64[0] }, { token: null })).body.sealed).toBe(false);
   await waitFor('the first node to be active', async () => (await health(active)) === 200);
-  // The standby has a second listener refusing the unauthenticated root recovery paths (finding 11).
-  standby = await startConfigServer(config('http://127.0.0.1:$PORT', 'listener "tcp" {\n  address = "127.0.0.1:$PORT2"\n  tls_disable = true\n  disable_unauthed_generate_root_endpoints = true\n}'));
+  // The standby has a second listener refusing the unauthenticated root recovery paths (finding 11),
+  // and standby reads off (issue 30): it forwards every request, so each crosses the relay.
+  standby = await startConfigServer(
+    config('http://127.0.0.1:$PORT', 'disable_standby_reads = true\nlistener "tcp" {\n  address = "127.0.0.1:$PORT2"\n  tls_disable = true\n  disable_unauthed_generate_root_endpoints = true\n}'),
+  );
   standby.rootToken = active.rootToken;
   await waitFor('the second node to reach PostgreSQL', async () => (await standby.api('GET', 'sys/seal-status', undefined, { token: null })).status === 200);
   expect((await standby.api('PUT', 'sys/unseal', { key: init.body.keys_base64[0] }, { token: null })).body.sealed).toBe(false);
@@ -160,4 +163,12 @@ it('a standby listener that refuses unauthenticated generate-root refuses it bef
   expect((await active.api('GET', 'sys/generate-root/attempt', undefined, { token: null })).body.started).toBe(true);
   expect((await attempt(standby.port2, 'DELETE')).status).toBe(405);
   expect((await attempt(standby.port, 'DELETE')).status).toBe(204);
+});
+
+it('with disable_standby_reads a standby forwards reads too and runs no plugin process of its own', async () => {
+  const before = wire.length;
+  const r = await standby.api('GET', 'secret/data/forwarded');
+  expect([r.status, r.body.data.data]).toEqual([200, { v: 'victim' }]);
+  expect(wire.subarray(before).toString('latin1')).toContain('GET /v1/secret/data/forwarded HTTP/1.1');
+  expect(descendantPids(standby.proc.pid!, 'plugins/')).toEqual([]);
 });

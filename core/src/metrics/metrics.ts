@@ -68,7 +68,7 @@ export function createMetrics(opts: MetricsOptions = {}) {
     pluginRestarts: new Counter({ name: `${p}_plugin_restarts_total`, help: 'Restarts of a plugin process after it exited unexpectedly.', labelNames: ['plugin', 'version'] as const, registers }),
     haStandbyRequests: new Counter({
       name: `${p}_ha_standby_requests_total`,
-      help: 'Requests a standby handled: served itself (wrote nothing), or forwarded to the active node and why (write: a storage write was refused; index: not caught up with the X-Service-Index asked for; always: a path only the active node serves; error: failed here; unready: no state yet or standby reads off).',
+      help: 'Requests a standby handled: served itself (wrote nothing), or forwarded to the active node and why (write: a storage write was refused; index: not caught up with the X-Service-Index asked for; always: a path only the active node serves; error: failed here; unready: its state is not built yet).',
       labelNames: ['outcome'] as const,
       registers,
     }),
