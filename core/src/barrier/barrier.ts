@@ -4,11 +4,13 @@
  *
  * What is encrypted: every value, AES-256-GCM under the keyring's term key,
  * with a fresh 96-bit nonce and the storage path as associated data (see
- * envelope.ts). What is NOT encrypted: keys (paths) and `core/seal-config`,
- * which holds only the share count and threshold. So no secret may appear in
- * a key.
+ * envelope.ts). What is NOT encrypted: keys (paths), `core/seal-config` and
+ * `core/recovery-config`, which hold only share counts and thresholds, and an
+ * auto seal's records under `core/seal/`, which are encrypted by the seal's
+ * own key instead. So no secret may appear in a key.
  *
- * Key hierarchy: the unseal key (rebuilt from Shamir shares, never stored)
+ * Key hierarchy: the unseal key (rebuilt from Shamir shares and never stored,
+ * or, with a static seal, stored wrapped by the operator's seal key)
  * encrypts the root key at `core/root-key`; the root key encrypts the keyring
  * at `core/keyring`; keyring terms encrypt the data. Sealed means no key in
  * memory: seal() overwrites every key buffer, and the decrypted-entry cache,
@@ -24,8 +26,13 @@ import { decrypt, encrypt, envelopeTerm } from './envelope.js';
 export const KEYRING_PATH = 'core/keyring';
 export const ROOT_KEY_PATH = 'core/root-key';
 export const SEAL_CONFIG_PATH = 'core/seal-config';
+/** An auto seal's records (seal/static-seal.ts): the unseal key and the recovery key, each wrapped by the seal's key. */
+export const SEAL_STORED_KEY_PATH = 'core/seal/stored-key';
+export const RECOVERY_KEY_PATH = 'core/seal/recovery-key';
+/** Recovery key shares and threshold (an auto seal), plain like the seal config. */
+export const RECOVERY_CONFIG_PATH = 'core/recovery-config';
 /** Stored outside the barrier's encryption (or under its own envelopes): refused by the secure store. */
-const RESERVED_KEYS: ReadonlySet<string> = new Set([KEYRING_PATH, ROOT_KEY_PATH, SEAL_CONFIG_PATH]);
+const RESERVED_KEYS: ReadonlySet<string> = new Set([KEYRING_PATH, ROOT_KEY_PATH, SEAL_CONFIG_PATH, SEAL_STORED_KEY_PATH, RECOVERY_KEY_PATH, RECOVERY_CONFIG_PATH]);
 /** Term number of the envelopes around the root key and the keyring (not a data term). */
 const META_TERM = 0;
 export const KEY_BYTES = 32;

@@ -9,6 +9,7 @@ import { join, resolve } from 'node:path';
 import { DEFAULT_TELEMETRY, loadServerConfig, type ServerConfig } from '../server/server-config.js';
 import { createCore } from '../server/core.js';
 import { createLogger, type LogLevel } from '../log/logger.js';
+import { SealKeyError } from '../seal/static-seal.js';
 import type { ParsedArgs } from './args.js';
 
 const DEV_KEY_FILE = 'dev-unseal-key';
@@ -70,8 +71,25 @@ export async function runServer(args: ParsedArgs): Promise<void> {
   process.on('SIGINT', () => stop('SIGINT'));
 
   if (!dev) {
-    logger.info('strongroom server started', { listeners: addresses, storage: config.storage.type });
-    return;
+    logger.info('strongroom server started', { listeners: addresses, storage: config.storage.type, ...(config.seal ? { seal: 'static' } : {}) });
+    // Every start: a static seal unseals here, and storage sealed by a static seal without its stanza stops the server.
+    for (;;) {
+      try {
+        await core.autoUnseal();
+        return;
+      } catch (err) {
+        if (err instanceof SealKeyError) {
+          // A wrong or missing seal key stops the server: the message names the stanza (never the key).
+          shuttingDown = true;
+          await core.shutdown().catch(() => undefined);
+          throw err;
+        }
+        if (shuttingDown) return;
+        // Storage not reachable yet: try again, as an operator's unseal would.
+        logger.warn('auto-unseal failed; retrying in 5 s', { error: err instanceof Error ? err.message : String(err) });
+        await new Promise((r) => setTimeout(r, 5000));
+      }
+    }
   }
 
   // Dev mode: initialize on first start; with a kept --dev-data-dir, unseal with the saved dev key.

@@ -13,7 +13,8 @@ function sealRows(b: any): Array<[string, unknown]> {
     ['Total Shares', b.n],
     ['Threshold', b.t],
   ];
-  if (b.sealed) rows.push(['Unseal Progress', `${b.progress}/${b.t}`], ['Unseal Nonce', b.nonce || 'n/a']);
+  if (b.recovery_seal) rows.splice(3, 2, ['Recovery Seal Type', b.recovery_seal_type ?? 'shamir'], ['Total Recovery Shares', b.n], ['Recovery Threshold', b.t]);
+  if (b.sealed) rows.push(['Unseal Progress', `${b.progress}/${b.t}`], ['Unseal Nonce', b.nonce || 'n/a'], ['Seal Migration in Progress', b.migration === true]);
   rows.push(['Version', b.version], ['Build Date', b.build_date ?? 'n/a'], ['Storage Type', b.storage_type], ['Cluster Name', b.cluster_name || 'n/a'], ['Cluster ID', b.cluster_id || 'n/a']);
   return rows;
 }
@@ -52,23 +53,31 @@ const ATTEMPT_FLAGS = {
   nonce: { kind: 'string' as const, help: 'Nonce of the attempt (given by -init); required with a key share.' },
 };
 
+/** `-target=recovery`: the recovery keys (sys/rekey-recovery-key/*) instead of the unseal keys (sys/rekey/*). */
+function rekeyBase(ctx: Ctx): string {
+  const target = flag(ctx, 'target') ?? 'barrier';
+  if (target !== 'barrier' && target !== 'recovery') throw new UsageError('-target: must be "barrier" or "recovery"');
+  return target === 'recovery' ? 'sys/rekey-recovery-key' : 'sys/rekey';
+}
+
 /** `operator rekey -verify`: the verification of a rekey's new shares (sys/rekey/verify). */
 async function rekeyVerify(ctx: Ctx): Promise<void> {
+  const base = rekeyBase(ctx);
   const show = (body: Record<string, any>) =>
     printData(ctx, body, () => keyValues(ctx.out, [['Verification Nonce', body.nonce || 'n/a'], ['Started', body.started], ['New Shares', body.n], ['New Threshold', body.t], ['Verification Progress', `${body.progress}/${body.t}`]]));
   if (boolFlag(ctx, 'cancel')) {
-    const r = await ctx.client.delete('sys/rekey/verify');
+    const r = await ctx.client.delete(`${base}/verify`);
     ensureOk(r, 'restarting rekey verification');
     ctx.out('Success! Rekey verification restarted: give the new keys with the new nonce.');
     return show(r.body);
   }
   if (boolFlag(ctx, 'status')) {
-    const r = await ctx.client.read('sys/rekey/verify');
+    const r = await ctx.client.read(`${base}/verify`);
     ensureOk(r, 'reading rekey verification status');
     return show(r.body);
   }
   if (!flag(ctx, 'nonce')) throw new UsageError('-nonce (the verification nonce) is required with a key share (see -verify -status)');
-  const r = await ctx.client.put('sys/rekey/verify', { key: await keyArg(ctx), nonce: flag(ctx, 'nonce') });
+  const r = await ctx.client.put(`${base}/verify`, { key: await keyArg(ctx), nonce: flag(ctx, 'nonce') });
   ensureOk(r, 'verifying rekey');
   if (!r.body.complete) return show(r.body);
   printData(ctx, r.body, () => ctx.out(`Success! Rekey verified: the new unseal keys are in force (nonce ${r.body.nonce}).`));
@@ -97,10 +106,12 @@ export const operatorVerbs: Record<string, Command> = {
   },
   'operator init': {
     usage: '[options]',
-    synopsis: 'Initialize a new server: creates the root key, split into unseal key shares, and the initial root token.',
+    synopsis: 'Initialize a new server: creates the root key, split into unseal key shares (with a static seal: recovery key shares, and the server unseals itself), and the initial root token.',
     flags: {
       'key-shares': { kind: 'string', help: 'Number of key shares (default 5).', aliases: ['n'] },
       'key-threshold': { kind: 'string', help: 'Shares needed to unseal (default 3).', aliases: ['t'] },
+      'recovery-shares': { kind: 'string', help: 'With a static seal: number of recovery key shares (default 5).' },
+      'recovery-threshold': { kind: 'string', help: 'With a static seal: recovery shares needed for generate-root, rekey and unseal after a seal (default 3).' },
       status: { kind: 'bool', help: 'Only tell whether the server is initialized: exit 0 yes, 2 no.' },
     },
     max: 0,
@@ -112,6 +123,18 @@ export const operatorVerbs: Record<string, Command> = {
         ctx.out('Strongroom is not initialized');
         throw new CliError('', 2);
       }
+      // Which seal decides what is sent: the recovery_* parameters exist only with an auto seal (Vault's CLI does the same).
+      const st = await ctx.client.read('sys/seal-status');
+      ensureOk(st, 'reading the seal status');
+      if (st.body.recovery_seal) {
+        const r = await ctx.client.put('sys/init', { secret_shares: 1, secret_threshold: 1, recovery_shares: intFlag(ctx, 'recovery-shares', 5), recovery_threshold: intFlag(ctx, 'recovery-threshold', 3) });
+        ensureOk(r, 'initializing');
+        if (ctx.field || ctx.format !== 'table') return printData(ctx, r.body, () => undefined);
+        (r.body.recovery_keys_base64 as string[]).forEach((k, i) => ctx.out(`Recovery Key ${i + 1}: ${k}`));
+        ctx.out(`\nInitial Root Token: ${r.body.root_token}`);
+        ctx.out(`\nStrongroom initialized with ${r.body.recovery_keys_base64.length} recovery key shares and a recovery key threshold of ${intFlag(ctx, 'recovery-threshold', 3)}. The server unsealed itself with its ${st.body.type} seal; the recovery keys authorize generate-root and rekey, and unseal after a seal. Keep them apart, in safe places.`);
+        return;
+      }
       const r = await ctx.client.put('sys/init', { secret_shares: intFlag(ctx, 'key-shares', 5), secret_threshold: intFlag(ctx, 'key-threshold', 3) });
       ensureOk(r, 'initializing');
       if (ctx.field || ctx.format !== 'table') return printData(ctx, r.body, () => undefined);
@@ -122,11 +145,14 @@ export const operatorVerbs: Record<string, Command> = {
   },
   'operator unseal': {
     usage: '[options] [KEY]',
-    synopsis: 'Give one unseal key share (argument; else a hidden prompt on a terminal, or stdin). -reset discards the shares given so far.',
-    flags: { reset: { kind: 'bool', help: 'Discard the key shares given so far.' } },
+    synopsis: 'Give one unseal key share, or with a static seal a recovery key share (argument; else a hidden prompt on a terminal, or stdin). -reset discards the shares given so far; -migrate completes a seal migration.',
+    flags: {
+      reset: { kind: 'bool', help: 'Discard the key shares given so far.' },
+      migrate: { kind: 'bool', help: 'Seal migration (the config\'s seal stanza differs from the stored seal): Shamir to static with the unseal keys, static to Shamir (stanza disabled = "true") with the recovery keys.' },
+    },
     max: 1,
     async run(ctx) {
-      const body = boolFlag(ctx, 'reset') ? { reset: true } : { key: await keyArg(ctx) };
+      const body = boolFlag(ctx, 'reset') ? { reset: true } : { key: await keyArg(ctx), ...(boolFlag(ctx, 'migrate') ? { migrate: true } : {}) };
       const r = await ctx.client.put('sys/unseal', body);
       ensureOk(r, 'unsealing');
       printData(ctx, r.body, () => keyValues(ctx.out, sealRows(r.body)));
@@ -200,7 +226,7 @@ export const operatorVerbs: Record<string, Command> = {
   },
   'operator rekey': {
     usage: '[options] [KEY]',
-    synopsis: 'Make new unseal key shares: -init starts (with -key-shares/-key-threshold), then each holder gives a current share with -nonce; with -verify, the new shares take effect once holders give them back with -verify and the verification nonce.',
+    synopsis: 'Make new unseal key shares (-target=recovery: recovery key shares): -init starts (with -key-shares/-key-threshold), then each holder gives a current share with -nonce; with -verify, the new shares take effect once holders give them back with -verify and the verification nonce.',
     flags: {
       ...ATTEMPT_FLAGS,
       'key-shares': { kind: 'string', help: 'Number of new key shares (with -init; default 5).', aliases: ['n'] },
@@ -208,9 +234,11 @@ export const operatorVerbs: Record<string, Command> = {
       verify: { kind: 'bool', help: 'With -init: require verification of the new shares. Otherwise act on the verification: give a new share (with -nonce, the verification nonce), -status, -cancel (restarts it).' },
       'backup-retrieve': { kind: 'bool', help: 'Read the backup of PGP-encrypted shares (never made here: PGP is not supported).' },
       'backup-delete': { kind: 'bool', help: 'Delete the backup of PGP-encrypted shares.' },
+      target: { kind: 'string', help: '"barrier" (default): the unseal keys; "recovery": a static seal\'s recovery keys (sys/rekey-recovery-key), given with -nonce as for the unseal keys.' },
     },
     max: 1,
     async run(ctx) {
+      const base = rekeyBase(ctx);
       if (boolFlag(ctx, 'backup-retrieve') || boolFlag(ctx, 'backup-delete')) {
         const retrieve = boolFlag(ctx, 'backup-retrieve');
         const r = retrieve ? await ctx.client.read('sys/rekey/backup') : await ctx.client.delete('sys/rekey/backup');
@@ -219,22 +247,22 @@ export const operatorVerbs: Record<string, Command> = {
       }
       if (boolFlag(ctx, 'verify') && !boolFlag(ctx, 'init')) return rekeyVerify(ctx);
       if (boolFlag(ctx, 'cancel')) {
-        const r = await ctx.client.delete('sys/rekey/init');
+        const r = await ctx.client.delete(`${base}/init`);
         ensureOk(r, 'canceling rekey');
         return ctx.out('Success! Canceled rekeying (if it was started)');
       }
       if (boolFlag(ctx, 'status')) {
-        const r = await ctx.client.read('sys/rekey/init');
+        const r = await ctx.client.read(`${base}/init`);
         ensureOk(r, 'reading rekey status');
         return printData(ctx, r.body, () => keyValues(ctx.out, [['Nonce', r.body.nonce || 'n/a'], ['Started', r.body.started], ['Rekey Progress', `${r.body.progress}/${r.body.required}`], ['New Shares', r.body.n], ['New Threshold', r.body.t]]));
       }
       if (boolFlag(ctx, 'init')) {
-        const r = await ctx.client.put('sys/rekey/init', { secret_shares: intFlag(ctx, 'key-shares', 5), secret_threshold: intFlag(ctx, 'key-threshold', 3), require_verification: boolFlag(ctx, 'verify') });
+        const r = await ctx.client.put(`${base}/init`, { secret_shares: intFlag(ctx, 'key-shares', 5), secret_threshold: intFlag(ctx, 'key-threshold', 3), require_verification: boolFlag(ctx, 'verify') });
         ensureOk(r, 'initializing rekey');
         return printData(ctx, r.body, () => keyValues(ctx.out, [['Nonce', r.body.nonce], ['Started', r.body.started], ['Rekey Progress', `${r.body.progress}/${r.body.required}`], ['New Shares', r.body.n], ['New Threshold', r.body.t]]));
       }
       if (!flag(ctx, 'nonce')) throw new UsageError('-nonce is required with a key share (see -status)');
-      const r = await ctx.client.put('sys/rekey/update', { key: await keyArg(ctx), nonce: flag(ctx, 'nonce') });
+      const r = await ctx.client.put(`${base}/update`, { key: await keyArg(ctx), nonce: flag(ctx, 'nonce') });
       ensureOk(r, 'rekeying');
       if (!r.body.complete) return printData(ctx, r.body, () => keyValues(ctx.out, [['Nonce', r.body.nonce], ['Rekey Progress', `${r.body.progress}/${r.body.required}`]]));
       printData(ctx, r.body, () => {

@@ -13,7 +13,7 @@
  * A listener serves TLS unless `tls_disable` says otherwise, so a typo in
  * `tls_disable` fails closed (certificate files are then required). Every key
  * is checked: an unknown block or key (a misspelt `adress`), a Vault feature
- * this server does not have (`seal`, `ha_storage`, ...), a wrong type, or a
+ * this server does not have (`ha_storage`, a cloud KMS seal, ...), a wrong type, or a
  * missing file the config refers to stops the server at start. Nothing is
  * silently ignored. Values are wire-lenient like Vault's: `tls_disable =
  * "true"` or `1` work. Errors name the file, the key and its line.
@@ -27,6 +27,7 @@ import { dirname } from 'node:path';
 import { blockLineOf, blocksOf, lineOf, parseHcl, type HclObject, type HclValue } from '../hcl/parse.js';
 import { duration, durationMs, lenientBool, lenientInt, nonEmpty } from '../hcl/values.js';
 import { STORAGE_BACKENDS, storageSchema, type StorageConfig } from '../storage/registry.js';
+import { SealKeyError, STANZA as STATIC_STANZA, loadStaticSeal, type StaticSeal, type StaticSealStanza } from '../seal/static-seal.js';
 
 export const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
@@ -99,6 +100,10 @@ export interface Config {
   snapshot?: { intervalMs: number; path: string; retain: number };
   /** The change-event log and subscriber buffers (`events` block); absent keys keep the defaults. */
   events: { logMaxEvents?: number; logMaxAgeMs?: number; subscriberBuffer?: number };
+  /** `seal "static" { ... }` as written; absent: Shamir. */
+  seal?: StaticSealStanza;
+  /** The seal's keys, read when the config is loaded from a file (`checkFiles`). */
+  staticSeal?: StaticSeal;
 }
 
 const tcpListenerSchema = z.object({
@@ -116,6 +121,15 @@ const tcpListenerSchema = z.object({
 
 const listenerTelemetrySchema = z.object({
   unauthenticated_metrics_access: lenientBool.optional(),
+});
+
+/** OpenBao's static seal: key sources (file:// or env://), never keys. */
+const staticSealSchema = z.object({
+  current_key_id: nonEmpty,
+  current_key: nonEmpty,
+  previous_key_id: nonEmpty.optional(),
+  previous_key: nonEmpty.optional(),
+  disabled: lenientBool.optional(),
 });
 
 /** Not in Vault: how a failing revocation is retried before its lease becomes irrevocable. */
@@ -160,11 +174,10 @@ const topSchema = z.object({
 });
 
 /** Top-level keys handled outside `topSchema`. */
-const BLOCK_KEYS = new Set(['listener', 'storage', 'backend', 'lease_revocation', 'telemetry', 'snapshot', 'events']);
+const BLOCK_KEYS = new Set(['listener', 'storage', 'backend', 'lease_revocation', 'telemetry', 'snapshot', 'events', 'seal']);
 
 /** Vault keys this server refuses by name, with the reason. */
 const UNSUPPORTED: Record<string, string> = {
-  seal: 'auto-unseal is not supported; this server unseals with Shamir key shares only',
   ha_storage: 'a separate HA storage is not supported; use storage "postgresql" { ha_enabled = true }',
   service_registration: 'service registration is not supported',
   entropy: 'external entropy is not supported',
@@ -349,6 +362,30 @@ export function parseConfig(text: string, source = 'config', opts: { checkFiles?
     if (opts.checkFiles) requireFile(v.path, 'snapshot.path', lineOf(body, 'path'), 'directory');
   }
 
+  let seal: StaticSealStanza | undefined;
+  if (doc.seal !== undefined) {
+    const blocks = blocksOf(doc.seal, 1);
+    if (blocks === null) return fail('seal: expected a block like seal "static" { current_key_id = "..." current_key = "file://..." }', lineOf(doc, 'seal'));
+    if (blocks.length !== 1) return fail('seal: exactly one seal block is allowed (to migrate back to Shamir, keep it with disabled = "true")', lineOf(doc, 'seal'));
+    const blk = blocks[0]!;
+    const type = blk.labels[0] as string;
+    if (type !== 'static') return fail(`seal "${type}": unsupported seal type (only "static": cloud KMS and HSM seals are not supported)`, blockLineOf(blk.body) ?? lineOf(doc, 'seal'));
+    const v = validate(staticSealSchema, known(blk.body, staticSealSchema.shape, source, STATIC_STANZA), source, STATIC_STANZA);
+    if ((v.previous_key_id === undefined) !== (v.previous_key === undefined)) fail(`${STATIC_STANZA}: previous_key_id and previous_key go together`, blockLineOf(blk.body));
+    if (v.previous_key_id !== undefined && v.previous_key_id === v.current_key_id) fail(`${STATIC_STANZA}: previous_key_id must differ from current_key_id`, lineOf(blk.body, 'previous_key_id'));
+    seal = { currentKeyId: v.current_key_id, currentKey: v.current_key, disabled: v.disabled ?? false };
+    if (v.previous_key_id !== undefined) Object.assign(seal, { previousKeyId: v.previous_key_id, previousKey: v.previous_key });
+  }
+  let staticSeal: StaticSeal | undefined;
+  if (seal && opts.checkFiles) {
+    try {
+      staticSeal = loadStaticSeal(seal);
+    } catch (err) {
+      if (err instanceof SealKeyError) fail(err.message);
+      throw err;
+    }
+  }
+
   if (opts.checkFiles) {
     if (top.plugin_directory !== undefined) requireFile(top.plugin_directory, 'plugin_directory', lineOf(doc, 'plugin_directory'), 'directory');
     if (top.log_file !== undefined) requireFile(top.log_file.endsWith('/') ? top.log_file : dirname(top.log_file), 'log_file', lineOf(doc, 'log_file'), 'directory');
@@ -374,6 +411,8 @@ export function parseConfig(text: string, source = 'config', opts: { checkFiles?
   if (top.disable_standby_reads !== undefined) config.disableStandbyReads = top.disable_standby_reads;
   if (top.cluster_name !== undefined) config.clusterName = top.cluster_name;
   if (top.plugin_directory !== undefined) config.pluginDirectory = top.plugin_directory;
+  if (seal) config.seal = seal;
+  if (staticSeal) config.staticSeal = staticSeal;
   return config;
 }
 

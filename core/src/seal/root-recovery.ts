@@ -23,16 +23,10 @@
 import { randomUUID, timingSafeEqual } from 'node:crypto';
 import { badRequest } from '@strongroom/sdk-plugin/host';
 import { randomBase62 } from '../token/ids.js';
-import { decodePart, type PendingRekey } from './seal-manager.js';
+import { decodePart, type KeyHolders, type PendingRekey } from './seal-manager.js';
 
 /** Length of a root token id (`srs.` + 24 base62) and so of the OTP (Vault's current scheme: 28). */
 const OTP_LENGTH = 28;
-
-export interface RecoverySeal {
-  sealConfig(): Promise<{ secret_shares: number; secret_threshold: number } | null>;
-  verifyParts(parts: readonly Buffer[]): Promise<boolean>;
-  prepareRekey(cfg: { secret_shares: number; secret_threshold: number }): PendingRekey;
-}
 
 interface Attempt {
   nonce: string;
@@ -102,7 +96,8 @@ export interface GenerateRootStatus {
   complete: boolean;
 }
 
-export function createGenerateRoot(deps: { seal: RecoverySeal; createRootToken(): Promise<string> }) {
+/** `seal`: the keys that authorize it (SealManager.rootKeys: unseal keys, or a static seal's recovery keys). */
+export function createGenerateRoot(deps: { seal: Pick<KeyHolders, 'sealConfig' | 'verifyParts'>; createRootToken(): Promise<string> }) {
   const shares = createShareCollector('root generation');
   let otp = '';
 
@@ -188,7 +183,11 @@ export interface RekeyVerifyStatus {
   progress: number;
 }
 
-export function createRekey(deps: { seal: RecoverySeal; parseConfig(input: unknown): { secret_shares: number; secret_threshold: number } }) {
+/**
+ * `seal`: the key shares rekeyed (the unseal keys, or the recovery keys);
+ * `unavailable`: the 400 when this server has none of them (sealConfig() null).
+ */
+export function createRekey(deps: { seal: KeyHolders; parseConfig(input: unknown): { secret_shares: number; secret_threshold: number }; unavailable: string }) {
   const shares = createShareCollector('rekey');
   // The new shares given back, under their own nonce (sys/rekey/verify).
   const checks = createShareCollector('rekey verification');
@@ -233,6 +232,7 @@ export function createRekey(deps: { seal: RecoverySeal; parseConfig(input: unkno
     start: (input: Record<string, unknown>) =>
       exclusive(async () => {
         if (isOn(input.backup)) throw badRequest('backup: PGP key backup is not supported');
+        if (!(await deps.seal.sealConfig())) throw badRequest(deps.unavailable);
         const cfg = deps.parseConfig({ secret_shares: input.secret_shares, secret_threshold: input.secret_threshold, ...(input.pgp_keys ? { pgp_keys: input.pgp_keys } : {}) });
         if (next) throw badRequest('rekey already in progress');
         const attempt = shares.begin();

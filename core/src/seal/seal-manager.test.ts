@@ -1,12 +1,25 @@
 import { createInmemPhysical } from '../storage/inmem.js';
 import { createBarrier } from '../barrier/barrier.js';
 import type { Physical } from '../storage/physical.js';
+import { randomBytes } from 'node:crypto';
 import { createSealManager, parseSealConfig } from './seal-manager.js';
+import { loadStaticSeal, type StaticSeal } from './static-seal.js';
 
-function setup(physical: Physical = createInmemPhysical()) {
+function setup(physical: Physical = createInmemPhysical(), staticSeal?: StaticSeal) {
   const barrier = createBarrier(physical);
-  const seal = createSealManager({ physical, barrier, storageType: 'inmem', version: '0.1.0', buildDate: '2025-01-01T00:00:00Z' });
+  const seal = createSealManager({ physical, barrier, storageType: 'inmem', version: '0.1.0', buildDate: '2025-01-01T00:00:00Z', ...(staticSeal ? { staticSeal } : {}) });
   return { physical, barrier, seal };
+}
+
+/** A static seal whose key comes from a fresh environment variable. */
+function staticSeal(key: Buffer, opts: { id?: string; disabled?: boolean } = {}): StaticSeal {
+  const name = `SR_SEAL_TEST_${randomBytes(4).toString('hex')}`;
+  process.env[name] = key.toString('hex');
+  try {
+    return loadStaticSeal({ currentKeyId: opts.id ?? 'k', currentKey: `env://${name}`, disabled: opts.disabled ?? false });
+  } finally {
+    delete process.env[name];
+  }
 }
 
 describe('seal manager', () => {
@@ -178,5 +191,59 @@ describe('seal manager', () => {
     const results = await Promise.all(keys.map((k) => seal.submitUnsealKey(k)));
     expect(results.filter((r) => !r.sealed).length).toBe(4);
     expect(unseals).toBe(1);
+  });
+
+  describe('static seal', () => {
+    it('init answers recovery keys and unseals; a restart auto-unseals; after a seal the recovery keys unseal', async () => {
+      const physical = createInmemPhysical();
+      const key = randomBytes(32);
+      const { seal, barrier } = setup(physical, staticSeal(key));
+      await expect(seal.init({ secret_shares: 1, secret_threshold: 1 })).rejects.toMatchObject({ status: 400, message: expect.stringMatching(/recovery_shares is required/) });
+      const init = await seal.init({ recovery_shares: 3, recovery_threshold: 2 });
+      expect(init.keys).toEqual([]);
+      expect(init.recovery_keys).toHaveLength(3);
+      expect(await seal.status()).toMatchObject({ type: 'static', sealed: false, t: 2, n: 3, recovery_seal: true, migration: false });
+      await barrier.put('secret/x', Buffer.from('kept'));
+
+      const restarted = setup(physical, staticSeal(key));
+      expect((await restarted.seal.autoUnseal()).sealed).toBe(false);
+      expect(Buffer.from((await restarted.barrier.get('secret/x')) as Uint8Array).toString()).toBe('kept');
+      await restarted.seal.seal();
+      expect((await restarted.seal.submitUnsealKey(init.recovery_keys![0])).sealed).toBe(true);
+      expect((await restarted.seal.submitUnsealKey(init.recovery_keys![2])).sealed).toBe(false);
+      expect(await restarted.seal.rootKeys.verifyParts(init.recovery_keys!.slice(0, 2).map((k) => Buffer.from(k, 'hex')))).toBe(true);
+      expect(await restarted.seal.sealConfig()).toBeNull();
+
+      const wrong = setup(physical, staticSeal(randomBytes(32)));
+      await expect(wrong.seal.autoUnseal()).rejects.toThrow(/^seal "static": current_key \(key id "k"\) does not unwrap the stored key: wrong key$/);
+      const missing = setup(physical);
+      await expect(missing.seal.autoUnseal()).rejects.toThrow(/no seal "static" stanza/);
+    });
+
+    it('migrates Shamir -> static with the unseal keys and back with the recovery keys', async () => {
+      const physical = createInmemPhysical();
+      const key = randomBytes(32);
+      const shamir = setup(physical);
+      const { keys } = await shamir.seal.init({ secret_shares: 3, secret_threshold: 2 });
+
+      const toStatic = setup(physical, staticSeal(key));
+      expect(await toStatic.seal.autoUnseal()).toMatchObject({ sealed: true, migration: true, type: 'shamir', t: 2, n: 3 });
+      await expect(toStatic.seal.submitUnsealKey(keys[0])).rejects.toMatchObject({ status: 400, message: expect.stringMatching(/migrate/) });
+      await toStatic.seal.submitUnsealKey(keys[0], { migrate: true });
+      expect(await toStatic.seal.submitUnsealKey(keys[1], { migrate: true })).toMatchObject({ sealed: false, type: 'static', recovery_seal: true, migration: false });
+      await toStatic.barrier.put('secret/x', Buffer.from('kept'));
+      expect((await setup(physical, staticSeal(key)).seal.autoUnseal()).sealed).toBe(false);
+
+      const toShamir = setup(physical, staticSeal(key, { disabled: true }));
+      expect(await toShamir.seal.autoUnseal()).toMatchObject({ sealed: true, migration: true, type: 'static' });
+      await toShamir.seal.submitUnsealKey(keys[2], { migrate: true });
+      expect(await toShamir.seal.submitUnsealKey(keys[0], { migrate: true })).toMatchObject({ sealed: false, type: 'shamir', recovery_seal: false });
+      for (const p of ['core/seal/stored-key', 'core/seal/recovery-key', 'core/recovery-config']) expect(await physical.get(p)).toBeNull();
+
+      const back = setup(physical);
+      await back.seal.submitUnsealKey(keys[1]);
+      expect((await back.seal.submitUnsealKey(keys[2])).sealed).toBe(false);
+      expect(Buffer.from((await back.barrier.get('secret/x')) as Uint8Array).toString()).toBe('kept');
+    });
   });
 });

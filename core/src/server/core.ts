@@ -70,6 +70,8 @@ export interface Core {
   handle(req: ApiRequest): Promise<ApiReply>;
   devInit(opts: { rootTokenId?: string | undefined }): Promise<{ unsealKey: string; rootToken: string }>;
   unsealWithKey(key: string): Promise<void>;
+  /** With a static seal, unseals from the stored key (a SealKeyError stops the server); otherwise nothing. */
+  autoUnseal(): Promise<void>;
   shutdown(): Promise<void>;
 }
 
@@ -82,7 +84,9 @@ export async function createCore(opts: { config: ServerConfig; logger: CoreLogge
   const guard = createStandbyGuard();
   const physical = guard.wrap(timedPhysical(opened.physical, metrics));
   const barrier = timedBarrier(createBarrier(physical), metrics);
-  const seal = createSealManager({ physical, barrier, clusterName: config.clusterName, storageType: storage.type, version: CORE_VERSION, log: logger.named('seal') });
+  const sealLog = logger.named('seal');
+  for (const w of config.seal?.warnings ?? []) sealLog.warn(w);
+  const seal = createSealManager({ physical, barrier, clusterName: config.clusterName, storageType: storage.type, version: CORE_VERSION, log: sealLog, ...(config.seal ? { staticSeal: config.seal } : {}) });
   const snapshots = createSnapshots({ physical, barrier, storageType: storage.type, haEnabled: opened.haLock !== undefined, logger, metrics });
   const stopSchedule = config.snapshot ? snapshots.schedule(config.snapshot) : null;
   const namespaces = createNamespaceRegistry();
@@ -364,6 +368,9 @@ export async function createCore(opts: { config: ServerConfig; logger: CoreLogge
     },
     async unsealWithKey(key) {
       await seal.submitUnsealKey(key);
+    },
+    async autoUnseal() {
+      await seal.autoUnseal();
     },
     async shutdown() {
       stopping = true;

@@ -5,6 +5,7 @@
 import { builtUiDirectory } from '../http/ui.js';
 import type { LogLevel } from '../log/logger.js';
 import { storageHaEnabled, type StorageConfig } from '../storage/registry.js';
+import type { StaticSeal } from '../seal/static-seal.js';
 
 export interface ListenerConfig {
   address: string;
@@ -45,6 +46,8 @@ export interface ServerConfig {
   events?: { logMaxEvents?: number; logMaxAgeMs?: number; subscriberBuffer?: number };
   /** Dev servers only: plugin processes run unsandboxed and write CPU profiles here (see the supervisor). */
   pluginCpuProfileDir?: string;
+  /** `seal "static"`, its keys read; absent: Shamir. */
+  seal?: StaticSeal;
 }
 
 /** Telemetry when the config sets none (Vault's defaults). */
@@ -90,5 +93,6 @@ function fromFileConfig(c: import('../config/config.js').Config): ServerConfig {
     ...(c.logFormat ? { logFormat: c.logFormat } : {}),
     ...(c.logFile ? { logFile: c.logFile } : {}),
     ...(c.logRequestsLevel ? { logRequestsLevel: c.logRequestsLevel } : {}),
+    ...(c.staticSeal ? { seal: c.staticSeal } : {}),
   };
 }

@@ -287,8 +287,9 @@ export async function unseal(ctx: UnsealContext, opts: { restoreLeasesInBackgrou
               ...snapshotPaths({ snapshots: ctx.snapshots }),
               // Attempts live as long as this unsealed state: sealing ends them.
               ...rootRecoveryPaths({
-                generateRoot: createGenerateRoot({ seal, createRootToken: async () => (await tokens.createRoot()).id }),
-                rekey: createRekey({ seal, parseConfig: parseSealConfig }),
+                generateRoot: createGenerateRoot({ seal: seal.rootKeys, createRootToken: async () => (await tokens.createRoot()).id }),
+                rekey: createRekey({ seal, parseConfig: parseSealConfig, unavailable: 'this server has a static seal: its unseal key is wrapped by the seal key, not split into shares; rekey the recovery keys at sys/rekey-recovery-key' }),
+                rekeyRecovery: createRekey({ seal: seal.recoveryKeys, parseConfig: parseSealConfig, unavailable: 'recovery keys exist only with an auto seal (seal "static" in the configuration)' }),
               }),
             ],
           },

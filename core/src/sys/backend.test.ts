@@ -19,7 +19,7 @@ import { wrappingPaths } from './wrapping.js';
 const ROOT_ONLY = [
   'audit', 'audit/*path', 'audit-hash/*path', 'config/cors', 'generate-root/attempt', 'generate-root/update', 'generate-root-token/attempt', 'generate-root-token/update', 'health', 'init', 'key-status', 'leader',
   'loggers', 'loggers/:name', 'metrics', 'plugins/catalog', 'plugins/catalog/:type', 'plugins/catalog/:type/:name', 'plugins/reload/backend', 'plugins/reload/backend/status', 'quotas/config', 'rekey/backup', 'rekey/init',
-  'rekey/update', 'rekey/verify', 'rotate', 'rotate/root/init', 'rotate/root/update', 'rotate/root/verify', 'seal', 'seal-status', 'step-down', 'unseal',
+  'rekey/update', 'rekey/verify', 'rekey-recovery-key/init', 'rekey-recovery-key/update', 'rekey-recovery-key/verify', 'rotate', 'rotate/root/init', 'rotate/root/update', 'rotate/root/verify', 'seal', 'seal-status', 'step-down', 'unseal',
   'storage/snapshot', 'storage/snapshot-restore', 'storage/snapshot-restore-force',
   'host-info', 'in-flight-req', 'monitor',
 ];

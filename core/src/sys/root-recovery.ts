@@ -10,6 +10,11 @@
  *   and sys/rotate/root/{init,update,verify}: the same ceremonies behind a token
  *   with `sudo` on the path, answered in the envelope (`data`), as OpenBao's
  *   API client reads them. Served on every listener.
+ * With a static seal, generate-root takes the recovery key shares, sys/rekey
+ * is refused (the unseal key is the seal's), and Vault's
+ * sys/rekey-recovery-key/{init,update,verify} rekey the recovery keys
+ * (unauthenticated like sys/rekey, and refused with it by
+ * `disable_unauthed_rekey_endpoints`).
  * And sys/rekey/backup (a token with sudo, as in Vault): backups are of
  * PGP-encrypted shares, which are not made here, so there is never one.
  */
@@ -18,7 +23,8 @@ import type { ApiRequest } from '../http/types.js';
 import type { createGenerateRoot, createRekey } from '../seal/root-recovery.js';
 import { defineSysPath, type SysPathDef } from './sys-path.js';
 
-type Ceremonies = { generateRoot: ReturnType<typeof createGenerateRoot>; rekey: ReturnType<typeof createRekey> };
+/** `rekeyRecovery`: the rekey of a static seal's recovery keys (Vault's sys/rekey-recovery-key/*). */
+type Ceremonies = { generateRoot: ReturnType<typeof createGenerateRoot>; rekey: ReturnType<typeof createRekey>; rekeyRecovery: ReturnType<typeof createRekey> };
 type Answer = (body: object) => LogicalResponse;
 
 const flat: Answer = (body) => ({ raw: { status: 200, contentType: 'application/json', body: JSON.stringify(body) } });
@@ -31,6 +37,7 @@ export function rootRecoveryPaths(deps: Ceremonies): SysPathDef[] {
   return [
     ...ceremonyPaths(deps, { generateRoot: 'generate-root/attempt', generateRootUpdate: 'generate-root/update', rekey: 'rekey/init', rekeyUpdate: 'rekey/update', rekeyVerify: 'rekey/verify' }, { unauthenticated: true, answer: flat }),
     ...ceremonyPaths(deps, { generateRoot: 'generate-root-token/attempt', generateRootUpdate: 'generate-root-token/update', rekey: 'rotate/root/init', rekeyUpdate: 'rotate/root/update', rekeyVerify: 'rotate/root/verify' }, { unauthenticated: false, answer: enveloped }),
+    ...rekeyPaths(deps.rekeyRecovery, { rekey: 'rekey-recovery-key/init', rekeyUpdate: 'rekey-recovery-key/update', rekeyVerify: 'rekey-recovery-key/verify' }, { unauthenticated: true, answer: flat }, 'recovery'),
     defineSysPath({
       rootOnly: true,
       pattern: 'rekey/backup',
@@ -57,7 +64,7 @@ function ceremonyPaths(
   const { answer, unauthenticated } = how;
   const who = unauthenticated ? ' (unauthenticated: the key shares are the credential)' : ' (a token with sudo on the path)';
   const shareFields = {
-    key: f.sensitive(f.string().optional().describe('One unseal key share (hex or base64).')),
+    key: f.sensitive(f.string().optional().describe('One unseal key share, or with a static seal one recovery key share (hex or base64).')),
     nonce: f.string().optional().describe('The nonce of the attempt.'),
   };
   return [
@@ -84,6 +91,25 @@ function ceremonyPaths(
       synopsis: `Give one unseal key share to the root generation${who}.`,
       operations: { update: { summary: 'Add a share; at the threshold the encoded root token is returned.', handler: async (req) => answer(await generateRoot.update(req.data)) } },
     }),
+    ...rekeyPaths(rekey, at, how, 'unseal'),
+  ];
+}
+
+/** A rekey's three paths; `keys` names the shares rekeyed (the unseal keys, or the recovery keys). */
+function rekeyPaths(
+  rekey: ReturnType<typeof createRekey>,
+  at: { rekey: string; rekeyUpdate: string; rekeyVerify: string },
+  how: { unauthenticated: boolean; answer: Answer },
+  keys: 'unseal' | 'recovery',
+): SysPathDef[] {
+  const { answer, unauthenticated } = how;
+  const who = unauthenticated ? ' (unauthenticated: the key shares are the credential)' : ' (a token with sudo on the path)';
+  const shareFields = {
+    key: f.sensitive(f.string().optional().describe(`One ${keys} key share (hex or base64).`)),
+    nonce: f.string().optional().describe('The nonce of the attempt.'),
+  };
+  const of = keys === 'recovery' ? ' of the recovery keys' : '';
+  return [
     defineSysPath({
       rootOnly: true,
       pattern: at.rekey,
@@ -95,7 +121,7 @@ function ceremonyPaths(
         backup: f.any().optional().describe('Not supported (it backs up PGP-encrypted shares).'),
         require_verification: f.any().optional().describe('The new shares take effect only once the threshold of them is given back at the verify path.'),
       },
-      synopsis: `Start, read or cancel a rekey${who}.`,
+      synopsis: `Start, read or cancel a rekey${of}${who}.`,
       operations: {
         read: { summary: 'Progress of the rekey.', handler: async () => answer(await rekey.status()) },
         update: { summary: 'Start a rekey with the new shares and threshold.', handler: async (req) => answer(await rekey.start(req.data as Record<string, unknown>)) },
@@ -107,7 +133,7 @@ function ceremonyPaths(
       pattern: at.rekeyUpdate,
       unauthenticated,
       fields: shareFields,
-      synopsis: `Give one current unseal key share to the rekey${who}.`,
+      synopsis: `Give one current ${keys} key share to the rekey${who}.`,
       operations: { update: { summary: 'Add a share; at the threshold the new shares are returned.', handler: async (req) => answer(await rekey.update(req.data)) } },
     }),
     defineSysPath({
@@ -115,10 +141,10 @@ function ceremonyPaths(
       pattern: at.rekeyVerify,
       unauthenticated,
       fields: shareFields,
-      synopsis: `Verify a rekey's new shares before they take effect${who}.`,
+      synopsis: `Verify a rekey's new ${keys} key shares before they take effect${who}.`,
       operations: {
         read: { summary: 'Progress of the verification.', handler: async () => answer(await rekey.verifyStatus()) },
-        update: { summary: 'Give one new share (with the verification nonce); at the new threshold the new key takes effect.', handler: async (req) => answer(await rekey.verify(req.data)) },
+        update: { summary: `Give one new share (with the verification nonce); at the new threshold the new ${keys} key takes effect.`, handler: async (req) => answer(await rekey.verify(req.data)) },
         delete: { summary: 'Restart the verification: a new nonce, no progress (the rekey stays).', handler: async () => answer(await rekey.verifyRestart()) },
       },
     }),
@@ -136,7 +162,7 @@ function ceremonyPaths(
 export function unauthedRootRecoveryGate(listener: { disableUnauthedGenerateRootEndpoints?: boolean; disableUnauthedRekeyEndpoints?: boolean }): ((req: Pick<ApiRequest, 'path'>) => void) | null {
   const closed: Array<[RegExp, string]> = [];
   if (listener.disableUnauthedGenerateRootEndpoints) closed.push([/^sys\/generate-root(\/|$)/i, 'generate-root is disabled on this listener (disable_unauthed_generate_root_endpoints): use sys/generate-root-token/ with a sudo token']);
-  if (listener.disableUnauthedRekeyEndpoints) closed.push([/^sys\/rekey(\/|$)/i, 'rekey is disabled on this listener (disable_unauthed_rekey_endpoints): use sys/rotate/root/ with a sudo token']);
+  if (listener.disableUnauthedRekeyEndpoints) closed.push([/^sys\/rekey(-recovery-key)?(\/|$)/i, 'rekey is disabled on this listener (disable_unauthed_rekey_endpoints): use sys/rotate/root/ with a sudo token']);
   if (closed.length === 0) return null;
   return (req) => {
     for (const [re, why] of closed) if (re.test(req.path)) throw new StrongroomError('unsupported_operation', `unauthenticated ${why}`);

@@ -33,6 +33,8 @@ function sealPaths(deps: NodeLocalDeps): SysPathDef[] {
       fields: {
         secret_shares: f.int({ min: 1, max: 255 }).optional().describe('Number of unseal key shares.'),
         secret_threshold: f.int({ min: 1, max: 255 }).optional().describe('Shares needed to unseal.'),
+        recovery_shares: f.int({ min: 1, max: 255 }).optional().describe('With a static seal: number of recovery key shares.'),
+        recovery_threshold: f.int({ min: 1, max: 255 }).optional().describe('With a static seal: recovery shares needed for generate-root, rekey, and unseal after a seal.'),
       },
       synopsis: 'Initialize the server (answers while sealed).',
       operations: {
@@ -47,9 +49,9 @@ function sealPaths(deps: NodeLocalDeps): SysPathDef[] {
       fields: {
         key: f.sensitive(f.string().optional().describe('One unseal key share (hex or base64).')),
         reset: f.bool().optional().describe('Discard the shares given so far.'),
-        migrate: f.bool().optional().describe('Accepted for compatibility; seal migration does not exist here.'),
+        migrate: f.bool().optional().describe('Seal migration: the config\'s seal differs from the stored one (Shamir to static, or static to Shamir with the stanza disabled).'),
       },
-      synopsis: 'Give one unseal key share (answers while sealed).',
+      synopsis: 'Give one unseal key share, or with a static seal one recovery key share (answers while sealed).',
       operations: {
         update: {
           summary: 'Unseal progress.',
@@ -57,7 +59,7 @@ function sealPaths(deps: NodeLocalDeps): SysPathDef[] {
             const d = req.raw.data as { key?: unknown; reset?: unknown; migrate?: unknown };
             const reset = d.reset === true || d.reset === 'true';
             if (!reset && (typeof d.key !== 'string' || d.key === '')) throw badRequest("key: missing required parameter 'key'");
-            return { data: { ...(await deps.seal.submitUnsealKey(typeof d.key === 'string' ? d.key : undefined, { reset, migrate: d.migrate === true })) } };
+            return { data: { ...(await deps.seal.submitUnsealKey(typeof d.key === 'string' ? d.key : undefined, { reset, migrate: d.migrate === true || d.migrate === 'true' })) } };
           },
         },
       },
