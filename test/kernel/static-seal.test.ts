@@ -92,7 +92,12 @@ function rewrite(s: Cfg, storage: Storage, seal: string): void {
   writeFileSync(s.configFile, text.replace(/\$PORT/g, String(s.port)).replace(/\$DIR/g, dirname(s.configFile)));
 }
 
-const status = async (s: RunningServer) => (await s.api('GET', 'sys/seal-status', undefined, { token: null })).body;
+/** sys/seal-status once it answers (PostgreSQL storage answers 503 until it has connected). */
+const status = (s: RunningServer) =>
+  waitFor('seal status', async () => {
+    const r = await s.api('GET', 'sys/seal-status', undefined, { token: null });
+    return r.status === 200 ? r.body : undefined;
+  }, 60_000);
 /** Unsealed and serving: health answers `code` (200 active; 429 an HA standby; 503 would be sealed). */
 const ready = (s: RunningServer, code = 200) => waitFor(`health ${code}`, async () => (await fetch(`${s.url}/v1/sys/health`)).status === code, 60_000);
 
