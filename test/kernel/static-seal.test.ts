@@ -7,7 +7,9 @@
  * migration Shamir -> static and static -> Shamir with -migrate keeping the
  * data, a wrong / missing / malformed key stopping the server with a message
  * naming the stanza, the key never in storage or the log, a loose key file
- * warned about, and (PostgreSQL, HA) a standby that unseals itself.
+ * warned about, (PostgreSQL, HA) a standby that unseals itself, and (LevelDB)
+ * a snapshot taken under Shamir restored after the move to static keeping
+ * today's seal.
  */
 import { spawn } from 'node:child_process';
 import { chmodSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
@@ -101,6 +103,13 @@ const status = (s: RunningServer) =>
 /** Unsealed and serving: health answers `code` (200 active; 429 an HA standby; 503 would be sealed). */
 const ready = (s: RunningServer, code = 200) => waitFor(`health ${code}`, async () => (await fetch(`${s.url}/v1/sys/health`)).status === code, 60_000);
 
+/** kv/app once its plugin answers (a mount's plugin process starts in the background after unseal). */
+const readApp = (s: RunningServer) =>
+  waitFor('kv/app', async () => {
+    const r = await s.api('GET', 'kv/app');
+    return r.status === 200 ? r.body.data : undefined;
+  }, 60_000);
+
 async function restart(s: Cfg): Promise<Cfg> {
   await s.stop();
   const next = await restartConfigServer(s);
@@ -178,13 +187,13 @@ describe.each([LEVEL, POSTGRES])('static seal on $name storage', (storage) => {
   it('a restart unseals itself with the same data; sys/seal seals, the recovery keys unseal again', async () => {
     s = await restart(s);
     await ready(s);
-    expect((await s.api('GET', 'kv/app')).body.data).toEqual({ password: marker });
+    expect((await readApp(s))).toEqual({ password: marker });
     expect((await s.api('POST', 'sys/seal')).status).toBe(204);
     expect(await status(s)).toMatchObject({ sealed: true, type: 'static', t: 2, n: 3 });
     expect((await s.api('GET', 'kv/app')).status).toBe(503);
     expect((await unsealWith(s, recovery.slice(0, 2))).body).toMatchObject({ sealed: false });
     await ready(s);
-    expect((await s.api('GET', 'kv/app')).body.data).toEqual({ password: marker });
+    expect((await readApp(s))).toEqual({ password: marker });
   });
 
   it('generate-root takes the recovery keys (a forged share fails); sys/rekey is refused; the recovery keys rekey', async () => {
@@ -219,11 +228,10 @@ describe.each([LEVEL, POSTGRES])('static seal on $name storage', (storage) => {
     await ready(s);
     // Without the previous key: only a rewrap under k2 lets it unseal.
     rewrite(s, storage, staticStanza({ id: 'k2', file: k2.file }));
+    k1 = k2;
     s = await restart(s);
     await ready(s);
-    expect((await s.api('GET', 'kv/app')).body.data).toEqual({ password: marker });
-    k1 = k2;
-    rewrite(s, storage, staticStanza({ id: 'k2', file: k1.file }));
+    expect((await readApp(s))).toEqual({ password: marker });
   });
 
   it('a wrong key, an unknown key id, a missing file, a bad length or a missing variable stop the server naming the stanza', async () => {
@@ -250,7 +258,7 @@ describe.each([LEVEL, POSTGRES])('static seal on $name storage', (storage) => {
     rewrite(s, storage, 'seal "static" {\n  current_key_id = "k2"\n  current_key = "env://SR_TEST_SEAL_KEY"\n}');
     s = Object.assign(await restartConfigServer(s, { env: { SR_TEST_SEAL_KEY: k1.raw.toString('base64') } }), { rootToken: s.rootToken });
     await ready(s);
-    expect((await s.api('GET', 'kv/app')).body.data).toEqual({ password: marker });
+    expect((await readApp(s))).toEqual({ password: marker });
   });
 
   it('the seal key never reaches storage or the log; a loose key file is warned about', async () => {
@@ -274,7 +282,7 @@ describe.each([LEVEL, POSTGRES])('static seal on $name storage', (storage) => {
         expect((await status(standby)).sealed).toBe(false);
         // Forwarded to the active node.
         standby.rootToken = s.rootToken;
-        expect((await standby.api('GET', 'kv/app')).body.data).toEqual({ password: marker });
+        expect((await readApp(standby))).toEqual({ password: marker });
       } finally {
         await standby.stop();
       }
@@ -290,7 +298,7 @@ describe.each([LEVEL, POSTGRES])('static seal on $name storage', (storage) => {
     expect(noFlag.text).toContain('migrat');
     expect((await unsealWith(s, recovery.slice(0, 3), true)).body).toMatchObject({ sealed: false, type: 'shamir', t: 3, n: 4, recovery_seal: false });
     await ready(s);
-    expect((await s.api('GET', 'kv/app')).body.data).toEqual({ password: marker });
+    expect((await readApp(s))).toEqual({ password: marker });
 
     // Shamir now: the stanza can go; the old recovery keys are the unseal keys.
     rewrite(s, storage, '');
@@ -298,7 +306,9 @@ describe.each([LEVEL, POSTGRES])('static seal on $name storage', (storage) => {
     expect(await status(s)).toMatchObject({ sealed: true, type: 'shamir', migration: false });
     expect((await unsealWith(s, [recovery[3]!, recovery[1]!, recovery[2]!])).body).toMatchObject({ sealed: false });
     await ready(s);
-    expect((await s.api('GET', 'kv/app')).body.data).toEqual({ password: marker });
+    expect((await readApp(s))).toEqual({ password: marker });
+    // A snapshot taken under Shamir (LevelDB: snapshots are not restored on HA storage), restored after the move to static below.
+    const snap = storage === LEVEL ? Buffer.from(await (await fetch(`${s.url}/v1/sys/storage/snapshot`, { headers: { 'X-Service-Token': s.rootToken } })).arrayBuffer()) : null;
     // -migrate when nothing is pending is refused.
     await s.api('POST', 'sys/seal');
     expect((await s.api('POST', 'sys/unseal', { key: recovery[0], migrate: true }, { token: null })).status).toBe(400);
@@ -310,9 +320,21 @@ describe.each([LEVEL, POSTGRES])('static seal on $name storage', (storage) => {
     expect((await unsealWith(s, recovery.slice(1, 4), true)).body).toMatchObject({ sealed: false, type: 'static', recovery_seal: true, t: 3, n: 4 });
     s = await restart(s);
     await ready(s);
-    expect((await s.api('GET', 'kv/app')).body.data).toEqual({ password: marker });
+    expect((await readApp(s))).toEqual({ password: marker });
     // The old unseal keys are the recovery keys now.
     expect((await generateRoot(s, recovery.slice(0, 3))).token).toMatch(/^srs\./);
+    if (snap) {
+      // Restored, the data is the snapshot's and the seal stays today's: static, the same recovery keys, auto-unseal at the next start.
+      expect((await s.api('POST', 'kv/after', { v: 1 })).status).toBe(204);
+      const r = await fetch(`${s.url}/v1/sys/storage/snapshot-restore`, { method: 'POST', headers: { 'X-Service-Token': s.rootToken }, body: snap });
+      expect(r.status).toBeLessThan(300);
+      await waitFor('the restored state', async () => (await s.api('GET', 'kv/after')).status === 404, 60_000);
+      expect((await readApp(s))).toEqual({ password: marker });
+      s = await restart(s);
+      await ready(s);
+      expect(await status(s)).toMatchObject({ type: 'static', sealed: false, t: 3, n: 4 });
+      expect((await generateRoot(s, recovery.slice(1, 4))).token).toMatch(/^srs\./);
+    }
     noKeyIn(await storage.storedBlobs(s), k1.raw);
   });
 });

@@ -12,9 +12,10 @@
  * restored storage.
  *
  * A snapshot of this barrier (its keyring opens with the root key in memory)
- * is restored with the seal's own entries (`core/root-key`, `core/seal-config`)
- * kept as they are now, so today's unseal keys still open the restored store
- * (the root key is the same). A snapshot of another barrier is refused unless
+ * is restored with the seal's own entries (`core/root-key`, `core/seal-config`,
+ * and a static seal's records and recovery config) kept as they are now, so
+ * today's unseal keys, seal key and recovery keys still open the restored
+ * store (the root key is the same). A snapshot of another barrier is refused unless
  * forced; forced, it comes with its own seal entries and the server seals:
  * that barrier's unseal keys open it.
  */
@@ -22,7 +23,7 @@ import { randomUUID } from 'node:crypto';
 import { readdirSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { StrongroomError, badRequest } from '@strongroom/sdk-plugin/host';
-import { KEYRING_PATH, ROOT_KEY_PATH, SEAL_CONFIG_PATH, type Barrier } from '../barrier/barrier.js';
+import { KEYRING_PATH, RECOVERY_CONFIG_PATH, RECOVERY_KEY_PATH, ROOT_KEY_PATH, SEAL_CONFIG_PATH, SEAL_STORED_KEY_PATH, type Barrier } from '../barrier/barrier.js';
 import type { CoreLogger } from '../log/logger.js';
 import type { Metrics } from '../metrics/metrics.js';
 import type { Physical, PhysicalEntry, SnapshotStore } from '../storage/physical.js';
@@ -51,6 +52,9 @@ export interface SnapshotsDeps {
   logger: CoreLogger;
   metrics: Pick<Metrics, 'snapshotLastSuccess'>;
 }
+
+/** The seal's entries, in key order (all after `core/keyring`): a restore of this barrier keeps today's. */
+const SEAL_ENTRIES = [RECOVERY_CONFIG_PATH, ROOT_KEY_PATH, SEAL_CONFIG_PATH, RECOVERY_KEY_PATH, SEAL_STORED_KEY_PATH].sort();
 
 const FILE_PREFIX = 'strongroom-snapshot-';
 const FILE_SUFFIX = '.snap';
@@ -83,12 +87,22 @@ export function createSnapshots(deps: SnapshotsDeps) {
     busy = requestId;
     const file = join(s.stagingDir, `upload-${randomUUID()}.partial`);
     try {
-      const now = { root: await physical.get(ROOT_KEY_PATH), seal: await physical.get(SEAL_CONFIG_PATH) };
+      const now = new Map<string, Uint8Array | null>();
+      for (const key of SEAL_ENTRIES) now.set(key, await physical.get(key));
       let sameBarrier: boolean | null = null;
       let entries = 0;
       const decoded = decodeSnapshot(upload);
-      // 'core/keyring' sorts before 'core/root-key' and 'core/seal-config': whose barrier it is is known before they come.
+      // 'core/keyring' sorts before the seal's entries: whose barrier it is is known before they come.
       async function* checked(): AsyncIterable<PhysicalEntry> {
+        /** This barrier's seal entries not yet written, in key order: each goes in its place, whether the snapshot has it or not. */
+        const mine = [...SEAL_ENTRIES];
+        const ours = function* (before: string | null): Iterable<PhysicalEntry> {
+          while (mine.length > 0 && (before === null || mine[0]! < before)) {
+            const key = mine.shift()!;
+            const value = now.get(key);
+            if (value) yield { key, value };
+          }
+        };
         for (;;) {
           const r = await decoded.next();
           if (r.done) break;
@@ -102,14 +116,16 @@ export function createSnapshots(deps: SnapshotsDeps) {
           }
           if (e.key === ROOT_KEY_PATH || e.key === SEAL_CONFIG_PATH) {
             if (sameBarrier === null) throw badRequest('snapshot refused: it holds no keyring; nothing was changed');
-            const current = e.key === ROOT_KEY_PATH ? now.root : now.seal;
-            if (sameBarrier && current !== null) {
-              yield { key: e.key, value: current };
-              continue;
-            }
+          }
+          if (sameBarrier === true && now.get(ROOT_KEY_PATH)) {
+            // Today's seal entries up to this key (this one included: the snapshot's own is dropped).
+            const seal = SEAL_ENTRIES.includes(e.key);
+            yield* ours(seal ? `${e.key}\0` : e.key);
+            if (seal) continue;
           }
           yield e;
         }
+        if (sameBarrier === true && now.get(ROOT_KEY_PATH)) yield* ours(null);
       }
       await writeFileSynced(file, encodeSnapshot(checked(), deps.storageType));
       if (sameBarrier === null) throw badRequest('snapshot refused: it holds no keyring (not a snapshot of an initialized server); nothing was changed');
