@@ -218,6 +218,12 @@ function send(c: Case): Promise<Result> {
     let req: http.ClientRequest;
     try {
       req = http.request({ host: '127.0.0.1', port: s.port, method: c.method, path: c.path, headers, agent }, (res) => {
+        // A live stream (sys/monitor, sys/events/subscribe) does not end: its head is the answer.
+        if ((res.statusCode ?? 0) < 300 && /^(text\/event-stream|text\/plain|application\/x-ndjson)/.test(res.headers['content-type'] ?? '')) {
+          resolve({ status: res.statusCode ?? 0, text: '' });
+          req.destroy();
+          return;
+        }
         const chunks: Buffer[] = [];
         res.on('data', (d: Buffer) => chunks.push(d));
         res.on('end', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }));

@@ -83,7 +83,7 @@ export function createSnapshots(deps: SnapshotsDeps) {
     const s = store();
     if (deps.haEnabled) throw badRequest('snapshot restore is not supported on HA storage (ha_enabled): the standbys would keep serving from memory');
     if (!upload) throw badRequest('the snapshot must be the request body');
-    if (busy !== null) throw new StrongroomError('unavailable', 'another snapshot restore is in progress');
+    if (busy !== null) throw new StrongroomError('conflict', 'another snapshot restore is in progress; send this one when it has finished');
     busy = requestId;
     const file = join(s.stagingDir, `upload-${randomUUID()}.partial`);
     try {
