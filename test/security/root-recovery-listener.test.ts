@@ -61,6 +61,10 @@ describe('a listener with disable_unauthed_generate_root_endpoints and disable_u
     ['PUT', 'sys/rekey/init', { secret_shares: 1, secret_threshold: 1 }],
     ['DELETE', 'sys/rekey/init', undefined],
     ['PUT', 'sys/rekey/update', { key: 'x', nonce: 'y' }],
+    // A static seal's recovery-key rekey goes with the rekey switch.
+    ['PUT', 'sys/rekey-recovery-key/init', { secret_shares: 1, secret_threshold: 1 }],
+    ['PUT', 'SYS/Rekey-Recovery-Key/update', { key: 'x', nonce: 'y' }],
+    ['PUT', 'sys/rekey-recovery-key/verify', { key: 'x', nonce: 'y' }],
   ])('refuses %s %s, even with a root token', async (method, path, body) => {
     for (const token of [null, s.rootToken]) {
       const r = await closed(method, path, body, token);
