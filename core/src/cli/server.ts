@@ -86,7 +86,7 @@ export async function runServer(args: ParsedArgs): Promise<void> {
         }
         if (shuttingDown) return;
         // Storage not reachable yet: try again, as an operator's unseal would.
-        logger.warn('auto-unseal failed; retrying in 5 s', { error: err instanceof Error ? err.message : String(err) });
+        logger.warn(config.seal ? 'auto-unseal failed; retrying in 5 s' : 'reading the stored seal failed; retrying in 5 s', { error: err instanceof Error ? err.message : String(err) });
         await new Promise((r) => setTimeout(r, 5000));
       }
     }
