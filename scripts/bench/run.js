@@ -26,6 +26,7 @@ const os = require('node:os');
 const path = require('node:path');
 
 const { durablePutMicro } = require('./durable.js');
+const { memKb, treeMemKb } = require('./memory.js');
 
 const ROOT = path.resolve(__dirname, '..', '..');
 const LOAD = path.join(__dirname, 'load.js');
@@ -153,15 +154,6 @@ async function must(port, method, p, body) {
   return r;
 }
 
-function rssKb(pid) {
-  try {
-    const m = /VmRSS:\s+(\d+)\s+kB/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'));
-    return m ? Number(m[1]) : NaN;
-  } catch {
-    return NaN;
-  }
-}
-
 /** Child processes of `ppid` whose command line contains `needle`. */
 function findChildren(ppid, needle) {
   const found = [];
@@ -253,9 +245,10 @@ async function main() {
   const corePid = srv.child.pid;
   await must(port, 'GET', '/v1/sys/health');
   await new Promise((r) => setTimeout(r, 1000));
-  const coreIdleRss = rssKb(corePid);
+  const coreIdle = memKb(corePid);
   const kvPids = findChildren(corePid, 'plugins/kv/dist/plugin.js');
-  const kvIdleRss = kvPids.length ? rssKb(kvPids[0]) : NaN;
+  const kvIdle = memKb(kvPids[0]);
+  const treeIdle = treeMemKb(corePid);
 
   const url = (p) => `http://127.0.0.1:${port}${p}`;
   const auth = { 'X-Vault-Token': TOKEN };
@@ -299,7 +292,8 @@ async function main() {
     add(`transit batch encrypt ${BATCH_ITEMS} × 64 B (c=${BATCH_CONC})`, batch, ceilPost, { crypto: true, items: BATCH_ITEMS });
   }
 
-  const coreAfterRss = rssKb(corePid);
+  const coreAfter = memKb(corePid);
+  const treeAfter = treeMemKb(corePid);
   const transitPids = findChildren(corePid, 'plugins/transit/dist/plugin.js');
 
   // Sections: each scripts/bench/sections/*.js exports { title, run(ctx) -> markdown lines }.
@@ -315,7 +309,7 @@ async function main() {
     const ctx = {
       quick: QUICK, concurrency: CONC, warmupMs: WARMUP_MS, measureMs: MEASURE_MS, root: ROOT, token: TOKEN,
       port, url, auth, corePid, ceilGet, ceilPost, cryptoOps, durable, target,
-      load, must: (method, p, body) => must(port, method, p, body), request, spawnUntil, freePort, rssKb, findChildren,
+      load, must: (method, p, body) => must(port, method, p, body), request, spawnUntil, freePort, memKb, treeMemKb, findChildren,
       fmt: { int: fmtInt, ms: fmtMs, pct: fmtPct, mb: fmtMb },
       problem: (msg) => problems.push(`${section.title ?? name}: ${msg}`),
     };
@@ -325,7 +319,7 @@ async function main() {
       problems.push(`section ${name} failed: ${err && err.stack ? err.stack : err}`);
     }
   }
-  const transitRss = transitPids.length ? rssKb(transitPids[0]) : NaN;
+  const transitAfter = memKb(transitPids[0]);
 
   // Report.
   const out = [];
@@ -354,12 +348,16 @@ async function main() {
     out.push(`| ${row.name} | ${fmtInt(ops)} | ${fmtPct(ops / cryptoOps)} | ${fmtPct(ops / ceilPost.okRps)} |`);
   }
   out.push('');
-  out.push('| memory | RSS |');
-  out.push('|---|---|');
-  out.push(`| core, idle after start (pid ${corePid}) | ${fmtMb(coreIdleRss)} |`);
-  out.push(`| kv plugin, idle after start (${kvPids.length ? `pid ${kvPids[0]}` : 'not found'}) | ${fmtMb(kvIdleRss)} |`);
-  out.push(`| core, after the load phases | ${fmtMb(coreAfterRss)} |`);
-  out.push(`| transit plugin, after the load phases (${transitPids.length ? `pid ${transitPids[0]}` : 'not found'}) | ${fmtMb(transitRss)} |`);
+  out.push('Memory: PSS (shared pages divided among the processes sharing them) and RSS, from /proc/PID/smaps_rollup; "core and its plugins" sums every descendant process of the core.');
+  out.push('');
+  out.push('| memory | PSS | RSS |');
+  out.push('|---|---|---|');
+  out.push(`| core, idle after start (pid ${corePid}) | ${fmtMb(coreIdle.pss)} | ${fmtMb(coreIdle.rss)} |`);
+  out.push(`| kv plugin, idle after start (${kvPids.length ? `pid ${kvPids[0]}` : 'not found'}) | ${fmtMb(kvIdle.pss)} | ${fmtMb(kvIdle.rss)} |`);
+  out.push(`| core and its plugins (${treeIdle.processes} processes), idle after start | ${fmtMb(treeIdle.pss)} | ${fmtMb(treeIdle.rss)} |`);
+  out.push(`| core, after the load phases | ${fmtMb(coreAfter.pss)} | ${fmtMb(coreAfter.rss)} |`);
+  out.push(`| transit plugin, after the load phases (${transitPids.length ? `pid ${transitPids[0]}` : 'not found'}) | ${fmtMb(transitAfter.pss)} | ${fmtMb(transitAfter.rss)} |`);
+  out.push(`| core and its plugins (${treeAfter.processes} processes), after the load phases | ${fmtMb(treeAfter.pss)} | ${fmtMb(treeAfter.rss)} |`);
   out.push('');
   out.push(...sectionOut);
   out.push('');

@@ -21,13 +21,11 @@ const { createPluginCatalog } = require(path.join(ROOT, 'core/dist/catalog/catal
 const { createPluginSupervisor } = require(path.join(ROOT, 'core/dist/supervisor/supervisor.js'));
 // The core runs every plugin as one bundled file, the only thing its sandbox may read.
 const { bundlePlugin } = require('../bundle-plugin.js');
+const { memKb } = require('./memory.js');
 
 const FIXTURE = path.join(ROOT, 'sdk-plugin/dist/transport/fixtures/echo-plugin.js');
 
-function rssKb(pid) {
-  const m = /VmRSS:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'));
-  return m ? Number(m[1]) : NaN;
-}
+const rssKb = (pid) => memKb(pid).rss;
 
 async function measureTransport(calls) {
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'sr-bench-'));

@@ -22,7 +22,7 @@ function transportBench(ctx, calls) {
 async function bareNodeRssKb(ctx) {
   const { child } = await ctx.spawnUntil(process.execPath, ['-e', 'setInterval(() => {}, 1000); console.log("ready")'], {}, /ready/, 10_000);
   await new Promise((r) => setTimeout(r, 1000));
-  const kb = ctx.rssKb(child.pid);
+  const kb = ctx.memKb(child.pid).rss;
   child.kill('SIGTERM');
   return kb;
 }
