@@ -233,8 +233,12 @@ export function createPostgresPhysical(opts: PostgresStorageOptions): PostgresPh
 
   const fenceCte = `fence AS (SELECT 1 FROM ${haTable} WHERE ha_key = ? AND ha_identity = ? AND valid_until > now() FOR SHARE)`;
   const fenceArgs = (): string[] => [HA_LOCK_KEY, fenceIdentity as string];
-  // The next change number, taken only while the fence holds; its row lock lasts until commit.
-  const seqCte = `s AS (UPDATE ${seqTable} SET seq = seq + 1 WHERE id = 1 AND EXISTS (SELECT 1 FROM fence) RETURNING seq)`;
+  // The next change number first (writers queue on that row, its lock lasts until commit), then the
+  // fence: a writer share-locks the lock row only once it is next, so renewals never wait behind the
+  // queue. `ok` has the number when the fence holds (correlated on s, so it is checked after s); a
+  // refused write only bumps the number (a gap the log does not need).
+  const seqCte = `s AS (UPDATE ${seqTable} SET seq = seq + 1 WHERE id = 1 RETURNING seq), ${fenceCte},
+    ok AS (SELECT seq FROM s WHERE EXISTS (SELECT 1 FROM fence WHERE s.seq IS NOT NULL))`;
 
   /** In a fenced transaction: the next change number, the keys logged under it, NOTIFY at commit. */
   const announce = async (trx: Knex.Transaction, keys: string[]): Promise<string> => {
@@ -322,11 +326,11 @@ export function createPostgresPhysical(opts: PostgresStorageOptions): PostgresPh
           return;
         }
         const r = await rows<{ seq: string }>(
-          `WITH ${fenceCte}, ${seqCte},
-           w AS (INSERT INTO ${table} (path, parent_path, value) SELECT ?, ?, ? FROM s
+          `WITH ${seqCte},
+           w AS (INSERT INTO ${table} (path, parent_path, value) SELECT ?, ?, ? FROM ok
                  ON CONFLICT (path) DO UPDATE SET value = EXCLUDED.value RETURNING 1),
-           l AS (INSERT INTO ${logTable} (seq, path) SELECT seq, ? FROM s RETURNING 1)
-           SELECT seq::text AS seq, pg_notify(?, seq::text) FROM s`,
+           l AS (INSERT INTO ${logTable} (seq, path) SELECT seq, ? FROM ok RETURNING 1)
+           SELECT seq::text AS seq, pg_notify(?, seq::text) FROM ok`,
           [...fenceArgs(), key, parentOf(key), v, key, channel],
         );
         if (r.length === 0) throw new FencedWriteError();
@@ -340,10 +344,10 @@ export function createPostgresPhysical(opts: PostgresStorageOptions): PostgresPh
           return;
         }
         const r = await rows<{ seq: string }>(
-          `WITH ${fenceCte}, ${seqCte},
-           gone AS (DELETE FROM ${table} WHERE path = ? AND EXISTS (SELECT 1 FROM s) RETURNING 1),
-           l AS (INSERT INTO ${logTable} (seq, path) SELECT seq, ? FROM s RETURNING 1)
-           SELECT seq::text AS seq, pg_notify(?, seq::text) FROM s`,
+          `WITH ${seqCte},
+           gone AS (DELETE FROM ${table} WHERE path = ? AND EXISTS (SELECT 1 FROM ok) RETURNING 1),
+           l AS (INSERT INTO ${logTable} (seq, path) SELECT seq, ? FROM ok RETURNING 1)
+           SELECT seq::text AS seq, pg_notify(?, seq::text) FROM ok`,
           [...fenceArgs(), key, key, channel],
         );
         if (r.length === 0) throw new FencedWriteError();
@@ -370,6 +374,8 @@ export function createPostgresPhysical(opts: PostgresStorageOptions): PostgresPh
         let seq: string | null = null;
         await db.transaction(async (trx) => {
           if (fenceIdentity !== null) {
+            // The sequence row first, as single writes take it (see seqCte); a refusal rolls both back.
+            await trx.raw(`SELECT 1 FROM ${seqTable} WHERE id = 1 FOR UPDATE`);
             const held = await rows(`SELECT 1 FROM ${haTable} WHERE ha_key = ? AND ha_identity = ? AND valid_until > now() FOR SHARE`, fenceArgs(), trx);
             if (held.length === 0) throw new FencedWriteError();
             seq = await announce(trx, [...last.keys()]);
@@ -453,6 +459,7 @@ export function createPostgresPhysical(opts: PostgresStorageOptions): PostgresPh
           let seq: string | null = null;
           await db.transaction(async (trx) => {
             if (fenceIdentity !== null) {
+              await trx.raw(`SELECT 1 FROM ${seqTable} WHERE id = 1 FOR UPDATE`);
               const held = await rows(`SELECT 1 FROM ${haTable} WHERE ha_key = ? AND ha_identity = ? AND valid_until > now() FOR SHARE`, fenceArgs(), trx);
               if (held.length === 0) throw new FencedWriteError();
             }
