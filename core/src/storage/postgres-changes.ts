@@ -32,9 +32,12 @@ export function createPostgresChangeFeed(physical: PostgresPhysical, logger: { w
     lastWritten: () => physical.lastWrittenSeq(),
     async since(after) {
       await physical.ready;
-      const top = await head();
-      const first = (await db.raw(`SELECT min(seq)::text AS seq FROM ${logTable}`)) as { rows: Array<{ seq: string | null }> };
-      const oldest = first.rows[0]?.seq === null || first.rows[0]?.seq === undefined ? null : Number(first.rows[0].seq);
+      // The newest number and the oldest logged in one round trip (the delay to a standby is counted in them).
+      const ends = (await db.raw(`SELECT (SELECT seq FROM ${seqTable} WHERE id = 1)::text AS head, (SELECT min(seq) FROM ${logTable})::text AS oldest`)) as {
+        rows: Array<{ head: string | null; oldest: string | null }>;
+      };
+      const top = Number(ends.rows[0]?.head ?? 0);
+      const oldest = ends.rows[0]?.oldest == null ? null : Number(ends.rows[0].oldest);
       // The log no longer reaches back to `after`: what changed in between is unknown.
       if (top > after && (oldest === null || oldest > after + 1)) return { head: top, keys: [], complete: false };
       const keys = new Set<string>();
