@@ -451,15 +451,20 @@ const pages = (op: Operation): boolean => op === 'list' || op === 'scan';
  * (Storage.listRecursive), so no engine crawls its tree with `list`.
  */
 export function scanStorage(prefix: string): <D>(req: HandlerRequest<D>) => Promise<LogicalResponse | null>;
-export function scanStorage<D>(prefixOf: (req: HandlerRequest<D>) => string): Handler<D>;
-export function scanStorage<D>(prefixOf: string | ((req: HandlerRequest<D>) => string)): Handler<D> {
+export function scanStorage<D>(prefixOf: (req: HandlerRequest<D>) => string, storageOf?: (req: HandlerRequest<D>) => Pick<Storage, 'listRecursive'>): Handler<D>;
+/** `storageOf`: where to scan when it is not the mount's storage (the core's cubbyhole: the caller's own box). */
+export function scanStorage<D>(
+  prefixOf: string | ((req: HandlerRequest<D>) => string),
+  storageOf: (req: HandlerRequest<D>) => Pick<Storage, 'listRecursive'> = (req) => req.storage,
+): Handler<D> {
   return async (req: HandlerRequest<D>) => {
     const prefix = typeof prefixOf === 'string' ? prefixOf : prefixOf(req);
+    const storage = storageOf(req);
     const { after, limit } = req.list;
-    let keys = await req.storage.listRecursive(prefix, { after, limit });
+    let keys = await storage.listRecursive(prefix, { after, limit });
     // No limit, or one above the store's page: more pages until it is reached or the keys end.
     for (let page = keys; page.length === MAX_RECURSIVE_PAGE && (limit === 0 || keys.length < limit); ) {
-      page = await req.storage.listRecursive(prefix, { after: page[page.length - 1] as string, limit: limit === 0 ? 0 : limit - keys.length });
+      page = await storage.listRecursive(prefix, { after: page[page.length - 1] as string, limit: limit === 0 ? 0 : limit - keys.length });
       keys = keys.concat(page);
     }
     return keys.length ? { data: { keys } } : null;

@@ -81,6 +81,29 @@ describe('cubbyhole', () => {
     expect((await s.api('GET', 'cubbyhole/mine', undefined, { token: a })).body.data).toEqual({ owner: 'a' });
   });
 
+  it('answers SCAN below a folder of the caller\'s own cubbyhole only (the default policy grants scan there)', async () => {
+    const a = await defaultToken();
+    const b = await defaultToken();
+    for (const k of ['top', 'app/db', 'app/deep/x', 'app/deep/y', 'zz/last']) expect((await s.api('POST', `cubbyhole/${k}`, { v: k }, { token: a })).status).toBe(204);
+    expect((await s.api('POST', 'cubbyhole/app/other', { v: 'b' }, { token: b })).status).toBe(204);
+    expect((await s.api('POST', 'cubbyhole/app/root-only', { v: 'root' })).status).toBe(204);
+
+    const scan = (path: string, token: string) => s.api('GET', `cubbyhole/${path}?scan=true`, undefined, { token });
+    expect((await scan('', a)).body.data.keys).toEqual(['app/db', 'app/deep/x', 'app/deep/y', 'top', 'zz/last']);
+    expect((await scan('app', a)).body.data.keys).toEqual(['db', 'deep/x', 'deep/y']);
+    expect((await s.api('GET', 'cubbyhole/app/?scan=true&after=db&limit=1', undefined, { token: a })).body.data.keys).toEqual(['deep/x']);
+    // Another token's, and root's, scans see only their own secrets.
+    expect((await scan('', b)).body.data.keys).toEqual(['app/other']);
+    expect((await scan('app', s.rootToken)).body.data.keys).toEqual(['root-only']);
+    expect((await scan('nothing', a)).status).toBe(404);
+
+    // The scan capability is needed: list alone does not grant it.
+    const lister = await tokenWithPolicy(s, 'path "cubbyhole/*" { capabilities = ["create", "read", "list"] }', { no_default_policy: true });
+    expect((await s.api('POST', 'cubbyhole/x/y', { v: 1 }, { token: lister })).status).toBe(204);
+    expect((await s.api('LIST', 'cubbyhole/x', undefined, { token: lister })).status).toBe(200);
+    expect((await scan('x', lister)).status).toBe(403);
+  });
+
   it('refuses batch tokens, as Vault does', async () => {
     const batch = await defaultToken({ type: 'batch' });
     const r = await s.api('POST', 'cubbyhole/x', { v: 1 }, { token: batch });

@@ -103,6 +103,16 @@ describe('userpass', () => {
     expect(fromStdin.stdout.trim()).toMatch(/^\S+$/);
   });
 
+  it('answers SCAN on users (the kit\'s recursive listing), paged by after and limit', async () => {
+    for (const u of ['scan-c', 'scan-a', 'scan-b']) expect((await s.api('POST', `auth/userpass/users/${u}`, { password: PASSWORD, token_policies: ['default'] })).status).toBe(204);
+    const listed = (await s.api('LIST', 'auth/userpass/users')).body.data.keys as string[];
+    const scanned = await s.api('GET', 'auth/userpass/users?scan=true');
+    expect(scanned.status).toBe(200);
+    expect(scanned.body.data.keys).toEqual(listed);
+    expect(listed).toEqual(expect.arrayContaining(['scan-a', 'scan-b', 'scan-c']));
+    expect((await s.api('GET', 'auth/userpass/users?scan=true&after=scan-a&limit=1')).body.data.keys).toEqual(['scan-b']);
+  });
+
   it('deletes a user: it can no longer log in', async () => {
     await s.api('POST', 'auth/userpass/users/dave', { password: 'pw-dave' });
     expect((await s.api('DELETE', 'auth/userpass/users/dave')).status).toBe(204);

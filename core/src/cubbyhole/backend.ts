@@ -5,7 +5,7 @@
  * Batch tokens have none, as in Vault (they are not stored, so nothing
  * would ever destroy it).
  */
-import { badRequest, defineBackend, definePath, getJSON, permissionDenied, putJSON, type BackendFactory, type HandlerRequest } from '@strongroom/sdk-plugin/host';
+import { badRequest, defineBackend, definePath, getJSON, permissionDenied, putJSON, scanStorage, type BackendFactory, type HandlerRequest } from '@strongroom/sdk-plugin/host';
 import type { InProcessRequest } from '../request/ports.js';
 import type { StorageView } from '../storage/view.js';
 import type { Cubbyholes } from './cubbyholes.js';
@@ -59,6 +59,10 @@ its token.`,
           list: {
             summary: 'List a folder of the caller\'s cubbyhole (folders end in "/").',
             handler: (req) => own(req).list(dir(req.captures.path ?? '')),
+          },
+          scan: {
+            summary: 'Every secret below a folder of the caller\'s cubbyhole, at any depth (relative paths).',
+            handler: scanStorage((req) => dir(req.captures.path ?? ''), own),
           },
           create: { summary: 'Store a secret (the whole body) at this path.', handler: (req) => write(req) },
           update: { summary: 'Replace the secret at this path with the body.', handler: (req) => write(req) },

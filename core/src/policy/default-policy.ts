@@ -54,6 +54,6 @@ path "sys/wrapping/unwrap" {
 
 # Every token's private cubbyhole.
 path "cubbyhole/*" {
-  capabilities = ["create", "read", "update", "delete", "list"]
+  capabilities = ["create", "read", "update", "delete", "list", "scan"]
 }
 `;

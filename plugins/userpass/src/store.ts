@@ -31,6 +31,8 @@ export function createUserpassStore(deps: { storage: Storage }) {
     /** The cached user, frozen and shared: for logins and renewals, which change nothing. */
     viewUser: (name: string) => users.view(name),
     listUsers: () => users.list(),
+    /** Where the users live in storage (a SCAN of users/ reads it in one call). */
+    userPrefix: users.prefix,
     saveUser: (u: UserEntry) => users.put(u.name, u),
     deleteUser: (name: string) => users.delete(name),
     invalidate: (key: string) => records.invalidate(key),

@@ -4,7 +4,7 @@
  * taken only to be hashed (password.ts): no read, list or error ever carries
  * it or its hash.
  */
-import { badRequest, definePath, f, tokens, type createKeyedMutex, type PathDef } from '@strongroom/sdk-plugin';
+import { badRequest, definePath, f, scanStorage, tokens, type createKeyedMutex, type PathDef } from '@strongroom/sdk-plugin';
 import type { PasswordHasher } from '../password.js';
 import type { UserEntry, UserpassStore } from '../store.js';
 
@@ -59,7 +59,10 @@ function requirePassword(data: { password?: string | undefined }, provided: Read
 export function usersListPath({ store }: Pick<Deps, 'store'>): PathDef {
   return definePath({
     pattern: 'users',
-    operations: { list: { summary: 'List the users', handler: () => store.listUsers() } },
+    operations: {
+      list: { summary: 'List the users', handler: () => store.listUsers() },
+      scan: { summary: 'Every user name, as SCAN pages it.', handler: scanStorage(store.userPrefix) },
+    },
     synopsis: 'List the users of this userpass mount.',
   });
 }
