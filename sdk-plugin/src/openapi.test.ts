@@ -78,6 +78,41 @@ describe('toOpenApi', () => {
   });
 });
 
+describe('toOpenApi: SCAN', () => {
+  const path = (pattern: string, ops: string[]) => ({
+    pattern,
+    fields: pattern.includes(':') || pattern.includes('*') ? [{ name: pattern.replace(/^.*[:*]/, ''), schema: { type: 'string' }, description: 'Path', required: true, inPath: true }] : [],
+    operations: ops.map((operation) => ({ operation, summary: `${operation} ${pattern}` })),
+    existenceCheck: false,
+    synopsis: pattern,
+    description: '',
+  });
+  const scanDesc = { ...desc, paths: [path('roles', ['list', 'scan']), path('roles/:name', ['read', 'update']), path('*path', ['read', 'list', 'scan'])] } as BackendDescription;
+  const doc = toOpenApi([{ prefix: 'eng/', description: scanDesc }]);
+  type Op = { operationId: string; parameters: { name: string; required?: boolean; schema: unknown }[] };
+
+  it('documents a scan as GET ?scan=true (required) with after and limit, beside the LIST on the directory path', () => {
+    const scan = doc.paths['/eng/roles']!.get as Op;
+    expect(scan.operationId).toBe('scan-eng-roles');
+    expect(scan.parameters.map((p) => p.name)).toEqual(['scan', 'after', 'limit']);
+    expect(scan.parameters[0]).toMatchObject({ required: true, schema: { type: 'string', enum: ['true'] } });
+    expect((doc.paths['/eng/roles/']!.get as Op).operationId).toBe('list-eng-roles');
+  });
+
+  it('where a read holds the GET, gives the read an optional scan parameter (and after, limit)', () => {
+    const read = doc.paths['/eng/{path}']!.get as Op;
+    expect(read.operationId).toBe('read-eng-path');
+    expect(read.parameters.map((p) => p.name)).toEqual(['scan', 'after', 'limit']);
+    expect(read.parameters[0]!.required).toBeUndefined();
+    expect((doc.paths['/eng/{path}/']!.get as Op).operationId).toBe('list-eng-path');
+  });
+
+  it('leaves a path without scan as it was', () => {
+    expect(doc.paths['/eng/roles/{name}']!.get).toMatchObject({ operationId: 'read-eng-roles-name' });
+    expect((doc.paths['/eng/roles/{name}']!.get as Partial<Op>).parameters).toBeUndefined();
+  });
+});
+
 describe('helpFor', () => {
   it('documents the queried path and the paths below it, relative to it', () => {
     const h = helpFor(desc, 'keys/my-key');

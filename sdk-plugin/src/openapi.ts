@@ -124,14 +124,44 @@ function addPathItems(
       operationId: `list-${idBase}`,
       parameters: [
         { name: 'list', in: 'query', required: true, description: 'Must be set to `true`', schema: { type: 'string', enum: ['true'] } },
-        { name: 'after', in: 'query', description: 'Entry to start after (need not exist)', schema: { type: 'string' } },
-        { name: 'limit', in: 'query', description: 'Maximum number of entries; 0 for all', schema: { type: 'integer' } },
+        ...PAGE_PARAMS,
       ],
       responses: { '200': { description: 'OK' } },
     };
     paths[listKey] = { ...(paths[listKey] ?? {}), ...listItem };
   }
+
+  const scan = ops.get('scan');
+  if (scan) {
+    // SCAN travels as GET ?scan=true, as OpenBao documents it: its own GET on the path without
+    // the trailing slash (the LIST has the one with it), or, where a read holds that GET, an
+    // optional `scan` parameter of the read's (OpenBao's shape for a path that reads and scans).
+    const scanKey = key.replace(/\/$/, '') || key;
+    const held = paths[scanKey]?.get as { parameters?: Record<string, unknown>[] } | undefined;
+    if (held) {
+      held.parameters = [
+        ...(held.parameters ?? []),
+        { name: 'scan', in: 'query', description: `Return a recursive list if \`true\`: ${scan.summary}`, schema: { type: 'string' } },
+        ...PAGE_PARAMS,
+      ];
+    } else {
+      const scanItem = base();
+      scanItem.get = {
+        summary: scan.summary,
+        operationId: `scan-${idBase}`,
+        parameters: [{ name: 'scan', in: 'query', required: true, description: 'Must be set to `true`', schema: { type: 'string', enum: ['true'] } }, ...PAGE_PARAMS],
+        responses: { '200': { description: 'OK' } },
+      };
+      paths[scanKey] = { ...(paths[scanKey] ?? {}), ...scanItem };
+    }
+  }
 }
+
+/** LIST's and SCAN's paging parameters. */
+const PAGE_PARAMS: readonly Record<string, unknown>[] = [
+  { name: 'after', in: 'query', description: 'Entry to start after (need not exist)', schema: { type: 'string' } },
+  { name: 'limit', in: 'query', description: 'Maximum number of entries; 0 for all', schema: { type: 'integer' } },
+];
 
 const paramNames = (template: string) => [...template.matchAll(/\{([A-Za-z_][A-Za-z0-9_]*)\}/g)].map((m) => m[1] as string);
 

@@ -111,6 +111,13 @@ describe('userpass', () => {
     expect(scanned.body.data.keys).toEqual(listed);
     expect(listed).toEqual(expect.arrayContaining(['scan-a', 'scan-b', 'scan-c']));
     expect((await s.api('GET', 'auth/userpass/users?scan=true&after=scan-a&limit=1')).body.data.keys).toEqual(['scan-b']);
+    // The generated OpenAPI document shows it, as OpenBao does: GET with scan=true, paged.
+    const spec = (await s.api('GET', 'sys/internal/specs/openapi')).body;
+    const op = spec.paths['/auth/userpass/users'].get;
+    expect(op.operationId).toMatch(/^scan-/);
+    expect(op.parameters.map((p: { name: string }) => p.name)).toEqual(['scan', 'after', 'limit']);
+    const cubbyRead = spec.paths['/cubbyhole/{path}'].get;
+    expect(cubbyRead.parameters.map((p: { name: string }) => p.name)).toEqual(expect.arrayContaining(['scan', 'after', 'limit']));
   });
 
   it('deletes a user: it can no longer log in', async () => {
