@@ -5,7 +5,8 @@
  * no plugin); revoking frees places; a failed request or one that answers no lease gives its
  * place back; the count holds across a restart (rebuilt from the lease
  * store at unseal); tokens are leases too (auth/token/create and a userpass login are counted,
- * and a refused one leaves no token).
+ * and a refused one leaves no token); a rule on an auth mount's role counts that role's logins
+ * only, across a restart too; response-wrapping tokens take their own place first.
  */
 import { randomBytes } from 'node:crypto';
 import { Client } from 'pg';
@@ -184,5 +185,81 @@ describe('lease-count quotas', () => {
     expect((await login()).status).toBe(429);
     expect(await accessors()).toBe(before);
     expect(await counter('logins')).toBe(2);
+  });
+
+  it('counts the logins of one approle role: the 4th is a 429 with no token, another role is not limited, the count survives a restart', async () => {
+    expect((await s.api('POST', 'sys/auth/approle', { type: 'approle' })).status).toBe(204);
+    const creds: Record<string, { role_id: string; secret_id: string }> = {};
+    for (const role of ['a', 'b']) {
+      expect((await s.api('POST', `auth/approle/role/${role}`, { token_ttl: '1h', token_policies: ['default'] })).status).toBe(204);
+      const roleId = (await s.api('GET', `auth/approle/role/${role}/role-id`)).body.data.role_id as string;
+      const secretId = (await s.api('POST', `auth/approle/role/${role}/secret-id`, {})).body.data.secret_id as string;
+      creds[role] = { role_id: roleId, secret_id: secretId };
+    }
+    const login = (role: string) => s.api('POST', 'auth/approle/login', creds[role], { token: null });
+    expect((await s.api('POST', 'sys/quotas/lease-count/role-a', { path: 'auth/approle', role: 'a', max_leases: 3 })).status).toBe(204);
+    expect((await s.api('GET', 'sys/quotas/lease-count/role-a')).body.data).toMatchObject({ role: 'a', max_leases: 3, counter: 0 });
+    const tokensOfA: string[] = [];
+    for (let i = 0; i < 3; i++) {
+      const r = await login('a');
+      expect(r.status).toBe(200);
+      tokensOfA.push(r.body.auth.client_token);
+    }
+    const before = await accessors();
+    const refused = await login('a');
+    expect(refused.status).toBe(429);
+    expect(refused.body.errors[0]).toMatch(/lease count quota exceeded/);
+    expect(await accessors()).toBe(before);
+    // Role b's logins are not under role a's rule.
+    for (let i = 0; i < 4; i++) expect((await login('b')).status).toBe(200);
+    expect(await counter('role-a')).toBe(3);
+
+    // Rebuilt at unseal from the role each lease was counted under: role b's tokens stay out.
+    await s.stop();
+    s = await restartUnsealed(s);
+    expect(await counter('role-a')).toBe(3);
+    // Secret IDs made before the restart are refused after it (a 403, whatever the quota): fresh ones.
+    for (const role of ['a', 'b']) creds[role]!.secret_id = (await s.api('POST', `auth/approle/role/${role}/secret-id`, {})).body.data.secret_id as string;
+    expect((await login('a')).status).toBe(429);
+    expect((await login('b')).status).toBe(200);
+    // A renewal keeps the lease under its role.
+    expect((await s.api('POST', 'auth/token/renew', { token: tokensOfA[1] })).status).toBe(200);
+    expect(await counter('role-a')).toBe(3);
+    // Revoking one frees one place.
+    expect((await s.api('POST', 'auth/token/revoke', { token: tokensOfA[0] })).status).toBe(204);
+    expect(await counter('role-a')).toBe(2);
+    expect((await login('a')).status).toBe(200);
+    expect((await login('a')).status).toBe(429);
+    expect(await counter('role-a')).toBe(3);
+    // The renewed lease kept its role in storage: a second restart counts it again.
+    await s.stop();
+    s = await restartUnsealed(s);
+    expect(await counter('role-a')).toBe(3);
+  });
+
+  it('makes a response-wrapping token take its own place first: a wrapped answer never passes the quota', async () => {
+    const wrap = { headers: { 'X-Vault-Wrap-TTL': '10m' } };
+    const create = (o?: typeof wrap) => s.api('POST', 'auth/token/create-orphan', { ttl: '1h', policies: ['default'] }, o);
+    expect((await s.api('POST', 'sys/quotas/lease-count/wrapped', { path: 'auth/token/create-orphan', max_leases: 2 })).status).toBe(204);
+    // A wrapped token creation is two leases: the token and its wrapping token.
+    const w = await create(wrap);
+    expect(w.status).toBe(200);
+    expect(w.body.wrap_info.token).toEqual(expect.any(String));
+    expect(await counter('wrapped')).toBe(2);
+    // Unwrapping spends the wrapping token: one place back.
+    const unwrapped = await s.api('POST', 'sys/wrapping/unwrap', {}, { token: w.body.wrap_info.token });
+    expect(unwrapped.status).toBe(200);
+    expect(await counter('wrapped')).toBe(1);
+    // One place left: a wrapped creation needs two, so it is refused before anything is made.
+    const before = await accessors();
+    const refused = await create(wrap);
+    expect(refused.status).toBe(429);
+    expect(await accessors()).toBe(before);
+    expect(await counter('wrapped')).toBe(1);
+    // Unwrapped, it fits.
+    expect((await create()).status).toBe(200);
+    expect(await counter('wrapped')).toBe(2);
+    expect((await create(wrap)).status).toBe(429);
+    expect(await counter('wrapped')).toBe(2);
   });
 });

@@ -92,7 +92,7 @@ export function createExpirationManager(deps: ExpirationDeps): ExpirationManager
   const held = deps.events?.held;
   const dropped = deps.events?.dropped;
   const table = createLeaseTable({
-    ...(held ? { held: (id: string, m: MountRef) => held(id, { mountPath: m.path, namespaceId: m.namespaceId }) } : {}),
+    ...(held ? { held: (id: string, m: MountRef, role: string | undefined) => held(id, { mountPath: m.path, namespaceId: m.namespaceId, ...(role ? { role } : {}) }) } : {}),
     ...(dropped ? { dropped: (id: string, m: MountRef) => dropped(id, { mountPath: m.path, namespaceId: m.namespaceId }) } : {}),
   });
   let restoredOnce: () => void = () => undefined;
@@ -594,6 +594,9 @@ export function createExpirationManager(deps: ExpirationDeps): ExpirationManager
     async putTokenLease(l, ops) {
       assertRunning();
       const entry = tokenLeaseEntry(parseOr400(tokenLeaseSchema, l, 'token lease'));
+      // A renewal rewrites the lease: it keeps the role it was counted under.
+      const quotaRole = deps.quotaRole?.(entry.leaseId);
+      if (quotaRole) entry.quotaRole = quotaRole;
       const dueKey = dueIndexKey(entry);
       await store.batch([...ops, ...leaseWriteOps(entry, null), ...(await staleDueKeyOps(entry.leaseId, dueKey))]);
       if (ensureLease(entry.leaseId, entry) === SCHEDULED) schedule(entry.leaseId, entry.expireTime);

@@ -19,11 +19,12 @@
  * the token index: it is the token's own, not one the token owns.
  *
  * The due index: beside each body, an empty-valued key that names what restore needs,
- *   sys/expire/due/<lease id>/<expireTime>,<irrevocable 0|1>,<mount path length>,<mount uuid>
+ *   sys/expire/due/<lease id>/<expireTime>,<irrevocable 0|1>,<mount path length>,<mount uuid>[,<quota role>]
  * written in the same atomic batch as every body write. Restore on unseal (a million leases)
  * iterates these keys alone and decrypts nothing (DESIGN §leases). Keys are plain text, so
- * the index holds nothing the lease id does not already show but the expire time and the
- * mount uuid. Its integrity is not trusted: a timer-driven revocation reads the body (which
+ * the index holds nothing the lease id does not already show but the expire time, the
+ * mount uuid and, for a lease counted under a lease-count quota's role, that role's name
+ * (base64url; a role name is no secret: ACL paths name it), so restore rebuilds the counts. Its integrity is not trusted: a timer-driven revocation reads the body (which
  * the barrier authenticates) and reschedules when the body says the lease is not due yet, so
  * an edited or stale key can delay a revocation (as deleting a body always could) but never
  * make one early.
@@ -66,6 +67,8 @@ export const leaseEntrySchema = z.object({
   revokeAttempts: z.number().int().nonnegative(),
   /** Why the lease is irrevocable (truncated error text); null while revocable. */
   irrevocableReason: z.string().nullable(),
+  /** The login role a lease-count quota counted the lease under (a rule naming a role); absent: none. */
+  quotaRole: z.string().min(1).optional(),
 });
 
 export type LeaseEntry = z.infer<typeof leaseEntrySchema>;
@@ -216,8 +219,9 @@ export function decodeEntry(bytes: Uint8Array): LeaseEntry | null {
 const EMPTY = new Uint8Array(0);
 
 /** The due-index key of a lease in this state (the lease id starts with its mount path by construction). */
-export function dueIndexKey(entry: Pick<LeaseEntry, 'leaseId' | 'expireTime' | 'irrevocableReason' | 'mountPath' | 'mountUuid'>): string {
-  return `${DUE_INDEX_PREFIX}${entry.leaseId}/${entry.expireTime},${entry.irrevocableReason === null ? 0 : 1},${entry.mountPath.length},${entry.mountUuid}`;
+export function dueIndexKey(entry: Pick<LeaseEntry, 'leaseId' | 'expireTime' | 'irrevocableReason' | 'mountPath' | 'mountUuid' | 'quotaRole'>): string {
+  const role = entry.quotaRole ? `,${Buffer.from(entry.quotaRole, 'utf8').toString('base64url')}` : '';
+  return `${DUE_INDEX_PREFIX}${entry.leaseId}/${entry.expireTime},${entry.irrevocableReason === null ? 0 : 1},${entry.mountPath.length},${entry.mountUuid}${role}`;
 }
 
 /** Every due-index key of one lease sits under this folder (a stale one included). */
@@ -232,6 +236,7 @@ export interface DueIndexItem {
   mountPath: string;
   mountUuid: string;
   namespaceId: string;
+  quotaRole?: string;
 }
 
 /** Parses a due-index key; null when it is not shaped like one. */
@@ -241,8 +246,8 @@ export function parseDueIndexKey(key: string): DueIndexItem | null {
   if (slash <= DUE_INDEX_PREFIX.length) return null;
   const leaseId = key.slice(DUE_INDEX_PREFIX.length, slash);
   const fields = key.slice(slash + 1).split(',');
-  if (fields.length !== 4) return null;
-  const [expire, flag, pathLength, mountUuid] = fields as [string, string, string, string];
+  if (fields.length !== 4 && fields.length !== 5) return null;
+  const [expire, flag, pathLength, mountUuid, role] = fields as [string, string, string, string, string | undefined];
   const expireTime = Number(expire);
   const length = Number(pathLength);
   const ok =
@@ -252,9 +257,11 @@ export function parseDueIndexKey(key: string): DueIndexItem | null {
     Number.isInteger(length) &&
     length > 0 &&
     length < leaseId.length &&
-    isKeySafe(mountUuid);
+    isKeySafe(mountUuid) &&
+    (role === undefined || (role !== '' && isKeySafe(role)));
   if (!ok) return null;
-  return { leaseId, expireTime, irrevocable: flag === '1', mountPath: leaseId.slice(0, length), mountUuid, namespaceId: namespaceOfLeaseId(leaseId) };
+  const quotaRole = role === undefined ? '' : Buffer.from(role, 'base64url').toString('utf8');
+  return { leaseId, expireTime, irrevocable: flag === '1', mountPath: leaseId.slice(0, length), mountUuid, namespaceId: namespaceOfLeaseId(leaseId), ...(quotaRole ? { quotaRole } : {}) };
 }
 
 /** The writes that store a lease in its state: its body and due-index key, dropping the key of the state it leaves. */

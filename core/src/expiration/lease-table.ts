@@ -28,7 +28,7 @@ export interface LeaseTable {
   /** The mount ordinal of a held lease; undefined when not held. */
   mountOf(id: string): number | undefined;
   /** Holds the lease (SCHEDULED) when it is not held yet; returns its state. */
-  hold(id: string, mount: { mountUuid: string; mountPath: string; namespaceId: string }): number;
+  hold(id: string, mount: { mountUuid: string; mountPath: string; namespaceId: string; quotaRole?: string | undefined }): number;
   /** Moves a held lease to `state`; false when it is not held. */
   setState(id: string, state: number): boolean;
   /** Records a held lease as irrevocable. */
@@ -43,7 +43,8 @@ export interface LeaseTable {
 
 /** Told of each lease the table starts and stops holding (quota counts); not on clear (a seal). */
 export interface LeaseTableObserver {
-  held?(id: string, mount: MountRef): void;
+  /** `quotaRole`: the login role a lease-count quota counted it under (lease-entry.ts). */
+  held?(id: string, mount: MountRef, quotaRole: string | undefined): void;
   dropped?(id: string, mount: MountRef): void;
 }
 
@@ -84,7 +85,7 @@ export function createLeaseTable(observer: LeaseTableObserver = {}): LeaseTable 
         const ord = ordinal(m.mountUuid, m.mountPath, m.namespaceId);
         v = pack(ord, SCHEDULED);
         index.set(id, v);
-        observer.held?.(id, mounts[ord]!);
+        observer.held?.(id, mounts[ord]!, m.quotaRole);
       }
       return stateOf(v);
     },

@@ -28,7 +28,7 @@ export interface RestoreContext {
   /** Already held in memory, or removed while the restore ran. */
   known(id: string): boolean;
   /** Holds the lease in memory, due at `at`; `irrevocable` when it is (its expire time and reason). */
-  hold(id: string, mount: { mountUuid: string; mountPath: string; namespaceId: string }, at: number, irrevocable: { expireTime: number; reason: string } | null): void;
+  hold(id: string, mount: { mountUuid: string; mountPath: string; namespaceId: string; quotaRole?: string | undefined }, at: number, irrevocable: { expireTime: number; reason: string } | null): void;
   /** Drops the index keys of a lease whose body is gone. */
   repairDueKeys(id: string, keep: string | null): Promise<void>;
 }

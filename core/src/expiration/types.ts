@@ -70,9 +70,14 @@ export interface ExpirationDeps {
     revoked?(mountPath: string, expired: boolean, namespaceId: string, lease: { leaseId: string; token: boolean }): void;
     irrevocable?(mountPath: string, namespaceId: string): void;
     /** The manager holds a lease from now on (registered, a token's, restored) or no longer (gone): lease-count quotas. */
-    held?(leaseId: string, mount: { mountPath: string; namespaceId: string }): void;
+    held?(leaseId: string, mount: { mountPath: string; namespaceId: string; role?: string }): void;
     dropped?(leaseId: string, mount: { mountPath: string; namespaceId: string }): void;
   };
+  /**
+   * The login role a lease-count quota counts this lease under, stored with it so that restore
+   * counts it under the same rule: the role it already has, or the current request's reservation's.
+   */
+  quotaRole?(leaseId: string): string | undefined;
   /** How often restore and tidy log their progress; default 5 s. */
   progressEveryMs?: number;
 }

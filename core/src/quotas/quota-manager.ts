@@ -53,6 +53,8 @@ export interface HeldLease {
   /** '' or 'root' for the root namespace. */
   namespaceId: string;
   mountPath: string;
+  /** The login role it was counted under (stored with the lease), when a rule named one. */
+  role?: string;
 }
 
 export interface QuotaDeps {
@@ -84,6 +86,8 @@ export interface LeaseReservation {
 interface Ticket {
   key: string;
   consumed: boolean;
+  /** The rule's role when it names one: the lease records it. */
+  role: string;
 }
 
 export type QuotaManager = ReturnType<typeof createQuotaManager>;
@@ -100,6 +104,8 @@ export function createQuotaManager(deps: QuotaDeps) {
   const counts = new Map<string, number>();
   const reserved = new Map<string, number>();
   const tickets = new AsyncLocalStorage<Ticket>();
+  /** The held leases counted under a role (few: logins through a role with a rule), so a drop or recount finds their rule. */
+  const roleOf = new Map<string, string>();
   /**
    * Set once this node is the one that creates leases. A warm HA standby follows the rules but
    * creates no lease (its writes go to the active node, which reserves), and holds no lease to count.
@@ -113,7 +119,8 @@ export function createQuotaManager(deps: QuotaDeps) {
   /** The lease-count rule a held lease counts under. */
   const leaseRule = (leaseId: string, lease: HeldLease): LeaseCountRule | null => {
     const path = leaseId.slice(0, Math.max(0, leaseId.lastIndexOf('/')));
-    return leaseIndex.find({ namespaceId: nsId(lease.namespaceId), mountPath: lease.mountPath, path: path.slice(lease.mountPath.length) });
+    const role = lease.role ?? roleOf.get(leaseId);
+    return leaseIndex.find({ namespaceId: nsId(lease.namespaceId), mountPath: lease.mountPath, path: path.slice(lease.mountPath.length), ...(role ? { role } : {}) });
   };
 
   function recount(): void {
@@ -160,7 +167,6 @@ export function createQuotaManager(deps: QuotaDeps) {
   function checkRole(input: RuleInput, table: string, mountPath: string, suffix: string): string {
     if (!input.role) return '';
     if (table !== 'auth' || suffix !== '' || mountPath === 'auth/token/') throw badRequest('role: a role needs a path naming an auth mount with roles (no path below it)');
-    if (input.type === 'lease-count') throw badRequest('role: lease-count quotas do not take a role here; give the login path instead');
     return input.role;
   }
 
@@ -286,7 +292,7 @@ export function createQuotaManager(deps: QuotaDeps) {
 
     /** Whether the login's role is worth resolving for this request (a role rule on its mount). */
     wantsRole(namespaceId: string, mountPath: string): boolean {
-      return rateIndex.hasRoleRules(namespaceId, mountPath);
+      return rateIndex.hasRoleRules(namespaceId, mountPath) || leaseIndex.hasRoleRules(namespaceId, mountPath);
     },
 
     /**
@@ -328,7 +334,7 @@ export function createQuotaManager(deps: QuotaDeps) {
         throw new StrongroomError('bad_request', `request path "${pathForError}": lease count quota exceeded`, { status: 429 });
       }
       reserved.set(key, (reserved.get(key) ?? 0) + 1);
-      const ticket: Ticket = { key, consumed: false };
+      const ticket: Ticket = { key, consumed: false, role: rule.target.role };
       let released = false;
       return {
         run: (fn) => tickets.run(ticket, fn),
@@ -342,8 +348,20 @@ export function createQuotaManager(deps: QuotaDeps) {
       };
     },
 
+    /**
+     * The login role to store with a lease being written (the expiration manager asks): the one it
+     * was counted under, or the role of the rule the current request reserved under.
+     */
+    leaseRole(leaseId: string): string | undefined {
+      const known = roleOf.get(leaseId);
+      if (known) return known;
+      const t = tickets.getStore();
+      return t && !t.consumed && t.role !== '' ? t.role : undefined;
+    },
+
     /** The expiration manager holds a new lease (registered, a token's, or restored). */
     leaseHeld(leaseId: string, lease: HeldLease): void {
+      if (lease.role) roleOf.set(leaseId, lease.role);
       const r = leaseRule(leaseId, lease);
       if (!r) return;
       const key = ruleKey(r);
@@ -358,6 +376,7 @@ export function createQuotaManager(deps: QuotaDeps) {
     /** The expiration manager let a lease go (revoked, expired, its token gone). */
     leaseDropped(leaseId: string, lease: HeldLease): void {
       const r = leaseRule(leaseId, lease);
+      roleOf.delete(leaseId);
       if (!r) return;
       const key = ruleKey(r);
       counts.set(key, Math.max(0, (counts.get(key) ?? 0) - 1));

@@ -76,7 +76,7 @@ export function createPipeline(deps: PipelineDeps) {
     // request: for this one it is already gone.
     const release = found ? found.handle.acquire() : null;
     try {
-      const reply = await serve(req, namespace, path, release ? found : null);
+      const reply = await serve(req, namespace, path, release ? found : null, role);
       return limit && hasKeys(limit.headers) ? { ...reply, headers: { ...reply.headers, ...limit.headers } } : reply;
     } catch (err) {
       // With X-Ratelimit-* headers on, an error answer carries them too.
@@ -123,7 +123,7 @@ export function createPipeline(deps: PipelineDeps) {
     return { status: 429, body: { errors: [message] }, headers: limit.headers };
   }
 
-  async function serve(req: Served, namespace: Namespace, path: string, match: RouteMatch<MountBinding> | null | undefined): Promise<ApiReply> {
+  async function serve(req: Served, namespace: Namespace, path: string, match: RouteMatch<MountBinding> | null | undefined, role: string | undefined): Promise<ApiReply> {
     const { api } = req;
     // Unknown path: authenticate first, so an anonymous caller learns nothing.
     const binding = match?.handle;
@@ -236,11 +236,17 @@ export function createPipeline(deps: PipelineDeps) {
 
     // A request that may create a lease (a secret, a token) takes a place under its lease-count
     // quota first, so one past the quota creates nothing; the place is given back unless a lease took it.
+    // A response-wrapping token is a lease too, under the same rule as the request's path: it
+    // takes its own place, before anything runs, so a wrapped answer never goes past the quota.
     let reservation: LeaseReservation | null = null;
-    if (!api.help && mayCreateLease(mount.type, logical)) {
+    let wrapReservation: LeaseReservation | null = null;
+    if (!api.help && (mayCreateLease(mount.type, logical) || req.wrapTtl !== null)) {
+      const quotaReq = { namespaceId: namespace.id, mountPath: match.mountPath, path: relativePath, ...(role ? { role } : {}) };
       try {
-        reservation = await deps.quotas.reserveLease({ namespaceId: namespace.id, mountPath: match.mountPath, path: relativePath }, path);
+        if (mayCreateLease(mount.type, logical)) reservation = await deps.quotas.reserveLease(quotaReq, path);
+        if (req.wrapTtl !== null) wrapReservation = await deps.quotas.reserveLease(quotaReq, path);
       } catch (err) {
+        reservation?.release();
         if (auditEntry) await audit.logResponse({ ...auditEntry, error: err instanceof Error ? err.message : String(err) }).catch(() => undefined);
         throw err;
       }
@@ -251,6 +257,7 @@ export function createPipeline(deps: PipelineDeps) {
     if (token && !unauthenticated && token.numUses > 0) {
       const used = await tokens.use(token).catch((err: unknown) => {
         reservation?.release();
+        wrapReservation?.release();
         throw err;
       });
       exhausted = used.exhausted;
@@ -261,23 +268,32 @@ export function createPipeline(deps: PipelineDeps) {
     let quotaWarning: string | null = null;
     let resp: LogicalResponse | null;
     let reply: ApiReply;
+    // sys/wrapping/wrap makes its wrapping token in the backend: it runs in the wrap's place then.
+    const runner = reservation ?? wrapReservation;
     try {
       try {
-        resp = reservation ? await reservation.run(() => backend.handleRequest(logical)) : await backend.handleRequest(logical);
-        if (api.operation === 'scan' && token && !unauthenticated) resp = await scanFilter(resp, logical, backend, token, path, namespace);
-      } catch (err) {
-        if (auditEntry) await audit.logResponse({ ...auditEntry, error: err instanceof Error ? err.message : String(err) }).catch(() => undefined);
-        throw err;
+        try {
+          resp = runner ? await runner.run(() => backend.handleRequest(logical)) : await backend.handleRequest(logical);
+          if (api.operation === 'scan' && token && !unauthenticated) resp = await scanFilter(resp, logical, backend, token, path, namespace);
+        } catch (err) {
+          if (auditEntry) await audit.logResponse({ ...auditEntry, error: err instanceof Error ? err.message : String(err) }).catch(() => undefined);
+          throw err;
+        } finally {
+          if (exhausted && token) await tokens.revokeExhausted(token).catch((e) => logger.error('failed to revoke exhausted token', { accessor: token!.accessor, error: String(e) }));
+        }
+        const renderCtx = { mount, namespace, path: relativePath, token };
+        reply = reservation ? await reservation.run(() => render(req, resp, renderCtx)) : await render(req, resp, renderCtx);
       } finally {
-        if (exhausted && token) await tokens.revokeExhausted(token).catch((e) => logger.error('failed to revoke exhausted token', { accessor: token!.accessor, error: String(e) }));
+        quotaWarning = reservation?.release() ?? null;
       }
-      const renderCtx = { mount, namespace, path: relativePath, token };
-      reply = reservation ? await reservation.run(() => render(req, resp, renderCtx)) : await render(req, resp, renderCtx);
+      if (quotaWarning) reply = { ...reply, headers: { ...reply.headers, Warning: `299 strongroom ${JSON.stringify(quotaWarning)}` } };
+      if (req.wrapTtl !== null && !resp?.wrapInfo) {
+        const ttl = req.wrapTtl;
+        reply = wrapReservation ? await wrapReservation.run(() => wrapReply(reply, ttl, path, namespace.id)) : await wrapReply(reply, ttl, path, namespace.id);
+      }
     } finally {
-      quotaWarning = reservation?.release() ?? null;
+      wrapReservation?.release();
     }
-    if (quotaWarning) reply = { ...reply, headers: { ...reply.headers, Warning: `299 strongroom ${JSON.stringify(quotaWarning)}` } };
-    if (req.wrapTtl !== null && !resp?.wrapInfo) reply = await wrapReply(reply, req.wrapTtl, path, namespace.id);
     if (auditEntry) {
       const body = (reply.body ?? null) as Record<string, any> | null;
       await audit.logResponse({

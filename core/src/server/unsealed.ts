@@ -179,6 +179,7 @@ export async function unseal(ctx: UnsealContext, opts: { restoreLeasesInBackgrou
       held: quotas.leaseHeld,
       dropped: quotas.leaseDropped,
     },
+    quotaRole: (leaseId) => quotas.leaseRole(leaseId),
     mountTtls: mountTtlsOf,
     tokenExists: (key) => tokens.isLiveKey(key),
     revokeToken: (key) => tokens.revokeLeased(key),
