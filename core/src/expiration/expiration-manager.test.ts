@@ -712,6 +712,28 @@ describe('token leases', () => {
     return { h, revokedTokens, fail: (e: Error | null) => (failure = e) };
   }
 
+  it('stores the quota role a lease is counted under in its body and due-index key, and hands it back at restore', async () => {
+    const held: Array<[string, string | undefined]> = [];
+    let role: string | undefined = 'web role/é';
+    const h = setup({ quotaRole: () => role, events: { held: (id, m) => held.push([id, m.role]) } });
+    const login = { path: 'auth/approle/login', mountPath: 'auth/approle/', mountUuid: 'approle-uuid' };
+    await h.mgr.putTokenLease(tokenLease(login), []);
+    const id = `auth/approle/login/${TOKEN_KEY}`;
+    expect(held).toEqual([[id, 'web role/é']]);
+    expect((await readEntry(h.store, id))?.quotaRole).toBe('web role/é');
+    // The due-index key carries it (base64url, a safe alphabet), so restore reads no body.
+    const [key] = await keysUnder(h.store, dueIndexFolder(id));
+    expect(key).toBe(dueIndexKey((await readEntry(h.store, id))!));
+    expect(key!.split(',')).toHaveLength(5);
+    role = undefined;
+    const h2 = setup({ events: { held: (i, m) => held.push([i, m.role]) } }, h.store);
+    expect(await h2.mgr.restore()).toMatchObject({ loaded: 1 });
+    expect(held[1]).toEqual([id, 'web role/é']);
+    // A lease with no role keeps the four-field key.
+    await h2.mgr.putTokenLease(tokenLease(), []);
+    expect((await keysUnder(h.store, dueIndexFolder(`auth/token/create/${TOKEN_KEY}`)))[0]!.split(',')).toHaveLength(4);
+  });
+
   it('expires a token through the token store, moves with its renewals, and is listed and looked up as a lease', async () => {
     const { h, revokedTokens } = withTokens();
     const marker: PhysicalOp = { type: 'put', key: 'sys/token/id/marker', value: new Uint8Array([1]) };
