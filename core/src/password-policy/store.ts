@@ -7,6 +7,7 @@
 import { badRequest, generatePassword, testGenerate, type PasswordPolicy } from '@strongroom/sdk-plugin/host';
 import type { Namespace, NamespaceRegistry } from '../namespace/namespaces.js';
 import type { Physical } from '../storage/physical.js';
+import { createReadThroughCache } from '../storage/read-through-cache.js';
 import { decodeBase64Document } from '../hcl/base64-document.js';
 import { parsePasswordPolicy } from './password-policy.js';
 
@@ -38,24 +39,26 @@ interface Stored {
 
 export function createPasswordPolicyStore(deps: { store: Pick<Physical, 'get' | 'put' | 'delete' | 'list'>; namespaces: Pick<NamespaceRegistry, 'storagePrefix'> }): PasswordPolicyStore {
   // Only saved policies are cached: names asked for and missing would let a caller grow the map.
-  const cache = new Map<string, Stored>();
+  const cache = createReadThroughCache<Stored | null>();
   const folderOf = (ns: Namespace) => `${deps.namespaces.storagePrefix(ns)}sys/password_policy/`;
   const keyOf = (ns: Namespace, name: string) => folderOf(ns) + checkPasswordPolicyName(name);
 
   async function load(ns: Namespace, name: string): Promise<Stored | null> {
     const k = keyOf(ns, name);
-    const cached = cache.get(k);
-    if (cached) return cached;
-    const raw = await deps.store.get(k);
-    if (!raw) return null;
-    const text = (JSON.parse(Buffer.from(raw).toString('utf8')) as { policy: string }).policy;
-    const stored = { text, policy: parsePasswordPolicy(text) };
-    cache.set(k, stored);
-    return stored;
+    return cache.load(
+      k,
+      async () => {
+        const raw = await deps.store.get(k);
+        if (!raw) return null;
+        const text = (JSON.parse(Buffer.from(raw).toString('utf8')) as { policy: string }).policy;
+        return { text, policy: parsePasswordPolicy(text) };
+      },
+      (stored) => stored !== null,
+    );
   }
 
   return {
-    invalidate: (storageKey) => void cache.delete(storageKey),
+    invalidate: (storageKey) => cache.forget(storageKey),
     async list(ns) {
       return (await deps.store.list(folderOf(ns))).filter((n) => !n.endsWith('/')).sort();
     },
@@ -68,12 +71,12 @@ export function createPasswordPolicyStore(deps: { store: Pick<Physical, 'get' | 
       const policy = parsePasswordPolicy(text);
       testGenerate(policy);
       await deps.store.put(k, Buffer.from(JSON.stringify({ policy: text }), 'utf8'));
-      cache.set(k, { text, policy });
+      cache.forget(k);
     },
     async delete(ns, name) {
       const k = keyOf(ns, name);
       await deps.store.delete(k);
-      cache.delete(k);
+      cache.forget(k);
     },
     async generate(ns, name) {
       const stored = await load(ns, name);

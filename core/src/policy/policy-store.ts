@@ -5,6 +5,7 @@
  */
 
 import type { Physical } from '../storage/physical.js';
+import { createReadThroughCache } from '../storage/read-through-cache.js';
 import type { Namespace, NamespaceRegistry } from '../namespace/namespaces.js';
 import { DEFAULT_POLICY_TEXT } from './default-policy.js';
 import {
@@ -39,22 +40,20 @@ export function createPolicyStore(deps: {
   /** After a policy is written or deleted (change events). */
   onChange?(ns: Namespace, name: string, change: 'write' | 'delete'): void;
 }): PolicyStore {
-  const cache = new Map<string, Policy | null>();
+  const cache = createReadThroughCache<Policy | null>();
   const keyOf = (ns: Namespace, name: string) => `${deps.namespaces.storagePrefix(ns)}sys/policy/${name}`;
 
   async function load(ns: Namespace, name: string): Promise<Policy | null> {
     if (name === ROOT_POLICY_NAME) return ROOT_POLICY;
     if (name === RESPONSE_WRAPPING_POLICY_NAME) return RESPONSE_WRAPPING_POLICY;
-    const k = keyOf(ns, name);
-    if (cache.has(k)) return cache.get(k)!;
-    const raw = await deps.store.get(k);
-    const policy = raw ? parsePolicy(name, Buffer.from(raw).toString('utf8')) : null;
-    cache.set(k, policy);
-    return policy;
+    return cache.load(keyOf(ns, name), async () => {
+      const raw = await deps.store.get(keyOf(ns, name));
+      return raw ? parsePolicy(name, Buffer.from(raw).toString('utf8')) : null;
+    });
   }
 
   return {
-    invalidate: (storageKey) => void cache.delete(storageKey),
+    invalidate: (storageKey) => cache.forget(storageKey),
     async list(ns) {
       const names = await deps.store.list(`${deps.namespaces.storagePrefix(ns)}sys/policy/`);
       return [...new Set([...names.filter((n) => !n.endsWith('/')), ROOT_POLICY_NAME])].sort();
@@ -68,10 +67,10 @@ export function createPolicyStore(deps: {
     async put(ns, rawName, text) {
       const name = normalizePolicyName(rawName);
       assertPolicyWritable(name);
-      const policy = parsePolicy(name, text); // refuses bad documents with a 400 naming the problem
+      parsePolicy(name, text); // refuses bad documents with a 400 naming the problem
       const k = keyOf(ns, name);
       await deps.store.put(k, Buffer.from(text, 'utf8'));
-      cache.set(k, policy);
+      cache.forget(k);
       deps.onChange?.(ns, name, 'write');
     },
     async delete(ns, rawName) {
@@ -79,7 +78,7 @@ export function createPolicyStore(deps: {
       assertPolicyDeletable(name);
       const k = keyOf(ns, name);
       await deps.store.delete(k);
-      cache.set(k, null);
+      cache.forget(k);
       deps.onChange?.(ns, name, 'delete');
     },
     async resolve(ns, names) {
