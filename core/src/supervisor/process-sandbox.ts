@@ -64,6 +64,10 @@ export function exitedBeforeHandshake(label: string, how: string, stderrTail: re
  * transit encrypt at c=1 about 5 % slower at the median (GC and compile work back on the main
  * thread; same-minute A/B), and c=1 latency is a target of its own. --lite-mode would take about 9 MB more each but gives up the optimizing compilers
  * (JavaScript crypto such as ssh's tweetnacl would crawl).
+ * Measured again under PSS (issue 31; seven engines' settled PSS summed, interleaved runs at load
+ * 9-12; baseline 119.1-122.6 MB in three runs, 130.0 in a fourth): --optimize-for-size 113.8-116.9 MB (about 0.8 MB each, and a
+ * CPU price the loaded machine could not measure), --bytecode-old-age=1 115.9-120.7 MB and
+ * --max-lazy 114.4-126.0 MB (both within the noise); none kept.
  */
 export const PLUGIN_V8_FLAGS = ['--max-semi-space-size=1', '--compact-on-every-full-gc'];
 
