@@ -262,4 +262,14 @@ describe('lease-count quotas', () => {
     expect((await create(wrap)).status).toBe(429);
     expect(await counter('wrapped')).toBe(2);
   });
+
+  it('makes sys/wrapping/wrap take a place first', async () => {
+    expect((await s.api('POST', 'sys/quotas/lease-count/wrap-endpoint', { path: 'sys/wrapping/wrap', max_leases: 1 })).status).toBe(204);
+    const wrap = () => s.api('POST', 'sys/wrapping/wrap', { k: 'v' }, { headers: { 'X-Vault-Wrap-TTL': '10m' } });
+    expect((await wrap()).status).toBe(200);
+    expect(await counter('wrap-endpoint')).toBe(1);
+    const refused = await wrap();
+    expect(refused.status).toBe(429);
+    expect(await counter('wrap-endpoint')).toBe(1);
+  });
 });
