@@ -361,7 +361,7 @@ async function main() {
   out.push('');
   out.push(...sectionOut);
   out.push('');
-  out.push('## Targets (issue 20), each against its reference in this run');
+  out.push('## Targets (issues 20 and 31), each against its reference in this run');
   out.push('');
   out.push('| target | measured | reference | ratio | goal | met |');
   out.push('|---|---|---|---|---|---|');

@@ -91,6 +91,8 @@ module.exports = {
     const missing = rows.filter((r) => !Number.isFinite(r.pss));
     if (missing.length) ctx.problem(`no process found for ${missing.map((r) => r.name).join(', ')}`);
     if (tree.processes !== rows.length) ctx.problem(`${tree.processes} processes under the core, ${rows.length} expected`);
+    // The target is a size, not a ratio to a ceiling: its reference is the target itself.
+    ctx.target({ name: `idle PSS, core + ${rows.length - 1} engines, settled / the ${TARGET_MB} MB target`, value: tree.pss / 1024, reference: TARGET_MB, unit: 'MB', goal: 1, atMost: true });
     const mb = (kb) => ctx.fmt.mb(kb);
     const out = [
       `A fresh dev server (no load phase), ${rows.length - 1} engines mounted, left idle: read ${IDLE_MS / 1000} s after the last mount, then again ${(IDLE_MS + SETTLE_MS) / 1000} s after it, once V8's memory reducer has run in every process (the reading set against the target). From /proc/PID/smaps_rollup: PSS (a shared page divided among the processes mapping it), RSS, private = USS (Private_Clean + Private_Dirty). The total sums the core and every process descended from it (${tree.processes}). Load average ${load0.toFixed(2)} at the start.`,
