@@ -67,6 +67,8 @@ export function createPipeline(deps: PipelineDeps) {
     const req: Served = { api, remoteAddress: ctx.remoteAddress, wrapTtl: deps.wrapping.parseTtl(headerValue(api.headers['x-service-wrap-ttl']) ?? headerValue(api.headers['x-vault-wrap-ttl'])) };
     const { namespace, path } = namespaces.resolve(listPath(api));
     const found = router.match(namespace.id, path);
+    // A mount still starting (just after unseal) knows its unauthenticated paths and login roles only once its plugin has described itself: wait for it rather than refuse a login or miss its role's quota.
+    if (found?.handle.status === 'starting') await found.handle.ready;
     // Rate-limit quotas come first: a refused request costs no token lookup and no plugin work.
     const role = found && found.entry.table === 'auth' && deps.quotas.wantsRole(namespace.id, found.mountPath) ? await loginRole(req, namespace, found) : undefined;
     const limit = deps.quotas.rateLimit({ namespaceId: namespace.id, mountPath: found?.mountPath ?? '', path: found?.relativePath ?? path, nsPath: path, client: ctx.remoteAddress, ...(role ? { role } : {}) });
