@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadStaticSeal, SealKeyError } from './static-seal.js';
@@ -9,7 +9,8 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 function keyFile(content: Buffer | string, mode = 0o600): string {
   const f = join(dir, randomBytes(4).toString('hex'));
-  writeFileSync(f, content, { mode });
+  writeFileSync(f, content);
+  chmodSync(f, mode); // the mode exactly, whatever the umask (a CI run may use 077)
   return f;
 }
 
