@@ -48,6 +48,18 @@ export class WrappedResponse extends Error {
   }
 }
 
+/** A whole reply: its JSON body, or its text where it is not JSON. */
+function replyOf(status: number, chunks: Buffer[]): ApiResult {
+  const text = Buffer.concat(chunks).toString('utf8');
+  let body: unknown = null;
+  try {
+    body = text ? JSON.parse(text) : null;
+  } catch {
+    body = text;
+  }
+  return { status, body, text };
+}
+
 const TOKEN_FILE = () => join(homedir(), '.strongroom-token');
 
 const envOf = (name: string): string | undefined => process.env[`STRONGROOM_${name}`] ?? process.env[`VAULT_${name}`];
@@ -116,14 +128,8 @@ export function createClient(opts: ClientOptions) {
         res.on('data', (c: Buffer | string) => (streaming ? extra.onChunk!(c as string) : chunks.push(c as Buffer)));
         if (streaming) res.on('close', () => resolve({ status: res.statusCode ?? 0, body: null, text: '' }));
         res.on('end', () => {
-          const text = Buffer.concat(chunks).toString('utf8');
-          let parsed: unknown = null;
-          try {
-            parsed = text ? JSON.parse(text) : null;
-          } catch {
-            parsed = text;
-          }
-          const result = { status: res.statusCode ?? 0, body: parsed, text };
+          const result = replyOf(res.statusCode ?? 0, chunks);
+          const parsed = result.body;
           if (wrap && (parsed as { wrap_info?: unknown } | null)?.wrap_info) reject(new WrappedResponse(result));
           else resolve(result);
         });
@@ -169,16 +175,7 @@ export function createClient(opts: ClientOptions) {
         }
         const chunks: Buffer[] = [];
         res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => {
-          const text = Buffer.concat(chunks).toString('utf8');
-          let parsed: unknown = null;
-          try {
-            parsed = text ? JSON.parse(text) : null;
-          } catch {
-            parsed = text;
-          }
-          resolve({ status, body: parsed, text });
-        });
+        res.on('end', () => resolve(replyOf(status, chunks)));
       });
       req.on('error', (err) => reject(new ConnectionError(`${method} ${url.origin}${url.pathname}: ${err.message}`)));
       if (file.upload) {

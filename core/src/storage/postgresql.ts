@@ -240,6 +240,16 @@ export function createPostgresPhysical(opts: PostgresStorageOptions): PostgresPh
   const seqCte = `s AS (UPDATE ${seqTable} SET seq = seq + 1 WHERE id = 1 RETURNING seq), ${fenceCte},
     ok AS (SELECT seq FROM s WHERE EXISTS (SELECT 1 FROM fence WHERE s.seq IS NOT NULL))`;
 
+  /**
+   * A multi-statement fenced transaction's first step: the sequence row, as single writes take it
+   * (see seqCte), then the lock row shared; a node that no longer holds the lock rolls back.
+   */
+  const holdFence = async (trx: Knex.Transaction): Promise<void> => {
+    await trx.raw(`SELECT 1 FROM ${seqTable} WHERE id = 1 FOR UPDATE`);
+    const held = await rows(`SELECT 1 FROM ${haTable} WHERE ha_key = ? AND ha_identity = ? AND valid_until > now() FOR SHARE`, fenceArgs(), trx);
+    if (held.length === 0) throw new FencedWriteError();
+  };
+
   /** In a fenced transaction: the next change number, the keys logged under it, NOTIFY at commit. */
   const announce = async (trx: Knex.Transaction, keys: string[]): Promise<string> => {
     const seq = (await rows<{ seq: string }>(`UPDATE ${seqTable} SET seq = seq + 1 WHERE id = 1 RETURNING seq::text AS seq`, [], trx))[0]!.seq;
@@ -374,10 +384,7 @@ export function createPostgresPhysical(opts: PostgresStorageOptions): PostgresPh
         let seq: string | null = null;
         await db.transaction(async (trx) => {
           if (fenceIdentity !== null) {
-            // The sequence row first, as single writes take it (see seqCte); a refusal rolls both back.
-            await trx.raw(`SELECT 1 FROM ${seqTable} WHERE id = 1 FOR UPDATE`);
-            const held = await rows(`SELECT 1 FROM ${haTable} WHERE ha_key = ? AND ha_identity = ? AND valid_until > now() FOR SHARE`, fenceArgs(), trx);
-            if (held.length === 0) throw new FencedWriteError();
+            await holdFence(trx);
             seq = await announce(trx, [...last.keys()]);
           }
           for (let i = 0; i < deletes.length; i += 1000) {
@@ -459,9 +466,7 @@ export function createPostgresPhysical(opts: PostgresStorageOptions): PostgresPh
           let seq: string | null = null;
           await db.transaction(async (trx) => {
             if (fenceIdentity !== null) {
-              await trx.raw(`SELECT 1 FROM ${seqTable} WHERE id = 1 FOR UPDATE`);
-              const held = await rows(`SELECT 1 FROM ${haTable} WHERE ha_key = ? AND ha_identity = ? AND valid_until > now() FOR SHARE`, fenceArgs(), trx);
-              if (held.length === 0) throw new FencedWriteError();
+              await holdFence(trx);
             }
             await trx.raw(`DELETE FROM ${table}`);
             let chunk: PhysicalEntry[] = [];
