@@ -9,7 +9,7 @@
 import { randomBytes } from 'node:crypto';
 import { Client } from 'pg';
 import WebSocket from 'ws';
-import { postgresUrl } from '../helpers/databases';
+import { haPostgresConfig, postgresUrl } from '../helpers/databases';
 import { subscribeSse, type SseSubscription } from '../helpers/events';
 import { waitFor } from '../helpers/processes';
 import { startConfigServer, type RunningServer } from '../helpers/server';
@@ -34,7 +34,7 @@ beforeAll(async () => {
   await admin(`CREATE DATABASE ${dbName}`);
   const url = new URL(postgresUrl());
   url.pathname = `/${dbName}`;
-  const config = `storage "postgresql" {\n  connection_url = "${url.toString()}"\n  ha_enabled = true\n}\nlistener "tcp" {\n  address = "127.0.0.1:$PORT"\n  tls_disable = true\n}\napi_addr = "http://127.0.0.1:$PORT"\n`;
+  const config = haPostgresConfig({ url: url.toString() });
   nodes.push(await startConfigServer(config));
   // The node answers before its connection to PostgreSQL is up (503 until then).
   const init = await waitFor('init', async () => {

@@ -12,7 +12,7 @@ import { randomBytes } from 'node:crypto';
 import * as http from 'node:http';
 import { createServer, connect, type Server, type Socket } from 'node:net';
 import { Client } from 'pg';
-import { postgresUrl } from '../helpers/databases';
+import { haPostgresConfig, postgresUrl } from '../helpers/databases';
 import { descendantPids, waitFor } from '../helpers/processes';
 import { freePort, startConfigServer, type RunningServer } from '../helpers/server';
 
@@ -22,20 +22,7 @@ const suffix = randomBytes(4).toString('hex');
 const tables = { data: `sr_fwd_${suffix}`, lock: `sr_fwd_lock_${suffix}` };
 const VICTIM_ADDRESS = '127.0.0.5';
 
-const config = (apiAddr: string, extra = '') => `
-storage "postgresql" {
-  connection_url = "${postgresUrl()}"
-  table          = "${tables.data}"
-  ha_table       = "${tables.lock}"
-  ha_enabled     = true
-}
-listener "tcp" {
-  address     = "127.0.0.1:$PORT"
-  tls_disable = true
-}
-api_addr = "${apiAddr}"
-${extra}
-`;
+const config = (apiAddr: string, extra = '') => haPostgresConfig({ tables, apiAddr, extra });
 
 let active: RunningServer;
 let standby: RunningServer & { port2: number };

@@ -17,7 +17,7 @@
 import { randomBytes } from 'node:crypto';
 import { createServer, connect, type Server, type Socket } from 'node:net';
 import { Client } from 'pg';
-import { dedicatedDatabase, type DedicatedDatabase } from '../helpers/databases';
+import { dedicatedDatabase, haPostgresConfig, type DedicatedDatabase } from '../helpers/databases';
 import { descendantPids, sleep, waitFor } from '../helpers/processes';
 import { freePort, startConfigServer, type RunningServer } from '../helpers/server';
 
@@ -29,17 +29,7 @@ const nodes: Node[] = [];
 let unsealKey = '';
 let rootToken = '';
 
-const config = (url: string) => `
-storage "postgresql" {
-  connection_url = "${url}"
-  ha_enabled     = true
-}
-listener "tcp" {
-  address     = "127.0.0.1:$PORT"
-  tls_disable = true
-}
-api_addr = "http://127.0.0.1:$PORT"
-`;
+const config = (url: string) => haPostgresConfig({ url });
 
 async function query<T = Record<string, unknown>>(sql: string, params: unknown[] = []): Promise<T[]> {
   const c = new Client({ connectionString: pg.url, connectionTimeoutMillis: 5000 });

@@ -19,6 +19,27 @@ export function postgresUrl(): string {
 }
 
 /** Superuser URL of a real MySQL or MariaDB: mysql://root:<pw>@127.0.0.1:<port>/. */
+/**
+ * A server config for a node of an HA cluster on PostgreSQL: the shared server (or `url`),
+ * the test's own tables when given, a plain TCP listener and `api_addr` (the node's own by
+ * default); `extra` is appended (more listeners, top-level options).
+ */
+export function haPostgresConfig(o: { url?: string; tables?: { data: string; lock: string }; apiAddr?: string; extra?: string } = {}): string {
+  const tables = o.tables ? `\n  table          = "${o.tables.data}"\n  ha_table       = "${o.tables.lock}"` : '';
+  return `
+storage "postgresql" {
+  connection_url = "${o.url ?? postgresUrl()}"${tables}
+  ha_enabled     = true
+}
+listener "tcp" {
+  address     = "127.0.0.1:$PORT"
+  tls_disable = true
+}
+api_addr = "${o.apiAddr ?? 'http://127.0.0.1:$PORT'}"
+${o.extra ?? ''}
+`;
+}
+
 export function mysqlUrl(): string {
   return sharedService('mysql', ENV.mysql)[ENV.mysql]!;
 }

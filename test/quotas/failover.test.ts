@@ -8,7 +8,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { Client } from 'pg';
-import { postgresUrl } from '../helpers/databases';
+import { haPostgresConfig, postgresUrl } from '../helpers/databases';
 import { waitFor } from '../helpers/processes';
 import { startConfigServer, type RunningServer } from '../helpers/server';
 
@@ -16,19 +16,7 @@ jest.setTimeout(150_000);
 
 const suffix = randomBytes(4).toString('hex');
 const tables = { data: `sr_quota_${suffix}`, lock: `sr_quota_lock_${suffix}` };
-const config = () => `
-storage "postgresql" {
-  connection_url = "${postgresUrl()}"
-  table          = "${tables.data}"
-  ha_table       = "${tables.lock}"
-  ha_enabled     = true
-}
-listener "tcp" {
-  address     = "127.0.0.1:$PORT"
-  tls_disable = true
-}
-api_addr = "http://127.0.0.1:$PORT"
-`;
+const config = () => haPostgresConfig({ tables });
 
 let first: RunningServer;
 let second: RunningServer;

@@ -16,7 +16,7 @@ import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Client } from 'pg';
 import { cliRunner } from '../helpers/cli';
-import { postgresUrl } from '../helpers/databases';
+import { haPostgresConfig, postgresUrl } from '../helpers/databases';
 import { records, startLeaseServer } from '../helpers/lease-plugin';
 import { levelStorageKeys } from '../helpers/level-keys';
 import { restartConfigServer, scratchDir, startConfigServer, type RunningServer } from '../helpers/server';
@@ -404,7 +404,7 @@ describe('across storage types', () => {
 describe('HA storage', () => {
   it('takes a snapshot on the active node and refuses a restore (400), changing nothing', async () => {
     const t = `snap_${randomBytes(6).toString('hex')}`;
-    const s = await startConfigServer(`storage "postgresql" {\n  connection_url = "${postgresUrl()}"\n  table = "${t}"\n  ha_table = "${t}_ha"\n  ha_enabled = true\n}\n${LISTENER}api_addr = "http://127.0.0.1:$PORT"\n`);
+    const s = await startConfigServer(haPostgresConfig({ tables: { data: t, lock: `${t}_ha` } }));
     tables.set(s, t);
     let init = await s.api('POST', 'sys/init', { secret_shares: 1, secret_threshold: 1 }, { token: null });
     for (let i = 0; init.status === 503 && i < 300; i++) {
