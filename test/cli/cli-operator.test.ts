@@ -4,7 +4,7 @@
  * `step-down`, `generate-root -decode`, plugin register/deregister and the
  * `lease` verbs on leases of a real plugin process.
  */
-import { cliRunner, type CliResult } from '../helpers/cli';
+import { cliRunner, ok } from '../helpers/cli';
 import { LEASE_PLUGIN_MAIN } from '../helpers/lease-plugin';
 import { externalPlugin, type ExternalPlugin } from '../helpers/plugins';
 import { scratchDir, startConfigServer, type RunningServer } from '../helpers/server';
@@ -16,11 +16,6 @@ let cli: ReturnType<typeof cliRunner>;
 let pluginDir: string;
 let lease: ExternalPlugin;
 const run = (...args: string[]) => cli.run(args);
-
-function ok(r: CliResult): CliResult {
-  if (r.code !== 0) throw new Error(`exit ${r.code}\nstdout: ${r.stdout}\nstderr: ${r.stderr}`);
-  return r;
-}
 
 beforeAll(async () => {
   pluginDir = scratchDir('sr-cli-plugins-');

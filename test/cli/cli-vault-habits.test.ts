@@ -10,7 +10,7 @@
 import { execFile } from 'node:child_process';
 import { chmodSync, existsSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { cliRunner, runInTerminal, type CliResult } from '../helpers/cli';
+import { cliRunner, ok, runInTerminal } from '../helpers/cli';
 import { scratchDir, startDevServer, type RunningServer } from '../helpers/server';
 import { COMMANDS } from '../../core/src/cli/commands';
 
@@ -27,11 +27,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await s.stop();
 });
-
-function ok(r: CliResult): CliResult {
-  if (r.code !== 0) throw new Error(`exit ${r.code}\nstdout: ${r.stdout}\nstderr: ${r.stderr}`);
-  return r;
-}
 
 it('print token prints the token the CLI would send: the environment, else the token file, else nothing', async () => {
   expect(ok(await cli.run(['print', 'token'])).stdout).toBe(`${s.rootToken}\n`);

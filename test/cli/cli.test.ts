@@ -8,7 +8,7 @@ import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { execFile } from 'node:child_process';
-import { cliRunner, type CliResult } from '../helpers/cli';
+import { cliRunner, ok } from '../helpers/cli';
 import { scratchDir, startDevServer, type RunningServer } from '../helpers/server';
 import { COMMANDS } from '../../core/src/cli/commands';
 
@@ -27,11 +27,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await s.stop();
 });
-
-function ok(r: CliResult): CliResult {
-  if (r.code !== 0) throw new Error(`exit ${r.code}\nstdout: ${r.stdout}\nstderr: ${r.stderr}`);
-  return r;
-}
 
 describe('safety rules', () => {
   it('-h, -help and --help print usage and do nothing else (kv delete -h does not delete)', async () => {

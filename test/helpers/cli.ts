@@ -17,6 +17,12 @@ export interface CliResult {
   stderr: string;
 }
 
+/** The result of a run that must succeed; anything else throws with its output. */
+export function ok(r: CliResult): CliResult {
+  if (r.code !== 0) throw new Error(`exit ${r.code}\nstdout: ${r.stdout}\nstderr: ${r.stderr}`);
+  return r;
+}
+
 export function cliRunner(base: { addr: string; token?: string; env?: Record<string, string> }) {
   const home = scratchDir('sr-cli-home-');
   return {
