@@ -11,7 +11,7 @@ import { StrongroomError, badRequest, type Backend, type LogicalRequest } from '
 import type { LeaseEntry, Revoker } from '../expiration/index.js';
 import type { NamespaceRegistry } from '../namespace/namespaces.js';
 import type { LoginRenewal, TokenEntry } from '../token/index.js';
-import type { MountBinding } from './mount-manager.js';
+import { runningBackend, type MountBinding } from './mount-manager.js';
 import { mountInfoOf, routePath, type Router } from './mount-table.js';
 
 export interface EngineCalls {
@@ -22,8 +22,10 @@ export interface EngineCalls {
 export function createEngineCalls(deps: { router: Router<MountBinding>; namespaces: NamespaceRegistry }): EngineCalls {
   const { router, namespaces } = deps;
 
-  function backendOf(mountUuid: string): Backend {
-    const b = router.byUuid(mountUuid)?.handle.backend;
+  // A lease revoked or renewed just after unseal waits for its mount's plugin to start.
+  async function backendOf(mountUuid: string): Promise<Backend> {
+    const found = router.byUuid(mountUuid);
+    const b = found ? await runningBackend(found.handle) : undefined;
     if (!b) throw new StrongroomError('unavailable', 'the mount that issued this lease is not available');
     return b;
   }
@@ -54,10 +56,10 @@ export function createEngineCalls(deps: { router: Router<MountBinding>; namespac
   return {
     revoker: {
       revokeSecret: async (lease) => {
-        await backendOf(lease.mountUuid).handleRequest(leaseRequest(lease, 'revoke', 0));
+        await (await backendOf(lease.mountUuid)).handleRequest(leaseRequest(lease, 'revoke', 0));
       },
       renewSecret: async (lease, increment) => {
-        const resp = await backendOf(lease.mountUuid).handleRequest(leaseRequest(lease, 'renew', increment));
+        const resp = await (await backendOf(lease.mountUuid)).handleRequest(leaseRequest(lease, 'renew', increment));
         return { ttl: resp?.secret?.ttl ?? increment, renewable: resp?.secret?.renewable ?? true, ...(resp?.data ? { data: resp.data } : {}), ...(resp?.warnings ? { warnings: resp.warnings } : {}) };
       },
     },
@@ -66,7 +68,7 @@ export function createEngineCalls(deps: { router: Router<MountBinding>; namespac
       const ns = found ? namespaces.byId(found.entry.namespace_id) : undefined;
       if (!entry.login || !found || !ns) throw badRequest('the auth mount that issued this token is gone; it cannot be renewed');
       const mountPath = routePath(found.entry);
-      const backend = found.handle.backend;
+      const backend = await runningBackend(found.handle);
       if (!backend) throw new StrongroomError('unavailable', `the auth method at ${mountPath} is not available; try the renewal again`);
       const resp = await backend.handleRequest({
         id: randomBytes(8).toString('hex'),

@@ -41,6 +41,15 @@ export interface MountBinding {
   acquire(): (() => void) | null;
 }
 
+/**
+ * The mount's backend once its plugin has started; undefined when it failed or
+ * is degraded. A mount still starting (just after unseal) is waited for, not refused.
+ */
+export async function runningBackend(binding: MountBinding): Promise<Backend | undefined> {
+  if (binding.status === 'starting') await binding.ready;
+  return binding.status === 'running' && binding.backend ? binding.backend : undefined;
+}
+
 /** Creates the backend of a mount: in-process for system types, a plugin process otherwise. */
 export type BackendResolver = (entry: MountEntry, namespace: Namespace) => Promise<{ backend: Backend; description: BackendDescription; runningVersion: string }>;
 

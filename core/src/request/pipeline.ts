@@ -20,7 +20,7 @@ import { mountInfoOf, routePath, type MountEntry, type RouteMatch, type Router }
 import { tokenScope, type Namespace, type NamespaceRegistry } from '../namespace/namespaces.js';
 import type { AuditEntry } from '../audit/broker.js';
 import { plainRequestKeys } from '../audit/hash.js';
-import type { MountBinding } from '../mounts/mount-manager.js';
+import { runningBackend, type MountBinding } from '../mounts/mount-manager.js';
 import type { LeaseReservation } from '../quotas/quota-manager.js';
 import { planWrite } from './existence.js';
 import { declaredChecks } from './declared-acl.js';
@@ -153,13 +153,8 @@ export function createPipeline(deps: PipelineDeps) {
       throw new StrongroomError('unsupported_path', `no handler for route "${path}". route entry not found.`);
     }
 
-    if (binding.status !== 'running' || !binding.backend) {
-      if (binding.status === 'starting') await binding.ready;
-      if (binding.status !== 'running' || !binding.backend) {
-        throw new StrongroomError('unavailable', binding.error ?? `mount "${match.mountPath}" is not available (${binding.status})`);
-      }
-    }
-    const backend = binding.backend;
+    const backend = await runningBackend(binding);
+    if (!backend) throw new StrongroomError('unavailable', binding.error ?? `mount "${match.mountPath}" is not available (${binding.status})`);
     const mount = match.entry;
 
     const logical: LogicalRequest = {
