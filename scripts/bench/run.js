@@ -309,7 +309,7 @@ async function main() {
     const ctx = {
       quick: QUICK, concurrency: CONC, warmupMs: WARMUP_MS, measureMs: MEASURE_MS, root: ROOT, token: TOKEN,
       port, url, auth, corePid, ceilGet, ceilPost, cryptoOps, durable, target,
-      load, must: (method, p, body) => must(port, method, p, body), request, spawnUntil, freePort, memKb, treeMemKb, findChildren,
+      load, must: (method, p, body) => must(port, method, p, body), request, spawnUntil, freePort, memKb, treeMemKb, findChildren, cpuUs,
       fmt: { int: fmtInt, ms: fmtMs, pct: fmtPct, mb: fmtMb },
       problem: (msg) => problems.push(`${section.title ?? name}: ${msg}`),
     };
