@@ -9,7 +9,7 @@
  * its password touches no other test file.
  */
 import { readdirSync, readFileSync, statSync } from 'node:fs';
-import { createServer, type AddressInfo, type Socket } from 'node:net';
+import { connect, createServer, type AddressInfo, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { subscribeSse } from '../helpers/events';
 import { addPerson, binds, entriesWithCnPrefix, exists, ldapPassword, removeEntries, sharedSlapd, tag, type Slapd } from '../helpers/ldap';
@@ -444,6 +444,50 @@ describe('TLS and connections', () => {
       for (const sock of sockets) sock.destroy();
       await new Promise((r) => silent.close(r));
     }
+  });
+
+  it('a connection the server closed is replaced, bound, on the next credential', async () => {
+    // A proxy in front of slapd stands for its side of the connection: closing every socket it holds is the
+    // server dropping the engine's bound connection (an idle timeout, a restart) between two requests.
+    const upstream = new URL(ld.url);
+    const held = new Set<Socket>();
+    const proxy = createServer((client) => {
+      const server = connect(Number(upstream.port), upstream.hostname);
+      for (const sock of [client, server]) {
+        held.add(sock);
+        sock.on('error', () => undefined);
+        sock.on('close', () => {
+          held.delete(sock);
+          client.destroy();
+          server.destroy();
+        });
+      }
+      client.pipe(server).pipe(client);
+    });
+    await new Promise<void>((r) => proxy.listen(0, '127.0.0.1', () => r()));
+    try {
+      expect(await issueOver({ url: `ldap://127.0.0.1:${(proxy.address() as AddressInfo).port}` })).toEqual({ status: 200, error: '' });
+      for (const sock of held) sock.destroy();
+      await waitFor('the proxy to drop its sockets', () => held.size === 0, 5_000);
+      // Time for the plugin to read the close (a request racing it would fail on the dying socket).
+      await sleep(300);
+      const r = await s.api('GET', 'ldap-tls/creds/dyn');
+      expect([r.status, r.body?.errors]).toEqual([200, undefined]);
+      expect(await binds(ld, r.body.data.distinguished_names[0], r.body.data.password)).toBe(true);
+      expect((await s.api('POST', 'sys/leases/revoke', { lease_id: r.body.lease_id, sync: true })).status).toBe(204);
+    } finally {
+      for (const sock of held) sock.destroy();
+      await new Promise((r) => proxy.close(r));
+    }
+  });
+
+  it('a new bind password in the config is the one used: the open connection is not kept', async () => {
+    expect(await issueOver({ url: ld.url })).toEqual({ status: 200, error: '' });
+    const wrong = ldapPassword();
+    const refused = await issueOver({ url: ld.url, bindpass: wrong });
+    expect(refused.status).toBe(502);
+    expect(refused.error).not.toContain(wrong);
+    expect(await issueOver({ url: ld.url })).toEqual({ status: 200, error: '' });
   });
 
   it('tls_min_version and tls_max_version bound the protocol', async () => {

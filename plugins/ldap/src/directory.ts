@@ -1,7 +1,8 @@
 /**
  * The directory as the engine sees it, over ldapts: one bound connection per
  * mount, reused by every request (ldapts multiplexes operations by message
- * id), reopened after a connection error or a configuration change.
+ * id), reopened after a connection error, a close by the server or a
+ * configuration change.
  *
  * Security: the bind password and every password set here stay in memory;
  * errors leaving this module are scrubbed of the passwords involved (an LDAP
@@ -36,7 +37,7 @@ export function passwordChanges(schema: Schema, password: string): Change[] {
 
 const TLS_VERSIONS: Record<string, 'TLSv1' | 'TLSv1.1' | 'TLSv1.2' | 'TLSv1.3'> = { tls10: 'TLSv1', tls11: 'TLSv1.1', tls12: 'TLSv1.2', tls13: 'TLSv1.3' };
 
-function tlsOptions(cfg: LdapConfig, host: string): ConnectionOptions {
+function tlsOptions(cfg: Readonly<LdapConfig>, host: string): ConnectionOptions {
   const o: ConnectionOptions = { rejectUnauthorized: !cfg.insecure_tls, servername: host };
   if (cfg.certificate) o.ca = cfg.certificate;
   if (cfg.client_tls_cert) o.cert = cfg.client_tls_cert;
@@ -61,7 +62,7 @@ export function directoryError(what: string, err: unknown, secrets: readonly str
 export const isNoSuchObject = (err: unknown) => err instanceof NoSuchObjectError;
 
 /** Opens a connection to the first URL that answers (the list is tried in order on connection errors), bound as `dn`. */
-async function connect(cfg: LdapConfig, dn: string, password: string): Promise<Client> {
+async function connect(cfg: Readonly<LdapConfig>, dn: string, password: string): Promise<Client> {
   const urls = cfg.url
     .split(',')
     .map((u) => u.trim())
@@ -105,7 +106,7 @@ async function connect(cfg: LdapConfig, dn: string, password: string): Promise<C
 }
 
 /** Whether `dn` binds with `password` (a fresh connection, closed at once). */
-export async function canBind(cfg: LdapConfig, dn: string, password: string): Promise<boolean> {
+export async function canBind(cfg: Readonly<LdapConfig>, dn: string, password: string): Promise<boolean> {
   try {
     const c = await connect(cfg, dn, password);
     await c.unbind().catch(() => undefined);
@@ -117,7 +118,7 @@ export async function canBind(cfg: LdapConfig, dn: string, password: string): Pr
 }
 
 export interface Directory {
-  /** Runs `fn` on the mount's bound connection (opened on first use, reopened after a connection error). */
+  /** Runs `fn` on the mount's bound connection (opened on first use, reopened after a connection error or a close by the server). */
   use<T>(fn: (client: Client) => Promise<T>): Promise<T>;
   /** The DN of the entry a name stands for: `dn` as given (checked to exist), else `userattr=<name>` under `userdn`. */
   findDn(name: string, dn?: string): Promise<string>;
@@ -128,46 +129,62 @@ export interface Directory {
 }
 
 /** The directory of one configuration; `current()` gives the config in force (its bind password may change). */
-export function createDirectory(current: () => Promise<LdapConfig>): Directory {
+export function createDirectory(current: () => Promise<Readonly<LdapConfig>>): Directory {
   let open: Promise<Client> | null = null;
   // What the open connection was made from (in memory only): a changed config or bind password reconnects.
+  // The config cache hands out one object per stored version, so only another object is compared by value.
+  let openCfg: Readonly<LdapConfig> | null = null;
   let openFor = '';
 
-  const get = async (): Promise<Client> => {
-    const cfg = await current();
-    const key = JSON.stringify(cfg);
-    if (open && openFor !== key) await drop();
-    if (!open) {
-      // A failure to connect or bind is the directory's answer (502), scrubbed of the bind password.
-      const mine = connect(cfg, bindName(cfg), cfg.bindpass).catch((err: unknown) => {
-        throw directoryError('connecting to the directory failed', err, [cfg.bindpass]);
-      });
-      open = mine;
-      openFor = key;
-      mine.catch(() => {
-        if (open === mine) {
-          open = null;
-          openFor = '';
-        }
-      });
-    }
-    return open;
-  };
-  const drop = async () => {
-    const o = open;
+  const forget = () => {
     open = null;
+    openCfg = null;
     openFor = '';
-    if (o) await o.then((c) => c.unbind()).catch(() => undefined);
+  };
+  /** Closes `conn` if it is still the open connection (a request that saw it fail must not close its successor). */
+  const drop = async (conn: Promise<Client> | null) => {
+    if (!conn || conn !== open) return;
+    forget();
+    await conn.then((c) => c.unbind()).catch(() => undefined);
+  };
+  const openWith = (cfg: Readonly<LdapConfig>): Promise<Client> => {
+    // A failure to connect or bind is the directory's answer (502), scrubbed of the bind password.
+    const mine = connect(cfg, bindName(cfg), cfg.bindpass).catch((err: unknown) => {
+      throw directoryError('connecting to the directory failed', err, [cfg.bindpass]);
+    });
+    open = mine;
+    openCfg = cfg;
+    openFor = JSON.stringify(cfg);
+    mine.catch(() => {
+      if (open === mine) forget();
+    });
+    return mine;
+  };
+
+  const get = async (): Promise<{ conn: Promise<Client>; client: Client }> => {
+    const cfg = await current();
+    if (open && cfg !== openCfg) {
+      if (JSON.stringify(cfg) === openFor) openCfg = cfg;
+      else await drop(open);
+    }
+    const conn = open ?? openWith(cfg);
+    const client = await conn;
+    if (client.isBound) return { conn, client };
+    // The server closed it since (an idle timeout, a restart). ldapts would reconnect on the next
+    // operation but unbound, and every write would be refused: open a bound one instead.
+    await drop(conn);
+    const fresh = open ?? openWith(cfg);
+    return { conn: fresh, client: await fresh };
   };
 
   const dir: Directory = {
     async use(fn) {
-      const client = await get();
+      const { conn, client } = await get();
       try {
         return await fn(client);
       } catch (err) {
         // A result code is the server's answer; anything else may have broken the connection.
-        if (!(err instanceof ResultCodeError)) await drop();
+        if (!(err instanceof ResultCodeError)) await drop(conn);
         throw err;
       }
     },
@@ -188,7 +205,7 @@ export function createDirectory(current: () => Promise<LdapConfig>): Directory {
       const cfg = await current();
       await dir.use((c) => c.modify(dn, passwordChanges(cfg.schema, password)));
     },
-    close: drop,
+    close: () => drop(open),
   };
   return dir;
 }

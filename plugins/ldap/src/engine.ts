@@ -18,8 +18,8 @@ export const DEFAULT_PASSWORD_LENGTH = 64;
 
 export interface Engine extends EngineBase {
   rotations: Rotations;
-  /** The configuration in force, a bind-password rotation cut short settled first; 400 when none is written. */
-  config(): Promise<LdapConfig>;
+  /** The configuration in force (the cached record, shared: never modified), a bind-password rotation cut short settled first; 400 when none is written. */
+  config(): Promise<Readonly<LdapConfig>>;
   /** Marks the bind password settled in this process (rotate-root and config writes settle under the `config` lock). */
   markSettled(): void;
 }
@@ -57,7 +57,7 @@ export function createEngine(deps: Pick<Engine, 'store' | 'system' | 'logger' | 
         if (outcome !== 'none') deps.logger.info('settled a bind password rotation cut short', { outcome });
         settled = true;
       }
-      const cfg = await store.config.get();
+      const cfg = await store.config.view();
       if (!cfg) throw badRequest('the directory is not configured (write config first)');
       return cfg;
     },

@@ -31,7 +31,7 @@ export interface EngineBase {
   /** Keys (the mount's uuid is added): `config` (config writes, rotate-root), `static/<name>`, `set/<name>`, `account/<name>`. */
   mutex: KeyedMutex;
   now: () => number;
-  newPassword(cfg?: LdapConfig): Promise<string>;
+  newPassword(cfg?: Readonly<LdapConfig>): Promise<string>;
 }
 
 type RotationScheduler = ReturnType<typeof createRotationScheduler>;
