@@ -63,6 +63,7 @@ module.exports = {
       return ['(skipped: ldapts not installed)'];
     }
     const sd = slapdFor(ctx);
+    const slapdPid = Number(sd.vars.STRONGROOM_TEST_LDAP_PID);
     const dyn = `ou=dynamic,${sd.vars.STRONGROOM_TEST_LDAP_BASE}`;
     const entry = (name) => [
       new ldapts.Attribute({ type: 'objectClass', values: ['inetOrgPerson'] }),
@@ -74,7 +75,9 @@ module.exports = {
     let addLease;
     let addDelete;
     let creds;
-    let pluginCpuUs = NaN;
+    // CPU µs per operation (warm-up included) of each process doing the work: where a credential's cost lies.
+    let credsCpu = { plugin: NaN, slapd: NaN };
+    let refCpu = { bench: NaN, slapd: NaN };
     let revoke = { n: 0, s: NaN };
     try {
       await ctx.must('POST', `/v1/sys/mounts/${MOUNT}`, { type: 'ldap' });
@@ -95,21 +98,25 @@ module.exports = {
       const add = (c, name) => c.add(`cn=${name},${dyn}`, entry(name));
       addOnly = await directLoop(ldapts, sd, add, CONCURRENCY, ctx.warmupMs, ctx.measureMs);
       const durable = await openDurable();
+      const refSlapd0 = ctx.cpuUs(slapdPid);
+      const benchCpu0 = process.cpuUsage();
       try {
         addLease = await directLoop(ldapts, sd, add, CONCURRENCY, ctx.warmupMs, ctx.measureMs, durable);
       } finally {
         await durable.close();
       }
+      const benchCpu = process.cpuUsage(benchCpu0);
+      refCpu = { bench: (benchCpu.user + benchCpu.system) / addLease.finished, slapd: (ctx.cpuUs(slapdPid) - refSlapd0) / addLease.finished };
       addDelete = await directLoop(ldapts, sd, async (c, name) => {
         await c.add(`cn=${name},${dyn}`, entry(name));
         await c.del(`cn=${name},${dyn}`);
       }, CONCURRENCY, ctx.warmupMs, ctx.measureMs);
 
-      // The plugin's CPU per credential beside the core's: where a credential's cost lies.
       const pluginPid = ctx.findChildren(ctx.corePid, 'plugins/ldap/dist/plugin.js')[0];
       const pluginCpu0 = ctx.cpuUs(pluginPid);
+      const slapdCpu0 = ctx.cpuUs(slapdPid);
       creds = await ctx.load({ url: ctx.url(`/v1/${MOUNT}/creds/bench`), method: 'GET', headers: ctx.auth, concurrency: CONCURRENCY }, ctx.corePid);
-      pluginCpuUs = (ctx.cpuUs(pluginPid) - pluginCpu0) / creds.finished;
+      credsCpu = { plugin: (ctx.cpuUs(pluginPid) - pluginCpu0) / creds.finished, slapd: (ctx.cpuUs(slapdPid) - slapdCpu0) / creds.finished };
       if (creds.non2xx || creds.errors) ctx.problem(`creds: ${creds.non2xx} non-2xx, ${creds.errors} errors; first: ${creds.firstNon2xx ?? creds.firstError}`);
 
       // Every credential issued here is deleted by revoking the mount's leases (the deletion LDIF).
@@ -143,7 +150,7 @@ module.exports = {
       row('direct: ldapts add+delete loop (a credential\'s whole life in the directory)', addDelete),
       row(`GET ${MOUNT}/creds/bench (template + LDIF + add, lease)`, creds),
       '',
-      `CPU per credential over the phase: core ${ctx.fmt.int(creds.cpuUsPerReq)} µs, ldap plugin ${ctx.fmt.int(pluginCpuUs)} µs.`,
+      `CPU per credential: core ${ctx.fmt.int(creds.cpuUsPerReq)} µs, ldap plugin ${ctx.fmt.int(credsCpu.plugin)} µs, slapd ${ctx.fmt.int(credsCpu.slapd)} µs; per add + lease write of the reference: bench process ${ctx.fmt.int(refCpu.bench)} µs, slapd ${ctx.fmt.int(refCpu.slapd)} µs.`,
       '',
       `Revocation: revoke-prefix (sync) of about ${ctx.fmt.int(revoke.n)} credentials took ${revoke.s.toFixed(2)} s (${ctx.fmt.int(revoke.n / revoke.s)} deletes/s, each a deletion LDIF run by the plugin).`,
     ];
