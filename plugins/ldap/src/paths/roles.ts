@@ -42,7 +42,7 @@ interface CredsInternal {
 }
 
 /** The role's TTLs, the mount's where the role sets none. */
-const roleTtls = (engine: Engine, role: DynamicRole) => leaseTtl.resolve(engine.system, role.default_ttl, role.max_ttl);
+const roleTtls = (engine: Engine, role: Readonly<DynamicRole>) => leaseTtl.resolve(engine.system, role.default_ttl, role.max_ttl);
 
 export function dynamicSecret(engine: Engine): SecretTypeDef {
   const internalOf = (req: HandlerRequest): CredsInternal => {
@@ -54,7 +54,7 @@ export function dynamicSecret(engine: Engine): SecretTypeDef {
     type: CREDS_SECRET_TYPE,
     renew: async (req) => {
       const i = internalOf(req);
-      const role = await engine.store.roles.get(i.role);
+      const role = await engine.store.roles.view(i.role);
       if (!role) throw badRequest(`role "${i.role}" no longer exists; the lease cannot be renewed`);
       return leaseTtl.renewed(req.secret!, await roleTtls(engine, role), engine.now());
     },
@@ -89,7 +89,7 @@ export function rolePaths(engine: Engine, secret: SecretTypeDef): PathDef[] {
     pattern: 'role/:role_name',
     fields: roleFields,
     synopsis: 'Manage a dynamic role: the LDIF that creates and deletes its accounts.',
-    existenceCheck: async (req) => (await store.roles.get(req.data.role_name)) !== null,
+    existenceCheck: async (req) => (await store.roles.view(req.data.role_name)) !== null,
     operations: {
       read: {
         summary: 'Read a role (LDIF decoded).',
@@ -135,7 +135,7 @@ export function rolePaths(engine: Engine, secret: SecretTypeDef): PathDef[] {
       read: {
         summary: 'Run the creation LDIF and return the account.',
         handler: async (req) => {
-          const role = await store.roles.get(req.data.role_name);
+          const role = await store.roles.view(req.data.role_name);
           if (!role) throw badRequest(`unknown role: ${req.data.role_name}`);
           const cfg = await engine.config();
           const { ttl, maxTtl } = await roleTtls(engine, role);
