@@ -1,9 +1,11 @@
 /**
- * The engine's side of the Database service: `createDatabasePluginClient`
- * gives one connection's view of a running database plugin process. Calls
- * are frames on one long-lived multiplexed stream per process (opened with
- * the per-process secret), each naming its connection; every call has a
- * deadline, and typed errors from the plugin become StrongroomErrors again.
+ * The engine's side of the Database service: `createDatabaseClient` gives one
+ * connection's view of a database plugin over a `DatabaseTransport`, which
+ * carries proto/database.proto's frames either to a plugin process
+ * (`createDatabasePluginClient`: its stream) or to a built-in plugin in the
+ * engine's own process (in-process.ts). Both take and answer the same
+ * messages, each naming its connection; every call has a deadline, and typed
+ * errors from the plugin become StrongroomErrors again.
  *
  * Channels and their streams are set up once per process address (socket
  * path) and shared by every connection on it, never per call: a unary call
@@ -13,6 +15,7 @@ import * as grpc from '@grpc/grpc-js';
 import { StrongroomError } from '../errors.js';
 import { SECRET_METADATA_KEY } from '../transport/handshake.js';
 import { CHANNEL_OPTIONS, loadProtos } from '../transport/proto.js';
+import type { WireFrame } from '../transport/codec.js';
 import { createStreamLane, type StreamLane } from '../transport/stream-lane.js';
 import {
   decodeConfig,
@@ -23,6 +26,18 @@ import {
 } from './codec.js';
 import { CONNECTION_NOT_INITIALIZED, type DatabasePluginAddress, type DatabasePluginClient } from './types.js';
 import type * as wire from '../transport/wire.js';
+
+/** How a connection's calls reach its plugin: one request frame member in, the reply frame out. */
+export interface DatabaseTransport {
+  /**
+   * One call: request member `kind` with message `body`, `fields` beside it on
+   * the frame (its connection_id). Answers the reply frame; a reply `error`
+   * rejects as its typed error, a passed deadline as a 504.
+   */
+  call(kind: string, body: unknown, timeoutMs: number, fields: { connection_id: string }): Promise<WireFrame>;
+  /** The plugin's database type ("postgresql"). */
+  type(timeoutMs: number): Promise<string>;
+}
 
 export interface DatabasePluginClientOptions {
   /** Deadline of each call; default 30 s (a NewUser may wait on the database's locks). */
@@ -86,25 +101,21 @@ export function isConnectionNotInitialized(err: unknown): boolean {
   return err instanceof StrongroomError && err.code === CONNECTION_NOT_INITIALIZED;
 }
 
+/** One connection's client on a plugin process, over its stream. */
 export function createDatabasePluginClient(
   address: DatabasePluginAddress,
   connectionId: string,
   opts: DatabasePluginClientOptions = {},
 ): DatabasePluginClient {
-  const timeoutMs = opts.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   const label = opts.label ?? `database plugin ${address.version}`;
-  const frameFields = { connection_id: connectionId };
+  return createDatabaseClient(streamTransport(address, label), connectionId, { ...opts, label });
+}
 
-  /** One call on the process's stream; answers the reply member `${kind}_reply`. */
-  const call = async <T>(kind: string, body: unknown): Promise<T> => {
-    const frame = await channelFor(address, label).lane.call(kind, body, timeoutMs, frameFields);
-    const reply = frame[`${kind}_reply`];
-    if (reply === undefined || reply === null) throw new StrongroomError('plugin_failed', `${label} answered ${kind} with ${String(frame.kind)}`);
-    return reply as T;
-  };
-
+/** The transport to a plugin process: frames on its shared stream, Type as its one unary call. */
+function streamTransport(address: DatabasePluginAddress, label: string): DatabaseTransport {
   return {
-    type: () =>
+    call: (kind, body, timeoutMs, fields) => channelFor(address, label).lane.call(kind, body, timeoutMs, fields),
+    type: (timeoutMs) =>
       new Promise<string>((resolve, reject) => {
         const md = new grpc.Metadata();
         md.set(SECRET_METADATA_KEY, address.secret);
@@ -115,6 +126,25 @@ export function createDatabasePluginClient(
           reject(new StrongroomError('plugin_failed', `${label} failed during Type: ${err.details || err.message}`));
         });
       }),
+  };
+}
+
+/** One connection's client over `transport`: the engine's one code path to a plugin, in a process or in this one. */
+export function createDatabaseClient(transport: DatabaseTransport, connectionId: string, opts: DatabasePluginClientOptions = {}): DatabasePluginClient {
+  const timeoutMs = opts.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  const label = opts.label ?? 'database plugin';
+  const frameFields = { connection_id: connectionId };
+
+  /** One call; answers the reply member `${kind}_reply`. */
+  const call = async <T>(kind: string, body: unknown): Promise<T> => {
+    const frame = await transport.call(kind, body, timeoutMs, frameFields);
+    const reply = frame[`${kind}_reply`];
+    if (reply === undefined || reply === null) throw new StrongroomError('plugin_failed', `${label} answered ${kind} with ${String(frame.kind)}`);
+    return reply as T;
+  };
+
+  return {
+    type: () => transport.type(timeoutMs),
     async initialize(req) {
       const r = await call<wire.InitializeResponse>('initialize', encodeInitializeRequest(req));
       return { config: decodeConfig(r.config_json) };

@@ -1,9 +1,11 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { StrongroomError } from '../errors.js';
-import { closeDatabasePluginChannel, createDatabasePluginClient, isConnectionNotInitialized } from './client.js';
+import { closeDatabasePluginChannel, createDatabaseClient, createDatabasePluginClient, isConnectionNotInitialized, type DatabasePluginClientOptions } from './client.js';
+import { memoryPlugin } from './fixtures/memory-db.js';
+import { createInProcessDatabaseTransport } from './in-process.js';
 import { startDatabasePluginProcess, type DatabasePluginProcess } from './test-process.js';
-import type { NewUserRequest } from './types.js';
+import type { DatabasePlugin, DatabasePluginClient, NewUserRequest } from './types.js';
 
 // The fixture runs as a real process from the build, like the backend echo fixture.
 const FIXTURE = path.resolve(__dirname, '../../dist/database/fixtures/memory-db-plugin.js');
@@ -20,19 +22,32 @@ const newUser = (roleName: string, over: Partial<NewUserRequest> = {}): NewUserR
   ...over,
 });
 
-describe('serveDatabasePlugin + createDatabasePluginClient through a real process', () => {
-  let proc: DatabasePluginProcess;
+/** What the engine logs through, kept for the assertions. */
+function memoryLogger() {
+  const lines: string[] = [];
+  return { lines, error: (msg: string, meta?: Record<string, unknown>) => void lines.push(`${msg} ${JSON.stringify(meta ?? {})}`) };
+}
 
-  beforeAll(async () => {
-    if (!fs.existsSync(FIXTURE)) throw new Error(`fixture not built at ${FIXTURE}: run "npx tsc -b sdk-plugin" first`);
-    proc = await startDatabasePluginProcess({ args: [FIXTURE] });
-  });
-  afterAll(async () => {
-    await proc.stop();
-  });
+let proc: DatabasePluginProcess;
+const inProcessLog = memoryLogger();
+const inProcess = createInProcessDatabaseTransport(memoryPlugin, { label: 'memory-database-plugin v0.1.0+builtin', logger: inProcessLog });
 
+beforeAll(async () => {
+  if (!fs.existsSync(FIXTURE)) throw new Error(`fixture not built at ${FIXTURE}: run "npx tsc -b sdk-plugin" first`);
+  proc = await startDatabasePluginProcess({ args: [FIXTURE] });
+});
+afterAll(async () => {
+  await proc.stop();
+  await inProcess.closeAll();
+});
+
+// The one contract, whichever way the frames travel: a plugin process's stream, or the plugin in this process.
+describe.each([
+  { via: 'a plugin process (its stream)', client: (id: string) => createDatabasePluginClient(proc.address, id), log: () => proc.stderr() },
+  { via: 'the plugin in this process', client: (id: string) => createDatabaseClient(inProcess, id), log: () => inProcessLog.lines.join('\n') },
+])('the Database contract through $via', ({ client, log }) => {
   test('Type, Initialize and the user calls reach the instance of the named connection', async () => {
-    const c = createDatabasePluginClient(proc.address, 'conn-a');
+    const c = client('conn-a');
     expect(await c.type()).toBe('memory');
     const init = await c.initialize({ config: { prefix: 'a' }, verifyConnection: true });
     expect(init.config).toMatchObject({ prefix: 'a' });
@@ -47,9 +62,9 @@ describe('serveDatabasePlugin + createDatabasePluginClient through a real proces
     expect((err as StrongroomError).message).toBe('no user a-web-1 on connection a');
   });
 
-  test('two connections are multiplexed on one process, each with its own instance', async () => {
-    const a = createDatabasePluginClient(proc.address, 'mux-a');
-    const b = createDatabasePluginClient(proc.address, 'mux-b');
+  test('two connections are multiplexed, each with its own instance', async () => {
+    const a = client('mux-a');
+    const b = client('mux-b');
     await Promise.all([a.initialize({ config: { prefix: 'ma' }, verifyConnection: false }), b.initialize({ config: { prefix: 'mb' }, verifyConnection: false })]);
     const [ua, ub] = await Promise.all([a.newUser(newUser('r')), b.newUser(newUser('r'))]);
     expect([ua.username, ub.username]).toEqual(['ma-r-1', 'mb-r-1']);
@@ -62,7 +77,7 @@ describe('serveDatabasePlugin + createDatabasePluginClient through a real proces
   });
 
   test('an unknown connection id is connection_not_initialized, for every user call', async () => {
-    const c = createDatabasePluginClient(proc.address, 'never-initialized');
+    const c = client('never-initialized');
     for (const call of [
       () => c.newUser(newUser('x')),
       () => c.updateUser({ username: 'u', credentialType: 'password' }),
@@ -78,31 +93,71 @@ describe('serveDatabasePlugin + createDatabasePluginClient through a real proces
   });
 
   test('Initialize replaces (and closes) the instance of that connection', async () => {
-    const c = createDatabasePluginClient(proc.address, 'replace');
+    const c = client('replace');
     const first = await c.initialize({ config: { prefix: 'r1' }, verifyConnection: false });
     await c.newUser(newUser('x'));
     await c.initialize({ config: { prefix: 'r2' }, verifyConnection: false });
     // The count is read at Initialize, so a probe on another connection shows the close.
-    const probe = await createDatabasePluginClient(proc.address, 'probe').initialize({ config: {}, verifyConnection: false });
+    const probe = await client('probe').initialize({ config: {}, verifyConnection: false });
     expect(Number(probe.config.closed)).toBe(Number(first.config.closed) + 1);
     expect((await c.newUser(newUser('x'))).username).toBe('r2-x-1');
   });
 
   test('errors cross typed; untyped errors cross as "internal error" without their text', async () => {
-    const c = createDatabasePluginClient(proc.address, 'errors');
+    const c = client('errors');
     const typed = (await c.initialize({ config: { fail: 'typed' }, verifyConnection: false }).catch((e: unknown) => e)) as StrongroomError;
     expect(typed).toBeInstanceOf(StrongroomError);
     expect([typed.code, typed.status, typed.message, typed.details]).toEqual(['bad_request', 400, 'invalid field "prefix"', ['prefix: fail requested']]);
     const untyped = (await c.initialize({ config: { fail: 'untyped' }, verifyConnection: false }).catch((e: unknown) => e)) as StrongroomError;
+    expect(untyped).toBeInstanceOf(StrongroomError);
     expect([untyped.code, untyped.status, untyped.message]).toEqual(['internal', 500, 'internal error']);
-    expect(proc.stderr()).not.toContain('hunter2');
+    // A process's log line may trail its reply: its stderr is read on its own.
+    for (let i = 0; i < 100 && !log().includes('unexpected error in database plugin'); i++) await new Promise((r) => setTimeout(r, 20));
+    expect(log()).toContain('unexpected error in database plugin');
+    expect(log()).not.toContain('hunter2');
     // A failed Initialize stores nothing.
     expect(isConnectionNotInitialized(await c.newUser(newUser('x')).catch((e: unknown) => e))).toBe(true);
     await c.initialize({ config: { prefix: 'ok' }, verifyConnection: false });
     const unsupported = (await c.newUser(newUser('x', { credentialType: 'rsa_private_key', publicKey: 'PEM' })).catch((e: unknown) => e)) as StrongroomError;
     expect([unsupported.status, unsupported.message]).toEqual([400, 'credential_type rsa_private_key is not supported by the memory plugin']);
   });
+});
 
+describe('a plugin in the caller\'s process', () => {
+  /** A client on `plugin` run in this process, as the database engine runs its built-ins. */
+  const clientOn = (plugin: DatabasePlugin, opts: DatabasePluginClientOptions = {}): DatabasePluginClient =>
+    createDatabaseClient(createInProcessDatabaseTransport(plugin, { label: 'broken-database-plugin v0.1.0+builtin', logger: memoryLogger() }), 'c', opts);
+
+  test('a driver that throws, even synchronously and outside a promise, is an error reply: nothing reaches the caller\'s event loop', async () => {
+    const uncaught = jest.fn();
+    process.on('uncaughtException', uncaught);
+    try {
+      const throwing: DatabasePlugin = {
+        type: 'broken',
+        newInstance: () => {
+          throw new TypeError('driver bug near password=hunter2');
+        },
+      };
+      const err = (await clientOn(throwing).initialize({ config: {}, verifyConnection: true }).catch((e: unknown) => e)) as StrongroomError;
+      expect(err).toBeInstanceOf(StrongroomError);
+      expect([err.code, err.status, err.message]).toEqual(['internal', 500, 'internal error']);
+      expect(uncaught).not.toHaveBeenCalled();
+    } finally {
+      process.off('uncaughtException', uncaught);
+    }
+  });
+
+  test('a call that hangs in the plugin ends at its deadline with a 504 naming the plugin', async () => {
+    const hanging: DatabasePlugin = {
+      type: 'hang',
+      newInstance: () => ({ ...memoryPlugin.newInstance(), initialize: () => new Promise(() => undefined) }),
+    };
+    const err = (await clientOn(hanging, { timeoutMs: 50 }).initialize({ config: {}, verifyConnection: false }).catch((e: unknown) => e)) as StrongroomError;
+    expect([err.status, err.message]).toEqual([504, 'broken-database-plugin v0.1.0+builtin did not answer initialize within 50 ms']);
+  });
+});
+
+describe('a plugin process', () => {
   test('a wrong secret is refused', async () => {
     const c = createDatabasePluginClient({ ...proc.address, socketPath: proc.address.socketPath, secret: 'wrong' }, 'conn-a', { timeoutMs: 3000 });
     const err = (await c.type().catch((e: unknown) => e)) as StrongroomError;

@@ -5,3 +5,4 @@ export * from './test-process.js';
 export * from './statements.js';
 export * from './sql-config.js';
 export * from './sql-instance.js';
+export * from './in-process.js';
