@@ -27,11 +27,29 @@ const esbuild = require('esbuild');
  */
 const OPTIONAL_DRIVERS = ['better-sqlite3', 'mariadb', 'mysql', 'mysql2', 'oracledb', 'pg', 'pg-native', 'pg-query-stream', 'sqlite3', 'tedious'];
 
-/** The `dependencies` of the package that holds `file` (its nearest package.json). */
+/**
+ * The `dependencies` of the package that holds `file` (its nearest
+ * package.json) and of the workspace packages (`@strongroom/...`) it depends
+ * on, theirs included: the database engine bundles the built-in database
+ * plugins, and with them their drivers.
+ */
 function dependenciesOf(file) {
+  const depsOf = (pkg) => Object.keys(JSON.parse(fs.readFileSync(pkg, 'utf8')).dependencies ?? {});
+  const all = new Set();
+  const visit = (pkg) => {
+    for (const d of depsOf(pkg)) {
+      if (all.has(d)) continue;
+      all.add(d);
+      const workspace = path.join(ROOT, 'node_modules', d, 'package.json');
+      if (d.startsWith('@strongroom/') && fs.existsSync(workspace)) visit(workspace);
+    }
+  };
   for (let dir = path.dirname(path.resolve(file)); ; dir = path.dirname(dir)) {
     const pkg = path.join(dir, 'package.json');
-    if (fs.existsSync(pkg)) return Object.keys(JSON.parse(fs.readFileSync(pkg, 'utf8')).dependencies ?? {});
+    if (fs.existsSync(pkg)) {
+      visit(pkg);
+      return [...all];
+    }
     if (path.dirname(dir) === dir) return [];
   }
 }

@@ -11,9 +11,11 @@ export interface SystemView {
   /** Version string of the core. */
   coreVersion(): Promise<string>;
   /**
-   * Start (or find) the process of database plugin `name` at `version` ("" =
-   * the built-in or only registered one) and say where it serves. Only the
-   * database engine uses this; the core refuses an unregistered version.
+   * Resolve database plugin `name` at `version` ("" = the built-in or only
+   * registered one) and say where it serves: for the built-in version nowhere
+   * (`builtin`, the engine runs it in its own process), for any other the
+   * process the core started (or found). Only the database engine uses this;
+   * the core refuses an unregistered version.
    */
   openDatabasePlugin?(name: string, version: string): Promise<DatabasePluginAddress>;
   /**
@@ -40,13 +42,16 @@ export interface MountTtls {
   maxTtl: number;
 }
 
-/** Where a running database plugin process serves (SystemView.openDatabasePlugin's answer). */
+/** Where a database plugin serves (SystemView.openDatabasePlugin's answer). */
 export interface DatabasePluginAddress {
+  /** The process's socket ("" for the built-in). */
   socketPath: string;
-  /** The per-process secret to send as `x-strongroom-plugin-secret` on every call. */
+  /** The per-process secret to send as `x-strongroom-plugin-secret` on every call ("" for the built-in). */
   secret: string;
   /** The version actually serving (canonical, "v0.1.0+builtin"). */
   version: string;
+  /** The built-in version: no process; the database engine runs the plugin's code itself. */
+  builtin: boolean;
 }
 
 export interface Logger {

@@ -1,19 +1,20 @@
 /**
  * The database engine end to end on a real PostgreSQL: the real binary, the
- * database engine process and postgresql-database-plugin. Issued users log in
+ * database engine process and postgresql-database-plugin (the built-in, inside
+ * the engine; a pinned external version in its own process). Issued users log in
  * and stop logging in once revoked; renewal moves VALID UNTIL; static
  * passwords rotate (the new one logs in, the old one does not); rotate-root
  * takes the old root password away. The test makes its own superuser for the
  * connection, so the machine's own root is never rotated. A server going
  * down during revocation is postgresql-outage.test.ts (a dedicated server).
  */
-import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { resolve } from 'node:path';
 import { Client } from 'pg';
 import { postgresUrl } from '../helpers/databases';
 import { subscribeSse } from '../helpers/events';
 import { externalPlugin } from '../helpers/plugins';
+import { descendantPids } from '../helpers/processes';
 import { scratchDir, startDevServer, type RunningServer } from '../helpers/server';
 
 jest.setTimeout(90_000);
@@ -209,7 +210,7 @@ describe('database engine on PostgreSQL', () => {
     expect(await canLogin(LONG_USER, long.password)).toBe(true);
   });
 
-  it('pins a connection to a second registered version of the plugin while another keeps the built-in; both serve at once', async () => {
+  it('pins a connection to a second registered version of the plugin (its own process) while another keeps the built-in (in the engine); both serve at once', async () => {
     // The "second version": an entry in plugin_directory that runs the built plugin, registered by its sha256.
     const { command, sha256 } = externalPlugin(pluginDir, 'postgresql-database-plugin-v2', PG_PLUGIN_MAIN);
     expect((await s.api('POST', 'sys/plugins/catalog/database/postgresql-database-plugin', { command, args: ['pinned-v2'], sha256, version: 'v2.0.0' })).status).toBe(204);
@@ -232,10 +233,9 @@ describe('database engine on PostgreSQL', () => {
     expect([a.status, b.status]).toEqual([200, 200]);
     expect(await canLogin(a.body.data.username, a.body.data.password)).toBe(true);
     expect(await canLogin(b.body.data.username, b.body.data.password)).toBe(true);
-    // Two plugin processes: the built-in one and the pinned v2 (marked by its argument).
-    const procs = execFileSync('ps', ['-eo', 'pid=,args='], { encoding: 'utf8' }).split('\n').filter((l) => l.includes('plugins/database-postgresql/dist/plugin.js') || l.includes('postgresql-database-plugin-v2/main.js'));
-    expect(procs.filter((l) => l.trim().endsWith('pinned-v2'))).toHaveLength(1);
-    expect(procs.filter((l) => !l.trim().endsWith('pinned-v2')).length).toBeGreaterThanOrEqual(1);
+    // One plugin process, the pinned v2 (marked by its argument): the built-in runs inside the database engine.
+    expect(descendantPids(s.proc.pid!, 'postgresql-database-plugin-v2/main.js pinned-v2')).toHaveLength(1);
+    expect(descendantPids(s.proc.pid!, 'plugins/database-postgresql/')).toEqual([]);
     for (const r of [a, b]) expect((await s.api('POST', 'sys/leases/revoke', { lease_id: r.body.lease_id, sync: true })).status).toBe(204);
   });
 });

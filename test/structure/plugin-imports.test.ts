@@ -1,7 +1,9 @@
 /**
  * Plugins reach the SDK through its author entry only: `@strongroom/sdk-plugin`,
  * plus `@strongroom/sdk-plugin/testing` in tests and benchmarks and
- * `@strongroom/sdk-plugin/database` in the database engine and its plugins.
+ * `@strongroom/sdk-plugin/database` in the database engine and its plugins;
+ * and the database engine imports its built-in database plugins
+ * (`@strongroom/plugin-database-*`), which it runs in its own process.
  * The core's side of the wire (`/host`), the SDK's files by path (`dist/`,
  * `src/`), other workspace packages and relative imports out of the plugin's
  * own directory are refused, so what an engine may use is what the SDK
@@ -53,6 +55,7 @@ export function boundaryViolations(root: string): string[] {
   const out: string[] = [];
   for (const dir of pluginDirs(root)) {
     const databasePlugin = /^database(-|$)/.test(basename(dir));
+    const databaseEngine = basename(dir) === 'database';
     for (const file of sources(dir)) {
       const text = readFileSync(file, 'utf8');
       const rel = relative(root, file);
@@ -60,7 +63,11 @@ export function boundaryViolations(root: string): string[] {
         const spec = m[1] as string;
         let allowed = true;
         if (spec.startsWith('@strongroom/')) {
-          allowed = spec === SDK || (spec === `${SDK}/testing` && isTestFile(file)) || (spec === `${SDK}/database` && databasePlugin);
+          allowed =
+            spec === SDK ||
+            (spec === `${SDK}/testing` && isTestFile(file)) ||
+            (spec === `${SDK}/database` && databasePlugin) ||
+            (/^@strongroom\/plugin-database-[a-z0-9-]+$/.test(spec) && databaseEngine);
         } else if (spec.startsWith('.')) {
           const target = resolve(dirname(file), spec);
           allowed = target === dir || target.startsWith(dir + sep);
@@ -77,11 +84,11 @@ export function boundaryViolations(root: string): string[] {
 }
 
 describe('the SDK boundary', () => {
-  it('plugins import only the author entry (/testing in tests, /database in database plugins)', () => {
+  it('plugins import only the author entry (/testing in tests, /database in database plugins, the built-in database plugins in the database engine)', () => {
     expect(boundaryViolations(ROOT)).toEqual([]);
   });
 
-  it('sees the host entry, the SDK files by path, other packages, a reach out of the plugin, and the testing and database entries out of place', () => {
+  it('sees the host entry, the SDK files by path, other packages, a reach out of the plugin, and the testing, database and database-plugin entries out of place', () => {
     const root = mkdtempSync(join(tmpdir(), 'strongroom-boundary-'));
     try {
       const write = (file: string, text: string) => {
@@ -104,10 +111,14 @@ describe('the SDK boundary', () => {
       write('plugins/echo/src/backend.test.ts', "import { createTestBackend } from '@strongroom/sdk-plugin/testing';\n");
       write('plugins/echo/bench/run.js', "const { createMemoryStorage } = require('@strongroom/sdk-plugin/testing');\n");
       write('plugins/database-echo/src/main.ts', "import * as database from '@strongroom/sdk-plugin/database';\nconst h = await import('@strongroom/sdk-plugin/host');\n");
+      // The database engine loads its built-in database plugins; no other plugin may.
+      write('plugins/database/src/builtins.ts', "const pg = await import('@strongroom/plugin-database-postgresql');\nimport { x } from '@strongroom/plugin-kv';\n");
+      write('plugins/echo/src/db.ts', "const pg = await import('@strongroom/plugin-database-postgresql');\n");
       write('plugins/echo/dist/main.js', "require('@strongroom/sdk-plugin/host');\n");
       write('test/fixtures/echo-plugin/main.js', "const { serve } = require('@strongroom/sdk-plugin/host');\n");
       expect(boundaryViolations(root)).toEqual([
         'plugins/database-echo/src/main.ts: @strongroom/sdk-plugin/host',
+        'plugins/database/src/builtins.ts: @strongroom/plugin-kv',
         'plugins/echo/src/backend.ts: ../../../core/src/x.js',
         'plugins/echo/src/backend.ts: @strongroom/core',
         'plugins/echo/src/backend.ts: @strongroom/sdk-plugin/database',
@@ -115,6 +126,7 @@ describe('the SDK boundary', () => {
         'plugins/echo/src/backend.ts: @strongroom/sdk-plugin/host',
         'plugins/echo/src/backend.ts: @strongroom/sdk-plugin/testing',
         "plugins/echo/src/backend.ts: const sdk = require(path.join(__dirname, '../../../sdk-plugin/dist/index.js'));",
+        'plugins/echo/src/db.ts: @strongroom/plugin-database-postgresql',
         'test/fixtures/echo-plugin/main.js: @strongroom/sdk-plugin/host',
       ]);
     } finally {

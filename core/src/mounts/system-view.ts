@@ -2,7 +2,8 @@
  * The SystemView each mount's backend gets (over the plugin transport for
  * plugin processes): its TTLs, password generation from the mount's
  * namespace's policies, the core's version and, for the database engine
- * only, starting a database plugin process from the catalog; and publishing
+ * only, resolving a database plugin in the catalog (starting the process of
+ * an external version; the built-in runs inside the engine); and publishing
  * the engine's change events, stamped with the mount and its namespace.
  */
 import { StrongroomError, badRequest, type EventMetadata, type SystemView } from '@strongroom/sdk-plugin/host';
@@ -61,7 +62,10 @@ export function createSystemViews(deps: SystemViewDeps): (uuid: string) => Syste
       if (router.byUuid(uuid)?.entry.type !== 'database') throw new StrongroomError('permission_denied', 'only the database engine may open database plugins');
       const plugins = deps.plugins();
       if (!plugins) throw new StrongroomError('unavailable', 'Vault is sealed');
-      return plugins.supervisor.openDatabase(await resolveDatabasePlugin(plugins.catalog, name, version));
+      const entry = await resolveDatabasePlugin(plugins.catalog, name, version);
+      // The built-in ships inside the database engine and runs in its process (DESIGN §3): nothing to start.
+      if (entry.builtin) return { socketPath: '', secret: '', version: entry.version, builtin: true };
+      return plugins.supervisor.openDatabase(entry);
     },
     sendEvent: async (type: string, path: string, metadata: EventMetadata = {}) => {
       const parsed = engineEventSchema.safeParse({ type, path, metadata });

@@ -1,8 +1,9 @@
 /**
  * The plugin supervisor: runs one process per (type, name, version), serving
  * every mount of that plugin, and hands the core a `Backend` proxy per mount.
- * Database plugins (type `database`) run under the same rules but serve no
- * mount: `openDatabase` starts one on demand and says where it listens; the
+ * External database plugins (type `database`, a registered version; the
+ * built-in runs inside the database engine) run under the same rules but serve
+ * no mount: `openDatabase` starts one on demand and says where it listens; the
  * database engine then talks to it directly (proto/database.proto).
  *
  * What must stay true:
@@ -91,7 +92,7 @@ export interface PluginSupervisor {
    * changing nothing, when the new one fails to start or set the mount up.
    */
   mount(entry: PluginEntry, mount: MountInfo): Promise<Backend>;
-  /** Starts (or finds) the process of a `database` plugin entry and says where it serves; waits while it (re)starts. */
+  /** Starts (or finds) the process of an external `database` plugin entry and says where it serves; waits while it (re)starts. */
   openDatabase(entry: PluginEntry): Promise<database.DatabasePluginAddress>;
   unmount(mountUuid: string): Promise<void>;
   /**
@@ -384,7 +385,7 @@ export function createPluginSupervisor(deps: PluginSupervisorDeps): PluginSuperv
     if (rt.entry.type === 'database') {
       // No Backend stream to watch: the exit event alone marks a crash.
       await transport.waitHealthy({ socketPath, secret, label: rt.label, timeoutMs: startTimeoutMs });
-      rt.address = { socketPath, secret, version: rt.entry.version };
+      rt.address = { socketPath, secret, version: rt.entry.version, builtin: false };
       return;
     }
 

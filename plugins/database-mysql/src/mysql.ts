@@ -5,6 +5,7 @@
  * follow Vault's mysql plugin. MySQL has no account expiry: an expiration
  * change runs the role's renew statements, or does nothing.
  */
+import './quiet-debug.js';
 import { knex, type Knex } from 'knex';
 import { badRequest } from '@strongroom/sdk-plugin';
 import * as database from '@strongroom/sdk-plugin/database';

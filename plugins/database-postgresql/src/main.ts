@@ -1,6 +1,9 @@
 #!/usr/bin/env node
-/** postgresql-database-plugin: a database plugin process (started by the core, never by hand). */
-import './quiet-debug.js';
+/**
+ * postgresql-database-plugin as a process of its own: how a registered
+ * (external) version runs, started by the core, never by hand. The built-in
+ * version runs inside the database engine (plugins/database/src/builtins.ts).
+ */
 import * as database from '@strongroom/sdk-plugin/database';
 import { postgresqlPlugin } from './postgresql.js';
 

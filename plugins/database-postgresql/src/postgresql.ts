@@ -11,6 +11,7 @@
  * and sessions, what it owns goes to the administrator, its privileges in the
  * database are revoked, and it is dropped, with the membership.
  */
+import './quiet-debug.js';
 import { knex, type Knex } from 'knex';
 import { z } from 'zod';
 import { badRequest } from '@strongroom/sdk-plugin';

@@ -81,7 +81,7 @@ const system = {
   openDatabasePlugin: async (name: string, version: string): Promise<database.DatabasePluginAddress> => {
     if (version === 'v9.9.9') throw new StrongroomError('bad_request', 'plugin_version: version v9.9.9 is not registered');
     opened.push([name, version]);
-    return { socketPath: '/nowhere', secret: 's', version: version || 'v0.1.0+builtin' };
+    return { socketPath: '/nowhere', secret: 's', version: version || 'v0.1.0+builtin', builtin: version === '' };
   },
   defaultLeaseTtl: async () => 3600,
   maxLeaseTtl: async () => 7200,
@@ -117,6 +117,7 @@ describe('database engine: connections', () => {
     expect(read).toEqual({
       plugin_name: 'postgresql-database-plugin',
       plugin_version: '',
+      running_plugin_version: 'v0.1.0+builtin',
       verify_connection: true,
       allowed_roles: ['app', 'k', 'st*'],
       root_credentials_rotate_statements: [],
@@ -146,7 +147,7 @@ describe('database engine: connections', () => {
     const e = await errorOf(tb.write('config/y', { ...CONN, plugin_version: '9.9.9' }));
     expect([e.status, e.message]).toEqual([400, 'plugin_version: version v9.9.9 is not registered']);
     await tb.write('config/z', { ...CONN, plugin_version: '1.2.3' });
-    expect((await tb.read('config/z'))?.data?.plugin_version).toBe('v1.2.3');
+    expect((await tb.read('config/z'))?.data).toMatchObject({ plugin_version: 'v1.2.3', running_plugin_version: 'v1.2.3' });
     expect(opened).toContainEqual(['postgresql-database-plugin', 'v1.2.3']);
   });
 

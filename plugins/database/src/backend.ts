@@ -1,5 +1,4 @@
 import { defineBackend, type BackendFactory } from '@strongroom/sdk-plugin';
-import * as database from '@strongroom/sdk-plugin/database';
 import { createConnections, type DatabaseClientFactory } from './connections.js';
 import type { EngineDeps } from './deps.js';
 import { configPaths } from './paths/config.js';
@@ -8,10 +7,11 @@ import { rolePaths } from './paths/roles.js';
 import { staticRolePaths } from './paths/static-roles.js';
 import { createRootRotation } from './root-rotation.js';
 import { createStaticRotation } from './static-rotation.js';
+import { createPluginClients } from './plugin-clients.js';
 import { createDatabaseStore } from './store.js';
 
 export interface DatabaseBackendOptions {
-  /** Test seam: a client that is not a plugin process. Default: the SDK's gRPC client. */
+  /** Test seam: a client that is no plugin at all. Default: the built-in in this process, any other version's process over its stream. */
   clientFactory?: DatabaseClientFactory;
   /** Injectable clock (unix ms) for TTL and rotation tests. */
   now?: () => number;
@@ -27,12 +27,13 @@ export function createDatabaseBackend(opts: DatabaseBackendOptions = {}): Backen
     setup({ mount, storage, system, logger }) {
       const store = createDatabaseStore(storage);
       const now = opts.now ?? Date.now;
+      const plugins = createPluginClients(logger);
       const connections = createConnections({
         mountUuid: mount.uuid,
         system,
         store,
         logger,
-        clientFactory: opts.clientFactory ?? ((address, id, o) => database.createDatabasePluginClient(address, id, o)),
+        clientFactory: opts.clientFactory ?? plugins.factory,
         ready: (name) => rootRotation.ready(name),
       });
       const base = { store, connections, system, logger, now };
@@ -49,6 +50,7 @@ export function createDatabaseBackend(opts: DatabaseBackendOptions = {}): Backen
         async cleanup() {
           rotation.stop();
           await connections.closeAll();
+          await plugins.closeAll();
         },
       };
     },
@@ -58,7 +60,8 @@ export function createDatabaseBackend(opts: DatabaseBackendOptions = {}): Backen
 const DATABASE_HELP = `The database secrets engine creates database credentials on demand
 (dynamic roles, returned as leases that are revoked when they expire) and
 rotates the passwords of existing database users (static roles). Each
-connection is served by a database plugin process (postgresql-database-plugin,
-mysql-database-plugin), pinned by plugin_version when asked.`;
+connection is served by a database plugin (postgresql-database-plugin,
+mysql-database-plugin): the built-in version inside this engine, a version
+pinned by plugin_version in a process of its own.`;
 
 export const databaseBackend = createDatabaseBackend();

@@ -1,14 +1,15 @@
 /**
- * One database-plugin client per connection of this mount. The process of a
- * connection's (plugin_name, plugin_version) is started by the core
- * (SystemView.openDatabasePlugin); the connection lives in it under the id
+ * One database-plugin client per connection of this mount. The core resolves
+ * a connection's (plugin_name, plugin_version) (SystemView.openDatabasePlugin):
+ * the built-in runs in this process, any other version in a process the core
+ * starts (plugin-clients.ts); the connection lives in it under the id
  * `<mount uuid>/<connection name>`.
  *
  * Recovery, each at most once per call:
  *  - `connection_not_initialized` (the plugin process restarted): Initialize
  *    again with the stored config, then retry;
- *  - the process is gone or unreachable: ask the core for it again (it waits
- *    for the restart and hands out the new secret), Initialize, retry.
+ *  - the plugin is gone or unreachable: ask the core for it again (it waits
+ *    for a process's restart and hands out the new secret), Initialize, retry.
  * Configuration errors never carry the connection's password: the plugin
  * scrubs its errors, and nothing here logs a config.
  */
@@ -19,8 +20,9 @@ import type { ConnectionConfig, DatabaseStore } from './store.js';
 export type DatabaseClientFactory = (
   address: database.DatabasePluginAddress,
   connectionId: string,
-  opts: { label: string },
-) => database.DatabasePluginClient;
+  /** `plugin`: the catalog name (plugin_name); `label` names it and its version in errors. */
+  opts: { plugin: string; label: string },
+) => database.DatabasePluginClient | Promise<database.DatabasePluginClient>;
 
 interface Live {
   client: database.DatabasePluginClient;
@@ -43,7 +45,7 @@ export interface Connections {
 
 const pluginKey = (cfg: Pick<ConnectionConfig, 'plugin_name' | 'plugin_version'>) => `${cfg.plugin_name}@${cfg.plugin_version}`;
 
-/** The process behind the client is gone or was replaced: worth asking the core for it again. */
+/** The plugin behind the client is gone, replaced or unreachable: worth asking the core for it again. */
 const processGone = (err: unknown) => err instanceof StrongroomError && (err.code === 'unavailable' || err.code === 'plugin_failed');
 
 export function createConnections(deps: {
@@ -59,9 +61,9 @@ export function createConnections(deps: {
   const opening = new Map<string, Promise<Live>>();
 
   const connect = async (cfg: ConnectionConfig): Promise<Live> => {
-    if (!deps.system.openDatabasePlugin) throw new StrongroomError('internal', 'this core cannot start database plugins');
+    if (!deps.system.openDatabasePlugin) throw new StrongroomError('internal', 'this core cannot open database plugins');
     const address = await deps.system.openDatabasePlugin(cfg.plugin_name, cfg.plugin_version);
-    const client = deps.clientFactory(address, `${deps.mountUuid}/${cfg.name}`, { label: `${cfg.plugin_name} ${address.version}` });
+    const client = await deps.clientFactory(address, `${deps.mountUuid}/${cfg.name}`, { plugin: cfg.plugin_name, label: `${cfg.plugin_name} ${address.version}` });
     return { client, address, plugin: pluginKey(cfg) };
   };
 

@@ -75,7 +75,7 @@ export async function startDatabasePluginProcess(opts: {
   });
 
   return {
-    address: { socketPath, secret, version: 'v0.0.0-test' },
+    address: { socketPath, secret, version: 'v0.0.0-test', builtin: false },
     child,
     stderr: () => err,
     async stop() {

@@ -126,7 +126,7 @@ export function createCallbackClient(opts: CallbackClientOptions): CallbackClien
             await systemLane.call('open_database_plugin', { mount_uuid: mountUuid, name, version }),
             'open_database_plugin_reply',
           );
-          return { socketPath: r.socket_path, secret: r.secret, version: r.version };
+          return { socketPath: r.socket_path, secret: r.secret, version: r.version, builtin: r.builtin };
         },
         async sendEvent(type, path, metadata = {}) {
           reply(await systemLane.call('send_event', { mount_uuid: mountUuid, event_type: type, path, metadata_json: JSON.stringify(metadata) }), 'send_event_reply');

@@ -16,7 +16,9 @@ const system: SystemView = {
   sendEvent: async () => undefined,
   openDatabasePlugin: async (name, version) => {
     if (version === 'v9.9.9') throw new StrongroomError('bad_request', 'plugin_version: not registered');
-    return { socketPath: `/run/${name}.sock`, secret: 's3cret', version: version || 'v0.1.0+builtin' };
+    // The built-in runs in the engine's process: no socket, no secret.
+    if (version === '') return { socketPath: '', secret: '', version: 'v0.1.0+builtin', builtin: true };
+    return { socketPath: `/run/${name}.sock`, secret: 's3cret', version, builtin: false };
   },
 };
 
@@ -58,10 +60,12 @@ describe('callback server: secret and mount scoping', () => {
       'pw-p',
       'v-test',
     ]);
-    expect(await sv.openDatabasePlugin?.('postgresql-database-plugin', '')).toEqual({
+    expect(await sv.openDatabasePlugin?.('postgresql-database-plugin', '')).toEqual({ socketPath: '', secret: '', version: 'v0.1.0+builtin', builtin: true });
+    expect(await sv.openDatabasePlugin?.('postgresql-database-plugin', 'v2.0.0')).toEqual({
       socketPath: '/run/postgresql-database-plugin.sock',
       secret: 's3cret',
-      version: 'v0.1.0+builtin',
+      version: 'v2.0.0',
+      builtin: false,
     });
     await expect(sv.openDatabasePlugin?.('postgresql-database-plugin', 'v9.9.9')).rejects.toMatchObject({ status: 400, message: 'plugin_version: not registered' });
     client.close();

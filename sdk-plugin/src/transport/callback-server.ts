@@ -101,7 +101,7 @@ export function createCallbackServer(opts: CallbackServerOptions): CallbackServe
       const system = mountOf(a.mount_uuid).system;
       if (!system.openDatabasePlugin) throw unsupportedOperation('open_database_plugin');
       const addr = await system.openDatabasePlugin(String(a.name), String(a.version ?? ''));
-      return ['open_database_plugin_reply', { socket_path: addr.socketPath, secret: addr.secret, version: addr.version, err: null }];
+      return ['open_database_plugin_reply', { socket_path: addr.socketPath, secret: addr.secret, version: addr.version, builtin: addr.builtin, err: null }];
     },
     async send_event(a) {
       let metadata: unknown;

@@ -335,6 +335,7 @@ export interface DatabasePluginAddressReply {
   secret: string;
   version: string;
   err: WireError | null;
+  builtin: boolean;
 }
 
 /** strongroom.plugin.v1.SendEventArgs */

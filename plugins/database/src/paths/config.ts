@@ -64,6 +64,8 @@ export function configPaths(deps: EngineDeps): PathDef[] {
             data: {
               plugin_name: c.plugin_name,
               plugin_version: c.plugin_version,
+              // What serves the connection in this engine now ("v0.1.0+builtin" for the built-in; "" before its first use).
+              running_plugin_version: connections.servingVersion(c.name),
               verify_connection: c.verify_connection,
               allowed_roles: c.allowed_roles,
               root_credentials_rotate_statements: c.root_rotation_statements,
