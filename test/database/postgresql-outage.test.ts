@@ -1,13 +1,15 @@
 /**
  * A database that goes down during revocation: the lease stays pending while
  * the server is stopped and is revoked by the expiration manager's retries
- * once it is back. The server stopped here is a dedicated PostgreSQL of this
- * file alone (test/helpers/databases.ts), never the shared one other test
- * files use at the same time.
+ * once it is back. The built-in plugin's driver sees its server go away inside
+ * the database engine's process: the engine must live through it. The server
+ * stopped here is a dedicated PostgreSQL of this file alone
+ * (test/helpers/databases.ts), never the shared one other test files use at
+ * the same time.
  */
 import { Client } from 'pg';
 import { dedicatedDatabase, withCredentials, type DedicatedDatabase } from '../helpers/databases';
-import { sleep, waitFor } from '../helpers/processes';
+import { descendantPids, sleep, waitFor } from '../helpers/processes';
 import { scratchDir, startDevServer, type RunningServer } from '../helpers/server';
 
 jest.setTimeout(90_000);
@@ -68,6 +70,8 @@ it('a database that is down during revocation leaves the lease pending; it is re
   expect(issued.status).toBe(200);
   const { username, password } = issued.body.data as { username: string; password: string };
   expect(await canLogin(username, password)).toBe(true);
+  const engine = descendantPids(s.proc.pid!, 'plugins/database/dist/plugin.js');
+  expect(engine).toHaveLength(1);
   pg.stop();
   try {
     expect((await s.api('POST', 'sys/leases/revoke', { lease_id: issued.body.lease_id })).status).toBe(204);
@@ -82,4 +86,6 @@ it('a database that is down during revocation leaves the lease pending; it is re
   expect((await s.api('POST', 'sys/leases/lookup', { lease_id: issued.body.lease_id })).status).toBe(400);
   expect(await canLogin(username, password)).toBe(false);
   expect(await superQuery('SELECT 1 FROM pg_roles WHERE rolname = $1', [username])).toHaveLength(0);
+  // The same engine process did all of it: the outage crashed nothing.
+  expect(descendantPids(s.proc.pid!, 'plugins/database/dist/plugin.js')).toEqual(engine);
 });
