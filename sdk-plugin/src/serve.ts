@@ -35,8 +35,13 @@ export interface ServeHandle {
   stop(code?: number): Promise<never>;
 }
 
-export async function serve(factory: BackendFactory): Promise<ServeHandle> {
-  const proc = startPluginProcess({ requireCallback: true });
+export interface ServeOptions {
+  /** Log an uncaught exception by class and code only: set by an engine that runs database drivers in its process. */
+  redactUncaught?: boolean;
+}
+
+export async function serve(factory: BackendFactory, opts: ServeOptions = {}): Promise<ServeHandle> {
+  const proc = startPluginProcess({ requireCallback: true, redactUncaught: opts.redactUncaught ?? false });
   const { logger, server, unary, authorized } = proc;
   const callbacks = createCallbackClient({ socketPath: proc.callbackPath ?? '', secret: proc.secretText });
   const mounts = new Map<string, { mount: MountInfo; backend: Backend }>();
