@@ -1,12 +1,14 @@
 'use strict';
 /*
  * Database engine (issue 7): dynamic PostgreSQL credentials issued per second at concurrency 8
- * through the whole stack (HTTP, ACL, gRPC to the database engine, password generation, gRPC
- * to postgresql-database-plugin, CREATE ROLE in PostgreSQL, lease registration in the core),
+ * through the whole stack (HTTP, ACL, gRPC to the database engine, password generation, the
+ * built-in postgresql-database-plugin in the engine's process (since issue 31; a gRPC hop to a
+ * process of its own before), CREATE ROLE in PostgreSQL, lease registration in the core),
  * beside the database's own cost: the same CREATE ROLE statement run directly with `pg` at the
  * same concurrency in the same run. The ratio says how much of the time is the service's.
  * Issue 20's reference adds what the core must do per credential: the same CREATE ROLE plus one
- * durable (sealed, sync) lease write to a LevelDB of its own.
+ * durable (sealed, sync) lease write to a LevelDB of its own. The CPU the server's processes
+ * spend per credential is printed beside it: it moves less than req/s on a busy machine.
  *
  * PostgreSQL: scripts/bench/postgres.js (a given URL or a private instance stopped at the end).
  * Every role made here is dropped.
@@ -60,6 +62,7 @@ module.exports = {
     let direct;
     let directLease;
     let creds;
+    let credsCpu;
     try {
       const u = new URL(url);
       await ctx.must('POST', `/v1/sys/mounts/${MOUNT}`, { type: 'database' });
@@ -82,7 +85,16 @@ module.exports = {
       } finally {
         await durable.close();
       }
-      creds = await ctx.load({ url: ctx.url(`/v1/${MOUNT}/creds/bench`), method: 'GET', headers: ctx.auth, concurrency: CONCURRENCY });
+      // The engine, and the plugin's own process where one serves (a binary from before issue 31).
+      const enginePid = ctx.findChildren(ctx.corePid, 'plugins/database/dist/plugin.js')[0];
+      const pluginPid = ctx.findChildren(ctx.corePid, 'plugins/database-postgresql/dist/plugin.js')[0];
+      const engineCpu0 = ctx.cpuUs(enginePid);
+      const pluginCpu0 = pluginPid ? ctx.cpuUs(pluginPid) : 0;
+      creds = await ctx.load({ url: ctx.url(`/v1/${MOUNT}/creds/bench`), method: 'GET', headers: ctx.auth, concurrency: CONCURRENCY }, ctx.corePid);
+      credsCpu = {
+        engine: (ctx.cpuUs(enginePid) - engineCpu0) / creds.finished,
+        plugin: pluginPid ? (ctx.cpuUs(pluginPid) - pluginCpu0) / creds.finished : null,
+      };
       if (creds.non2xx || creds.errors) ctx.problem(`creds: ${creds.non2xx} non-2xx, ${creds.errors} errors; first: ${creds.firstNon2xx ?? creds.firstError}`);
 
       // Drop every role issued here: revoking the mount's leases runs the plugin's DROP ROLE.
@@ -101,6 +113,9 @@ module.exports = {
       row('ceiling: CREATE ROLE straight to PostgreSQL (pg, same statement)', direct),
       row('ceiling: the same CREATE ROLE, then one sealed sync LevelDB lease write', directLease),
       row(`GET ${MOUNT}/creds/bench (CREATE ROLE ... VALID UNTIL, lease)`, creds),
+      '',
+      `CPU per credential (warm-up included): core ${ctx.fmt.int(creds.cpuUsPerReq)} µs, database engine ${ctx.fmt.int(credsCpu.engine)} µs, ` +
+        (credsCpu.plugin === null ? 'no postgresql plugin process (the built-in runs in the engine).' : `postgresql plugin process ${ctx.fmt.int(credsCpu.plugin)} µs.`),
     ];
   },
 };
