@@ -1,6 +1,8 @@
 /**
  * The built-in plugins: catalog entries run as child processes like any other
- * plugin. They are the workspace packages under plugins/ whose package.json
+ * plugin, but for the database plugins, whose built-in version runs inside the
+ * database engine's process (their own bundle still builds: a process, as an
+ * external version of them runs). They are the workspace packages under plugins/ whose package.json
  * declares one (`"strongroom": { "type", "name", "entry" }`), so a new engine
  * is its package and nothing here. Each runs as the one file the build
  * bundles its entry into, `dist/plugin.js` (scripts/bundle-plugin.js): all

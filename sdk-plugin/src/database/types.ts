@@ -2,7 +2,9 @@
  * The database-plugin contract in TypeScript (proto/database.proto on the
  * wire). The database engine holds a `DatabasePluginClient`; a database
  * plugin (postgresql, mysql) implements `DatabasePlugin` and hands it to
- * `serveDatabasePlugin`.
+ * `serveDatabasePlugin` (a process of its own), or the engine runs it in its
+ * own process (`createInProcessDatabaseTransport`, the built-ins), with the
+ * same messages and the same dispatcher either way.
  *
  * One plugin process serves every connection of its (name, version): each
  * call is a frame on the process's multiplexed Database stream and names its
@@ -92,5 +94,5 @@ export interface DatabasePluginClient {
   close(): Promise<void>;
 }
 
-/** Where a running database plugin process serves: declared with the SystemView call that answers it. */
+/** Where a database plugin serves (a process, or `builtin`): declared with the SystemView call that answers it. */
 export type { DatabasePluginAddress } from '../system-view.js';
