@@ -23,6 +23,8 @@ export interface CoreLogger extends Logger {
   named(name: string): CoreLogger;
   /** Logs at a level chosen at run time (`log_requests_level`). */
   log(level: LogLevel, msg: string, meta?: Record<string, unknown>): void;
+  /** Whether a line at `level` would go anywhere (the output or a monitor): a caller skips building one that would not. */
+  wants(level: LogLevel): boolean;
   /** Changes the base level at runtime (sys/loggers). */
   setLevel(level: LogLevel): void;
   /** Sets (or with null, clears) the level of one named logger. */
@@ -93,6 +95,7 @@ function wrap(w: winston.Logger, state: LevelState, name: string | null, initial
     warn: (msg, meta) => log('warn', msg, meta),
     error: (msg, meta) => log('error', msg, meta),
     log,
+    wants: (level) => enabled(level) || state.taps.size > 0,
     child: (meta) => wrap(w.child(meta), state, name, initial, { ...bound, ...meta }),
     named: (n) => {
       state.known.add(n);
@@ -141,6 +144,7 @@ export function createNullLogger(): CoreLogger {
     warn: noop,
     error: noop,
     log: noop,
+    wants: () => false,
     child: () => l,
     named: () => l,
     setLevel: noop,

@@ -39,7 +39,8 @@ export function observeRequests(handle: ApiHandler, deps: RequestObserverDeps): 
       metrics.requests.inc({ operation: req.operation, mount, status: String(status) });
       metrics.requestDuration.observe({ operation: req.operation, mount }, seconds);
       metrics.vault.handleRequest.observe(seconds * 1000);
-      if (level !== 'off') log.log(level, 'request', { method: req.method, path: redactPath(req.urlPath), status, duration_ms: Math.round(seconds * 1e5) / 100, namespace });
+      // The line (and its path redaction) is built only when it goes somewhere: most servers log requests at a level they drop.
+      if (level !== 'off' && log.wants(level)) log.log(level, 'request', { method: req.method, path: redactPath(req.urlPath), status, duration_ms: Math.round(seconds * 1e5) / 100, namespace });
     }
   };
 }
