@@ -15,7 +15,8 @@
  * they answer to the same queries; README "Metrics" has the table.
  */
 import { hostname } from 'node:os';
-import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry, Summary } from 'prom-client';
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { WindowSummary } from './window-summary.js';
 
 /** Request and storage latency buckets, in seconds (ascending, as Prometheus requires). */
 const LATENCY_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
@@ -86,17 +87,17 @@ export function createMetrics(opts: MetricsOptions = {}) {
     snapshotLastSuccess: new Gauge({ name: `${p}_snapshot_last_success_timestamp_seconds`, help: 'Unix time of the last scheduled snapshot written (0: none yet).', registers }),
     // Vault's names (the prefix decides the first part): see the file's header.
     vault: {
-      handleRequest: new Summary({ name: `${p}_core_handle_request`, help: 'Request handling time in milliseconds (Vault: core.handle_request).', ...VAULT_SUMMARY, registers }),
+      handleRequest: new WindowSummary({ name: `${p}_core_handle_request`, help: 'Request handling time in milliseconds (Vault: core.handle_request).', ...VAULT_SUMMARY, registers }),
       numLeases: new Gauge({ name: `${p}_expire_num_leases`, help: 'Leases held (Vault: expire.num_leases).', registers }),
       numIrrevocableLeases: new Gauge({ name: `${p}_expire_num_irrevocable_leases`, help: 'Irrevocable leases held (Vault: expire.num_irrevocable_leases).', registers }),
       tokenCount: new Gauge({ name: `${p}_token_count`, help: 'Stored tokens by namespace (Vault: token.count).', labelNames: ['namespace'] as const, registers }),
       auditRequestFailure: new Counter({ name: `${p}_audit_log_request_failure`, help: 'Request audit entries an audit device failed to write (Vault: audit.log_request_failure).', registers }),
       auditResponseFailure: new Counter({ name: `${p}_audit_log_response_failure`, help: 'Response audit entries an audit device failed to write (Vault: audit.log_response_failure).', registers }),
       barrier: {
-        get: new Summary({ name: `${p}_barrier_get`, help: 'Barrier read time in milliseconds (Vault: barrier.get).', ...VAULT_SUMMARY, registers }),
-        put: new Summary({ name: `${p}_barrier_put`, help: 'Barrier write time in milliseconds (Vault: barrier.put).', ...VAULT_SUMMARY, registers }),
-        delete: new Summary({ name: `${p}_barrier_delete`, help: 'Barrier delete time in milliseconds (Vault: barrier.delete).', ...VAULT_SUMMARY, registers }),
-        list: new Summary({ name: `${p}_barrier_list`, help: 'Barrier list time in milliseconds (Vault: barrier.list).', ...VAULT_SUMMARY, registers }),
+        get: new WindowSummary({ name: `${p}_barrier_get`, help: 'Barrier read time in milliseconds (Vault: barrier.get).', ...VAULT_SUMMARY, registers }),
+        put: new WindowSummary({ name: `${p}_barrier_put`, help: 'Barrier write time in milliseconds (Vault: barrier.put).', ...VAULT_SUMMARY, registers }),
+        delete: new WindowSummary({ name: `${p}_barrier_delete`, help: 'Barrier delete time in milliseconds (Vault: barrier.delete).', ...VAULT_SUMMARY, registers }),
+        list: new WindowSummary({ name: `${p}_barrier_list`, help: 'Barrier list time in milliseconds (Vault: barrier.list).', ...VAULT_SUMMARY, registers }),
       },
     },
     /** Runs `fn` before each scrape, to set gauges from their owners. */
