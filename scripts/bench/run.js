@@ -323,7 +323,7 @@ async function main() {
     // An optional section (too slow for every run) runs only when named in --only.
     if (section.optional && !ONLY) continue;
     const ctx = {
-      quick: QUICK, concurrency: CONC, warmupMs: WARMUP_MS, measureMs: MEASURE_MS, root: ROOT, token: TOKEN,
+      quick: QUICK, concurrency: CONC, warmupMs: WARMUP_MS, measureMs: MEASURE_MS, root: ROOT, serverRoot: SERVER_ROOT, token: TOKEN,
       port, url, auth, corePid, ceilGet, ceilPost, cryptoOps, durable, target,
       load, must: (method, p, body) => must(port, method, p, body), request, spawnUntil, freePort, memKb, treeMemKb, findChildren, cpuUs,
       fmt: { int: fmtInt, ms: fmtMs, pct: fmtPct, mb: fmtMb },

@@ -14,18 +14,16 @@
  * (reduce)"); a server left idle sits at the second, which is the one set against the target.
  * Alone: npm run bench -- --only idle-memory
  */
-const fs = require('node:fs');
 const os = require('node:os');
-const path = require('node:path');
 const { spawn } = require('node:child_process');
 const { memKb, treeMemKb } = require('../memory.js');
+const { startDevServer } = require('../dev-server.js');
 
 /** Idle PSS of the core and every descendant, settled (issue 31). */
 const TARGET_MB = 150;
 const IDLE_MS = 3000;
 /** After IDLE_MS, how much longer until every process's memory reducer has run (two of its 8 s rounds). */
 const SETTLE_MS = 17_000;
-const TOKEN = 'root';
 /** [mount path, sys endpoint, type]; kv comes mounted at secret/ in dev mode. */
 const MOUNTS = [
   ['transit', 'mounts', 'transit'],
@@ -50,25 +48,16 @@ function bareNode() {
 }
 
 async function measure(ctx) {
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'strongroom-bench-idle-'));
-  const port = await ctx.freePort();
-  const main = path.join(ctx.root, 'core', 'dist', 'cli', 'main.js');
-  const srv = await ctx.spawnUntil(
-    process.execPath,
-    [main, 'server', '-dev', `-dev-listen-address=127.0.0.1:${port}`, `-dev-root-token-id=${TOKEN}`, `-dev-data-dir=${dataDir}`, '-log-level=error'],
-    { cwd: ctx.root },
-    /Root Token:/,
-    30_000,
-  );
+  const srv = await startDevServer(ctx);
   try {
     const must = async (method, p, body) => {
-      const r = await ctx.request(port, method, p, body);
+      const r = await ctx.request(srv.port, method, p, body);
       if (r.status < 200 || r.status > 299) throw new Error(`${method} ${p} -> ${r.status} ${r.text.slice(0, 300)}`);
       return r;
     };
     for (const [mountPath, kind, type] of MOUNTS) await must('POST', `/v1/sys/${kind}/${mountPath}`, { type });
     await new Promise((r) => setTimeout(r, IDLE_MS));
-    const corePid = srv.child.pid;
+    const corePid = srv.pid;
     const procs = [{ name: 'core', pid: corePid }];
     for (const e of ENGINES) procs.push({ name: `${e} plugin`, pid: ctx.findChildren(corePid, `plugins/${e}/dist/plugin.js`)[0] });
     const early = procs.map((p) => memKb(p.pid));
@@ -76,9 +65,7 @@ async function measure(ctx) {
     await new Promise((r) => setTimeout(r, SETTLE_MS));
     return { rows: procs.map((p, i) => ({ ...p, ...memKb(p.pid), early: early[i] })), tree: treeMemKb(corePid), earlyTree };
   } finally {
-    srv.child.kill('SIGTERM');
-    await new Promise((r) => (srv.child.exitCode !== null ? r() : srv.child.once('exit', r)));
-    fs.rmSync(dataDir, { recursive: true, force: true });
+    await srv.stop();
   }
 }
 
