@@ -146,6 +146,8 @@ export function createListener(options: ListenerOptions, handle: ApiHandler, dep
     let reply: ApiReply;
     try {
       const apiReq = parseApiRequest({ method, url, headers: req.headers, rawBody, remoteAddress: req.socket.remoteAddress }, parseOpts);
+      // From here the request holds the body; this frame does not keep it alive (issue 31).
+      rawBody = EMPTY;
       if (streamed) apiReq.bodyStream = req;
       requestId = apiReq.id;
       reply = await handle(apiReq);
@@ -314,6 +316,12 @@ function readBody(req: http.IncomingMessage, limit: number): Promise<Buffer> {
   const declared = req.headers['content-length'];
   if (declared === undefined && req.headers['transfer-encoding'] === undefined) return Promise.resolve(EMPTY);
   if (declared !== undefined && Number(declared) > limit) return Promise.reject(new RequestTooLarge());
+  // A large declared length is read straight into one buffer of that size, allocated when the
+  // first bytes arrive: the chunks are not all held until a concat copies them (two copies of a
+  // large body at once; issue 31). A small body comes in one chunk, kept as it is.
+  const length = declared === undefined ? 0 : Number(declared);
+  const preallocate = Number.isSafeInteger(length) && length > PREALLOCATE_ABOVE;
+  let whole: Buffer | null = null;
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
@@ -332,11 +340,17 @@ function readBody(req: http.IncomingMessage, limit: number): Promise<Buffer> {
         reject(new RequestTooLarge());
         return;
       }
-      chunks.push(chunk);
+      if (preallocate) {
+        whole ??= Buffer.allocUnsafe(length);
+        // node:http never delivers more than the declared length.
+        chunk.copy(whole, size - chunk.length);
+      } else chunks.push(chunk);
     };
     const onEnd = () => {
       cleanup();
-      resolve(chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, size));
+      if (whole) resolve(size === whole.length ? whole : whole.subarray(0, size));
+      else if (preallocate) resolve(EMPTY);
+      else resolve(chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, size));
     };
     const onError = (err: Error) => {
       cleanup();
@@ -353,6 +367,8 @@ function readBody(req: http.IncomingMessage, limit: number): Promise<Buffer> {
 }
 
 const EMPTY = Buffer.alloc(0);
+/** A socket read is at most 64 KiB: a body up to that size usually arrives whole. */
+const PREALLOCATE_ABOVE = 64 * 1024;
 
 function splitAddress(address: string): { host: string; port: number } {
   const i = address.lastIndexOf(':');
