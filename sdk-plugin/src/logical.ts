@@ -133,6 +133,13 @@ export interface LogicalRequest {
    * round trip of asking first (issue 20).
    */
   resolveExistence?: boolean;
+  /**
+   * The JSON text `data` was parsed from, when `data` is exactly that text's value (the core
+   * sets it for a request body it did not change): sent to a plugin as it is rather than
+   * serialised again, so a large body is not copied twice more on its way (issue 31). Whoever
+   * changes `data` must drop it; it never arrives on the plugin side.
+   */
+  dataJson?: Uint8Array;
 }
 
 /** A secret (lease-bearing) part of a response. The core turns it into a lease. */

@@ -26,6 +26,8 @@ import { serveFrames } from './transport/mux.js';
 import { startPluginProcess } from './transport/plugin-process.js';
 import type * as wire from './transport/wire.js';
 
+const NO_BYTES = new Uint8Array(0);
+
 export interface ServeHandle {
   socketPath: string;
   /** The process's client for calls back into the core (storage, system view) for any mount uuid. */
@@ -75,6 +77,8 @@ export async function serve(factory: BackendFactory, opts: ServeOptions = {}): P
     if (ttls) callbacks.noteMountTtls(w.mount_uuid, ttls);
     try {
       const req = decodeRequest(w, m.mount);
+      // The frame is held until its reply; its JSON bytes (a view of the whole received message) are not needed past here (issue 31).
+      w.data_json = NO_BYTES;
       if (req.resolveExistence) {
         // The core left create-or-update to us (its ACL allows both alike): the local check decides.
         req.operation = writeOperation(await m.backend.existenceCheck(req));

@@ -91,9 +91,12 @@ export function parseApiRequest(raw: RawHttpRequest, opts: ParseOptions): ApiReq
   }
 
   let data: Record<string, unknown>;
+  let dataIsBody = false;
   if (operation === 'write' || operation === 'patch') {
     if (operation === 'patch') checkPatchContentType(headers['content-type']);
-    data = parseJsonBody(raw.rawBody);
+    const body = parseBody(raw.rawBody);
+    data = body.data;
+    dataIsBody = body.exact;
   } else {
     data = { ...query };
   }
@@ -110,6 +113,7 @@ export function parseApiRequest(raw: RawHttpRequest, opts: ParseOptions): ApiReq
     data,
     url: raw.url,
     rawBody: raw.rawBody,
+    dataIsBody,
     headers,
     remoteAddress: stripMappedPrefix(raw.remoteAddress ?? ''),
   };
@@ -248,23 +252,28 @@ export function jsonDeeperThan(raw: Buffer, max: number): boolean {
 
 /** Empty body -> {}; otherwise a JSON object, or a 400 naming what is wrong. */
 export function parseJsonBody(raw: Buffer): Record<string, unknown> {
-  if (raw.length === 0) return {};
-  const text = raw.toString('utf8');
-  if (text.trim() === '') return {};
+  return parseBody(raw).data;
+}
+
+/** parseJsonBody's object, and whether it is exactly what the text says (no `__proto__` key dropped, not an empty or `null` body). */
+function parseBody(raw: Buffer): { data: Record<string, unknown>; exact: boolean } {
+  if (raw.length === 0) return { data: {}, exact: false };
   if (jsonDeeperThan(raw, MAX_JSON_DEPTH)) throw badRequest(`failed to parse JSON input: nested deeper than ${MAX_JSON_DEPTH} levels`);
   let parsed: unknown;
   // The reviver is slow; it only runs when a `__proto__` key could be present (literally or \u-escaped).
   const risky = raw.includes('__proto__') || raw.includes('\\u');
+  const text = raw.toString('utf8');
+  if (text.trim() === '') return { data: {}, exact: false };
   try {
     parsed = risky ? JSON.parse(text, dropProto) : JSON.parse(text);
   } catch (err) {
     throw badRequest(`failed to parse JSON input: ${(err as Error).message}`);
   }
-  if (parsed === null) return {};
+  if (parsed === null) return { data: {}, exact: false };
   if (typeof parsed !== 'object' || Array.isArray(parsed)) {
     throw badRequest('failed to parse JSON input: the request body must be a JSON object');
   }
-  return parsed as Record<string, unknown>;
+  return { data: parsed as Record<string, unknown>, exact: !risky };
 }
 
 function stripMappedPrefix(address: string): string {

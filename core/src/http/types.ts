@@ -41,6 +41,8 @@ export interface ApiRequest {
   url: string;
   /** The request body exactly as received (empty Buffer when none), for forwarding without re-encoding. */
   rawBody: Buffer;
+  /** `data` is exactly the value of `rawBody`'s JSON (a write's body, nothing dropped): a plugin can be sent the bytes as they came. */
+  dataIsBody?: boolean;
   /** Request headers (lower-case names), e.g. for X-Vault-Wrap-TTL. Includes the token header: never log them whole. */
   headers: IncomingHttpHeaders;
   /** Caller IP, without the `::ffff:` IPv4-mapped prefix. */

@@ -180,6 +180,9 @@ export function createPipeline(deps: PipelineDeps) {
       if (api.token && token) (logical as InProcessRequest).callerEntry = token.entry;
       if (req.wrapTtl !== null) (logical as InProcessRequest).wrapTtl = req.wrapTtl;
       if (api.bodyStream) (logical as InProcessRequest).bodyStream = api.bodyStream;
+    } else if (api.dataIsBody) {
+      // A plugin gets the body's bytes as they came, not `data` serialised again (nothing here changes `data`).
+      logical.dataJson = api.rawBody;
     }
 
     // Writes: the engine's existence check decides between create and update.

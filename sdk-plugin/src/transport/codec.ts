@@ -125,7 +125,7 @@ export function encodeRequest(r: LogicalRequest, ttls?: MountTtls): wire.Request
     operation: r.operation,
     path: r.path,
     mount_uuid: r.mount.uuid,
-    data_json: jsonBytes(r.data),
+    data_json: r.dataJson ?? jsonBytes(r.data),
     client: {
       remote_address: c.remoteAddress,
       display_name: c.displayName,
