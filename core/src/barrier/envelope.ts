@@ -14,6 +14,7 @@ const HEADER = 5;
 const NONCE = 12;
 const TAG = 16;
 const ENVELOPE_OVERHEAD = HEADER + NONCE + TAG;
+const ENCRYPT_SLICE = 1024 * 1024;
 
 const pool = Buffer.alloc(NONCE * 1024);
 let poolOffset = pool.length;
@@ -40,8 +41,10 @@ export function encrypt(key: Buffer, term: number, path: string, plaintext: Uint
   writeNonce(out, HEADER);
   const cipher = createCipheriv('aes-256-gcm', key, out.subarray(HEADER, HEADER + NONCE));
   cipher.setAAD(Buffer.from(path, 'utf8'));
-  const ct = cipher.update(plaintext);
-  ct.copy(out, HEADER + NONCE);
+  // A large value goes through in slices, so its whole ciphertext is never held twice (issue 31).
+  for (let at = 0; at < plaintext.length; at += ENCRYPT_SLICE) {
+    cipher.update(plaintext.subarray(at, at + ENCRYPT_SLICE)).copy(out, HEADER + NONCE + at);
+  }
   cipher.final();
   cipher.getAuthTag().copy(out, HEADER + NONCE + plaintext.length);
   return out;
