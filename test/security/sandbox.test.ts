@@ -81,8 +81,8 @@ describe('an external plugin in the sandbox', () => {
   it('gets a minimal environment: no PATH, none of the core’s variables', async () => {
     const env: string[] = (await s.api('POST', 'probe/probe', { target: dataDir })).body.data.env;
     expect(env).not.toContain('PATH');
-    // The handshake's five, its run dir as HOME and TMPDIR, and locale/time zone when the core has them.
-    for (const name of env) expect(name).toMatch(/^(HOME|TMPDIR|TZ|LANG|LC_ALL|STRONGROOM_PLUGIN_(MAGIC_COOKIE|PROTOCOL_VERSIONS|SOCKET_DIR|CALLBACK|SECRET))$/);
+    // The handshake's five, its run dir as HOME and TMPDIR, glibc's mmap threshold, and locale/time zone when the core has them.
+    for (const name of env) expect(name).toMatch(/^(HOME|TMPDIR|MALLOC_MMAP_THRESHOLD_|TZ|LANG|LC_ALL|STRONGROOM_PLUGIN_(MAGIC_COOKIE|PROTOCOL_VERSIONS|SOCKET_DIR|CALLBACK|SECRET))$/);
     expect(env).toEqual(expect.arrayContaining(['HOME', 'TMPDIR', 'STRONGROOM_PLUGIN_CALLBACK']));
   });
 
