@@ -28,6 +28,22 @@ const esbuild = require('esbuild');
 const OPTIONAL_DRIVERS = ['better-sqlite3', 'mariadb', 'mysql', 'mysql2', 'oracledb', 'pg', 'pg-native', 'pg-query-stream', 'sqlite3', 'tedious'];
 
 /**
+ * zod's `locales` namespace: its error messages in some fifty languages (about 360 KB of a
+ * 1.4 MB bundle), loaded into every plugin process at start though no plugin calls
+ * `z.locales.*` (English, the default, comes from its own module). A built-in's bundle gets an
+ * empty namespace instead (issue 31). esbuild's synchronous build takes no plugins, so a test's
+ * bundle (bundlePlugin) keeps them; nothing else differs.
+ */
+const zodWithoutLocales = {
+  name: 'zod-without-locales',
+  setup(build) {
+    const inZod = `${path.sep}node_modules${path.sep}zod${path.sep}`;
+    build.onResolve({ filter: /^\.\.\/locales\/index\.c?js$/ }, (args) => (args.importer.includes(inZod) ? { path: 'zod-locales', namespace: 'zod-without-locales' } : undefined));
+    build.onLoad({ filter: /.*/, namespace: 'zod-without-locales' }, () => ({ contents: 'module.exports = {};', loader: 'js' }));
+  },
+};
+
+/**
  * The `dependencies` of the package that holds `file` (its nearest
  * package.json) and of the workspace packages (`@strongroom/...`) it depends
  * on, theirs included: the database engine bundles the built-in database
@@ -139,7 +155,7 @@ async function bundleBuiltins() {
       const outfile = path.join(dir, 'dist', 'plugin.js');
       const inputsFile = path.join(dir, 'dist', 'plugin.inputs.json');
       if (upToDate(outfile, inputsFile)) return;
-      const { metafile } = await esbuild.build({ ...bundleOptions(entry, outfile), metafile: true });
+      const { metafile } = await esbuild.build({ ...bundleOptions(entry, outfile), plugins: [zodWithoutLocales], metafile: true });
       asciiOnly(outfile);
       // This script is an input too: changed bundle options rebuild every plugin.
       fs.writeFileSync(inputsFile, `${JSON.stringify([path.relative(ROOT, __filename), ...Object.keys(metafile.inputs)])}\n`);
