@@ -7,9 +7,18 @@
  * the same key: sshpk's signer (the ceiling the issue names; its ed25519 is pure JavaScript)
  * and node:crypto's (what the plugin signs with). The ratios say how much of one core's
  * signing rate one plugin process delivers over HTTP.
+ *
+ * Issue 31: SSH sign ed25519 beside transit sign with an ed25519 key (the same signature
+ * without the certificate around it) through the same hop at the run's concurrency, so the
+ * ratio is what the SSH engine's own work costs. The two alternate for a few rounds and the
+ * ratio is of their mean rates, so a busy spell on a shared machine falls on both; the core's
+ * and each plugin process's CPU µs per request (warm-up included) are shown per phase.
  */
 const crypto = require('node:crypto');
 const path = require('node:path');
+
+/** Alternating SSH / transit rounds of the issue 31 comparison. */
+const ROUNDS = 3;
 
 const SECTIONS = [
   { name: 'ed25519', keyType: 'ed25519', keyBits: 0, concurrency: 16 },
@@ -30,6 +39,58 @@ function rate(fn, ms) {
 
 /** About the size of a user certificate's signed part with an ed25519 subject (plus the CA key, 550 B more for RSA 4096). */
 const blobFor = (type) => crypto.randomBytes(type === 'rsa' ? 800 : 300);
+
+/** Load of one phase with the CPU the core and `pluginPid` used per request served. */
+async function loadWithCpu(ctx, cfg, pluginPid) {
+  const before = ctx.cpuUs(pluginPid);
+  const r = await ctx.load(cfg, ctx.corePid);
+  r.pluginCpuUsPerReq = (ctx.cpuUs(pluginPid) - before) / r.finished;
+  return r;
+}
+
+/** The one plugin process of `type` under the core (it serves every mount of that type). */
+function pluginPid(ctx, type) {
+  const [pid] = ctx.findChildren(ctx.corePid, `plugins/${type}/dist/plugin.js`);
+  if (!pid) throw new Error(`no ${type} plugin process under the core`);
+  return pid;
+}
+
+/**
+ * Issue 31: POST ssh-bench/sign/ISSUER (ed25519 CA, ed25519 subject) and POST transit/sign/KEY
+ * (ed25519 key, input about a certificate's signed part), alternating, at the run's concurrency.
+ */
+async function againstTransit(ctx, issuer, subject) {
+  await ctx.must('POST', '/v1/sys/mounts/transit-ssh-bench', { type: 'transit' });
+  await ctx.must('POST', '/v1/transit-ssh-bench/keys/ed', { type: 'ed25519' });
+  const signBody = { input: crypto.randomBytes(300).toString('base64') };
+  const check = await ctx.request(ctx.port, 'POST', '/v1/transit-ssh-bench/sign/ed', signBody);
+  if (check.status !== 200 || !/^\w+:v1:/.test(String(check.json?.data?.signature ?? ''))) {
+    throw new Error(`transit sign failed: ${check.status} ${check.text.slice(0, 300)}`);
+  }
+  const phases = [
+    { name: 'ssh sign ed25519', pid: pluginPid(ctx, 'ssh'), cfg: { url: ctx.url(`/v1/ssh-bench/sign/${issuer}`), body: JSON.stringify({ public_key: subject, valid_principals: 'root' }) }, runs: [] },
+    { name: 'transit sign ed25519', pid: pluginPid(ctx, 'transit'), cfg: { url: ctx.url('/v1/transit-ssh-bench/sign/ed'), body: JSON.stringify(signBody) }, runs: [] },
+  ];
+  const lines = [
+    '',
+    `SSH sign against transit sign, both ed25519, c=${ctx.concurrency}, alternating (issue 31):`,
+    '',
+    '| round | phase | req/s | p50 ms | p99 ms | core CPU µs/req | plugin CPU µs/req | non-2xx | errors |',
+    '|---|---|---|---|---|---|---|---|---|',
+  ];
+  for (let round = 1; round <= (ctx.quick ? 1 : ROUNDS); round++) {
+    for (const ph of phases) {
+      const r = await loadWithCpu(ctx, { ...ph.cfg, method: 'POST', headers: ctx.auth }, ph.pid);
+      if (r.non2xx || r.errors) ctx.problem(`${ph.name}: ${r.non2xx} non-2xx, ${r.errors} errors; first: ${r.firstNon2xx ?? r.firstError}`);
+      ph.runs.push(r);
+      lines.push(`| ${round} | ${ph.name} | ${ctx.fmt.int(r.okRps)} | ${ctx.fmt.ms(r.p50Ms)} | ${ctx.fmt.ms(r.p99Ms)} | ${ctx.fmt.int(r.cpuUsPerReq)} | ${ctx.fmt.int(r.pluginCpuUsPerReq)} | ${r.non2xx} | ${r.errors} |`);
+    }
+  }
+  const mean = (runs) => runs.reduce((a, r) => a + r.okRps, 0) / runs.length;
+  const [ssh, transit] = phases.map((ph) => mean(ph.runs));
+  ctx.target({ name: `SSH sign ed25519 / transit sign ed25519, c=${ctx.concurrency}, mean of alternating rounds`, value: ssh, reference: transit, unit: 'req/s', goal: 0.7 });
+  return lines;
+}
 
 /** sshpk's own signer (what an engine built on sshpk alone would do). */
 function sshpkLoop(sshpk, privateKeyPem, ms) {
@@ -79,6 +140,7 @@ module.exports = {
       if (r.non2xx || r.errors) ctx.problem(`sign ${s.name}: ${r.non2xx} non-2xx, ${r.errors} errors; first: ${r.firstNon2xx ?? r.firstError}`);
       lines.push(`| ${s.name} | ${r.concurrency} | ${ctx.fmt.int(r.okRps)} | ${ctx.fmt.ms(r.p50Ms)} | ${ctx.fmt.ms(r.p99Ms)} | ${ctx.fmt.int(loop)} | ${ctx.fmt.pct(r.okRps / loop)} | ${ctx.fmt.int(native)} | ${ctx.fmt.pct(r.okRps / native)} | ${ctx.fmt.pct(r.okRps / ctx.ceilPost.okRps)} | ${r.non2xx} | ${r.errors} |`);
     }
+    lines.push(...(await againstTransit(ctx, 'bench-ed25519', subject)));
     return lines;
   },
 };
