@@ -340,13 +340,22 @@ function buildBackend(help: string, def: BackendDefinition, env: MountEnv): Back
     return handlerRequest(req, { data, provided, captures, list, warnings });
   }
 
-  /** What every handler gets: the parsed part, plus the request's and the mount's context. */
+  /**
+   * What every handler gets: the parsed part, plus the request's and the mount's context.
+   * Each field is named, never `...parsed`: on Node 20, `{ ...parsed, path, ... }` with the nine
+   * properties after the spread took about 7 µs and its garbage per request, named ones 0.1 µs
+   * (issue 31; each property added after a spread cost about 0.75 µs).
+   */
   function handlerRequest(
     req: LogicalRequest,
     parsed: Pick<HandlerRequest<Record<string, unknown>>, 'data' | 'provided' | 'captures' | 'list' | 'warnings'>,
   ): HandlerRequest<Record<string, unknown>> {
     const hreq: HandlerRequest<Record<string, unknown>> = {
-      ...parsed,
+      data: parsed.data,
+      provided: parsed.provided,
+      captures: parsed.captures,
+      list: parsed.list,
+      warnings: parsed.warnings,
       path: req.path,
       operation: req.operation,
       mount: req.mount ?? env.mount,
