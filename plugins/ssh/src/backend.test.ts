@@ -323,6 +323,38 @@ describe('ssh engine (in-process)', () => {
     expect((await b.write('sign/r', { public_key: userKey, valid_principals: 'a' }))?.data?.issuer_id).toBe(id);
   });
 
+  test('sign never serves a stale role, issuer or CA signer: writes here and invalidations from elsewhere', async () => {
+    const signedBy = (res: LogicalResponse | null, publicKey: string) =>
+      sshpk.parseCertificate(String(res?.data?.signed_key), 'openssh').isSignedByKey(sshpk.parseKey(publicKey, 'ssh'));
+    const sign = (principal: string) => b.write('sign/r', { public_key: userKey, valid_principals: principal });
+    const ca1 = String((await b.write('config/ca', { key_type: 'ed25519' }))?.data?.public_key);
+    await b.write('roles/r', { key_type: 'ca', allow_user_certificates: true, allowed_users: 'alice', ttl: '5m' });
+    expect(signedBy(await sign('alice'), ca1)).toBe(true);
+    // The role rewritten through this mount: the next sign follows it.
+    await b.write('roles/r', { key_type: 'ca', allow_user_certificates: true, allowed_users: 'bob', ttl: '10m' });
+    expect((await errOf(sign('alice'))).message).toContain('valid_principals');
+    const bob = certOf(await sign('bob'));
+    expect(bob.validUntil - bob.validFrom).toBe(600 + 30);
+    // A new default CA: the next certificate is signed by it.
+    const ca2 = String((await b.write('config/ca', { key_type: 'ed25519' }))?.data?.public_key);
+    const byCa2 = await sign('bob');
+    expect([signedBy(byCa2, ca2), signedBy(byCa2, ca1)]).toEqual([true, false]);
+    // The role changed elsewhere (another node): followed once the core invalidates its key.
+    const stored = JSON.parse(Buffer.from((await b.storage.get('roles/r'))!).toString('utf8')) as Record<string, unknown>;
+    await b.storage.put('roles/r', Buffer.from(JSON.stringify({ ...stored, allowed_users: 'carol' })));
+    await b.backend.invalidateKey('roles/r');
+    expect((await errOf(sign('bob'))).message).toContain('valid_principals');
+    expect(certOf(await sign('carol')).principals).toEqual(['carol']);
+    // The default issuer's key replaced elsewhere: the cached signer goes with the record it was made from.
+    const id = String((await b.read('config/ca'))?.data?.issuer_id);
+    const issuer = JSON.parse(Buffer.from((await b.storage.get(`issuer/${id}`))!).toString('utf8')) as Record<string, unknown>;
+    const ca3 = await generateKey(caKeySpec('ed25519', 0));
+    await b.storage.put(`issuer/${id}`, Buffer.from(JSON.stringify({ ...issuer, public_key: ca3.publicKey, private_key: ca3.privatePkcs8 })));
+    await b.backend.invalidateKey(`issuer/${id}`);
+    const byCa3 = await sign('carol');
+    expect([signedBy(byCa3, ca3.publicKey), signedBy(byCa3, ca2)]).toEqual([true, false]);
+  });
+
   test('generates a stable OpenAPI document (snapshot: review API drift here)', async () => {
     const doc = toOpenApi([{ prefix: 'ssh/', description: b.backend.describe() }], { title: 'ssh', version: '1' });
     expect(doc).toMatchSnapshot();
