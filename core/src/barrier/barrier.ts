@@ -20,7 +20,7 @@
 import { randomFillSync } from 'node:crypto';
 import { StrongroomError, badRequest, createReadCache } from '@strongroom/sdk-plugin/host';
 import type { PhysicalEntry, PhysicalOp } from '../storage/physical.js';
-import type { KeyValueStore } from '../storage/keys.js';
+import { keyPages, type KeyValueStore } from '../storage/keys.js';
 import { decrypt, encrypt, envelopeTerm } from './envelope.js';
 
 export const KEYRING_PATH = 'core/keyring';
@@ -426,6 +426,12 @@ export function createBarrier(physical: KeyValueStore, opts: BarrierOptions = {}
     async *scanKeys(prefix, range): AsyncIterable<string> {
       unsealed();
       for await (const key of physical.scanKeys(prefix, range)) if (!RESERVED_KEYS.has(key)) yield key;
+    },
+
+    async *scanKeyPages(prefix): AsyncIterable<readonly string[]> {
+      unsealed();
+      const reserved = [...RESERVED_KEYS].some((key) => key.startsWith(prefix));
+      for await (const page of keyPages(physical, prefix)) yield reserved ? page.filter((key) => !RESERVED_KEYS.has(key)) : page;
     },
   };
   return barrier;

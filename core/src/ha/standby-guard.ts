@@ -49,6 +49,7 @@ export function createStandbyGuard(): StandbyGuard {
         list: (p) => physical.list(p),
         scan: (p) => physical.scan(p),
         scanKeys: (p, range) => physical.scanKeys(p, range),
+        ...(physical.scanKeyPages ? { scanKeyPages: (p: string) => physical.scanKeyPages!(p) } : {}),
         close: () => physical.close(),
         ...(physical.snapshots
           ? { snapshots: { read: () => physical.snapshots!.read(), stagingDir: physical.snapshots.stagingDir, restore: (f: string) => (guard.readOnly ? refused() : physical.snapshots!.restore(f)) } }

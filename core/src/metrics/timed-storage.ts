@@ -15,6 +15,7 @@ export function timedPhysical(p: Physical, metrics: Metrics): Physical {
     // A ranged key scan is one bounded page (a SCAN's read), timed as op "scan_range"; an
     // open-ended scan is a stream its reader paces, so it is not timed.
     scanKeys: (prefix, range) => (range ? timedIterable(h, { op: 'scan_range' }, p.scanKeys(prefix, range)) : p.scanKeys(prefix)),
+    ...(p.scanKeyPages ? { scanKeyPages: (prefix: string) => p.scanKeyPages!(prefix) } : {}),
     close: () => p.close(),
     ...(p.snapshots ? { snapshots: p.snapshots } : {}),
   };

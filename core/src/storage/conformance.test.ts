@@ -13,7 +13,7 @@ import { postgresUrl } from '../../../test/helpers/databases.js';
 import { createView } from './view.js';
 import { createFaultyStore } from '@strongroom/sdk-plugin/host';
 import { createBarrier } from '../barrier/barrier.js';
-import type { KeyValueStore } from './keys.js';
+import { keyPages, type KeyValueStore } from './keys.js';
 import type { Physical } from './physical.js';
 
 interface Subject {
@@ -202,6 +202,16 @@ describe.each(subjects)('storage conformance: %s', (_name, make) => {
     }
     expect(await keysOf('k/')).toEqual(many);
     expect(await keysOf('k/')).toEqual((await scanAll(s, 'k/')).map(([k]) => k));
+    // The same keys a page at a time (the store's own pages or scanKeys grouped); from the
+    // empty prefix too, where the barrier keeps its own keys out as scanKeys does.
+    const pagesOf = async (prefix: string): Promise<string[]> => {
+      const out: string[] = [];
+      for await (const page of keyPages(s, prefix)) out.push(...page);
+      return out;
+    };
+    expect(await pagesOf('k/')).toEqual(many);
+    expect(await pagesOf('nothing/')).toEqual([]);
+    expect(await pagesOf('')).toEqual(await keysOf(''));
   });
 
   it('scans a window of keys: strictly after prefix + after, at most limit, across chunks', async () => {

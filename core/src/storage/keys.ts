@@ -8,7 +8,7 @@ import { badRequest } from '@strongroom/sdk-plugin/host';
 import type { Physical, ScanRange } from './physical.js';
 
 /** The store shape shared by physical backends, views and the barrier. */
-export type KeyValueStore = Pick<Physical, 'get' | 'put' | 'delete' | 'list' | 'scan' | 'scanKeys' | 'batch'>;
+export type KeyValueStore = Pick<Physical, 'get' | 'put' | 'delete' | 'list' | 'scan' | 'scanKeys' | 'scanKeyPages' | 'batch'>;
 
 // With the `u` flag a surrogate range only matches unpaired surrogates.
 const LONE_SURROGATE = /[\uD800-\uDFFF]/u;
@@ -67,4 +67,24 @@ export function scanWindow(prefix: string, range: ScanRange | undefined): { afte
   const after = range?.after ? prefix + range.after : null;
   const limit = range?.limit !== undefined && range.limit > 0 ? Math.floor(range.limit) : 0;
   return { after, limit };
+}
+
+/** Keys per page when a store has no pages of its own. */
+const KEY_PAGE = 1024;
+
+/** Every key below `prefix` in order, a page at a time: the store's own pages, else `scanKeys` grouped. */
+export async function* keyPages(store: Pick<Physical, 'scanKeys' | 'scanKeyPages'>, prefix: string): AsyncIterable<readonly string[]> {
+  if (store.scanKeyPages) {
+    yield* store.scanKeyPages(prefix);
+    return;
+  }
+  let page: string[] = [];
+  for await (const key of store.scanKeys(prefix)) {
+    page.push(key);
+    if (page.length >= KEY_PAGE) {
+      yield page;
+      page = [];
+    }
+  }
+  if (page.length > 0) yield page;
 }

@@ -65,10 +65,10 @@ function ownerOnly(dir: string): void {
 }
 
 /**
- * An iterator's items in order, reading ahead: the next chunk is read on LevelDB's thread while
- * the caller works through this one (a lease restore parses each entry meanwhile).
+ * An iterator's items in order, a chunk at a time, reading ahead: the next chunk is read on
+ * LevelDB's thread while the caller works through this one (a lease restore parses its keys meanwhile).
  */
-async function* readAhead<T>(it: { nextv(size: number): Promise<T[]>; close(): Promise<void> }, chunk = SCAN_CHUNK): AsyncIterable<T> {
+async function* readAheadPages<T>(it: { nextv(size: number): Promise<T[]>; close(): Promise<void> }, chunk = SCAN_CHUNK): AsyncIterable<T[]> {
   let next: Promise<T[]> | null = it.nextv(chunk);
   try {
     for (;;) {
@@ -76,13 +76,17 @@ async function* readAhead<T>(it: { nextv(size: number): Promise<T[]>; close(): P
       next = null;
       if (items.length === 0) break;
       next = it.nextv(chunk);
-      yield* items;
+      yield items;
     }
   } finally {
     // A caller that stops early leaves a read in flight: let it settle before closing.
     if (next !== null) await next.catch(() => undefined);
     await it.close();
   }
+}
+
+async function* readAhead<T>(it: { nextv(size: number): Promise<T[]>; close(): Promise<void> }, chunk = SCAN_CHUNK): AsyncIterable<T> {
+  for await (const items of readAheadPages(it, chunk)) yield* items;
 }
 
 export async function createLevelPhysical(opts: LevelPhysicalOptions): Promise<LevelPhysical> {
@@ -266,6 +270,9 @@ export async function createLevelPhysical(opts: LevelPhysicalOptions): Promise<L
       }
       if (limit > 0) bounds.limit = limit;
       return readAhead(db.keys(bounds), limit > 0 ? Math.min(limit, SCAN_CHUNK) : SCAN_CHUNK);
+    },
+    scanKeyPages(prefix) {
+      return readAheadPages(db.keys(rangeOf(prefix)));
     },
     async close() {
       while (inFlight !== null || pending.length > 0) {

@@ -33,6 +33,12 @@ export interface Physical {
    * range, one ordered read from just past `prefix + after` (a paged recursive listing).
    */
   scanKeys(prefix: string, range?: ScanRange): AsyncIterable<string>;
+  /**
+   * The keys of `scanKeys(prefix)` a page at a time, where the backend reads them in pages: a
+   * caller walking a million keys (the lease restore) then awaits once a page, not once a key.
+   * Absent: `keyPages` (keys.ts) pages `scanKeys`.
+   */
+  scanKeyPages?(prefix: string): AsyncIterable<readonly string[]>;
   close(): Promise<void>;
   /** Point-in-time copies and their restore (storage/snapshot-format.ts); absent on a backend without them. */
   readonly snapshots?: SnapshotStore;
