@@ -370,9 +370,14 @@ export function createExpirationManager(deps: ExpirationDeps): ExpirationManager
       stopped: () => stopped,
       known: (id) => table.has(id) || removedDuringRestore.has(id),
       hold(id, m, at, irrevocable) {
+        if (removedDuringRestore.size > 0 && removedDuringRestore.has(id)) return false;
+        // One lookup, not a `has` before the hold: restore calls this a million times.
+        const before = table.size();
         table.hold(id, m);
+        if (table.size() === before) return false;
         if (irrevocable) markIrrevocable(id, irrevocable.expireTime, irrevocable.reason);
         due.schedule(id, at);
+        return true;
       },
       repairDueKeys,
     });

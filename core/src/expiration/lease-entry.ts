@@ -239,29 +239,51 @@ export interface DueIndexItem {
   quotaRole?: string;
 }
 
-/** Parses a due-index key; null when it is not shaped like one. */
+/**
+ * Parses a due-index key; null when it is not shaped like one. Restore runs this once a lease
+ * on unseal, so it walks the key with indexOf rather than splitting it.
+ */
 export function parseDueIndexKey(key: string): DueIndexItem | null {
   if (!key.startsWith(DUE_INDEX_PREFIX)) return null;
   const slash = key.lastIndexOf('/');
-  if (slash <= DUE_INDEX_PREFIX.length) return null;
-  const leaseId = key.slice(DUE_INDEX_PREFIX.length, slash);
-  const fields = key.slice(slash + 1).split(',');
-  if (fields.length !== 4 && fields.length !== 5) return null;
-  const [expire, flag, pathLength, mountUuid, role] = fields as [string, string, string, string, string | undefined];
-  const expireTime = Number(expire);
-  const length = Number(pathLength);
+  const idStart = DUE_INDEX_PREFIX.length;
+  if (slash <= idStart) return null;
+  // <expire>,<flag>,<path length>,<mount uuid>[,<role>]: commas at c1..c3 (and c4 before a role).
+  const c1 = key.indexOf(',', slash + 1);
+  const c2 = c1 === -1 ? -1 : key.indexOf(',', c1 + 1);
+  const c3 = c2 === -1 ? -1 : key.indexOf(',', c2 + 1);
+  if (c3 === -1) return null;
+  const c4 = key.indexOf(',', c3 + 1);
+  if (c4 !== -1 && key.indexOf(',', c4 + 1) !== -1) return null;
+  const flag = key.charCodeAt(c1 + 1);
+  if (c2 !== c1 + 2 || (flag !== 0x30 && flag !== 0x31) || c1 === slash + 1) return null;
+  const expireTime = Number(key.slice(slash + 1, c1));
+  const length = Number(key.slice(c2 + 1, c3));
+  const idLength = slash - idStart;
+  const mountUuid = c4 === -1 ? key.slice(c3 + 1) : key.slice(c3 + 1, c4);
+  const role = c4 === -1 ? undefined : key.slice(c4 + 1);
   const ok =
-    expire !== '' &&
     Number.isFinite(expireTime) &&
-    (flag === '0' || flag === '1') &&
     Number.isInteger(length) &&
     length > 0 &&
-    length < leaseId.length &&
+    length < idLength &&
     isKeySafe(mountUuid) &&
     (role === undefined || (role !== '' && isKeySafe(role)));
   if (!ok) return null;
-  const quotaRole = role === undefined ? '' : Buffer.from(role, 'base64url').toString('utf8');
-  return { leaseId, expireTime, irrevocable: flag === '1', mountPath: leaseId.slice(0, length), mountUuid, namespaceId: namespaceOfLeaseId(leaseId), ...(quotaRole ? { quotaRole } : {}) };
+  const leaseId = key.slice(idStart, slash);
+  const item: DueIndexItem = {
+    leaseId,
+    expireTime,
+    irrevocable: flag === 0x31,
+    mountPath: leaseId.slice(0, length),
+    mountUuid,
+    namespaceId: namespaceOfLeaseId(leaseId),
+  };
+  if (role !== undefined) {
+    const quotaRole = Buffer.from(role, 'base64url').toString('utf8');
+    if (quotaRole) item.quotaRole = quotaRole;
+  }
+  return item;
 }
 
 /** The writes that store a lease in its state: its body and due-index key, dropping the key of the state it leaves. */

@@ -10,13 +10,13 @@
  * body its key; the next unseal then restores those leases.)
  */
 import type { Clock, Logger } from '@strongroom/sdk-plugin/host';
-import type { KeyValueStore } from '../storage/keys.js';
+import { keyPages, type KeyValueStore } from '../storage/keys.js';
 import { decodeEntry, DUE_INDEX_PREFIX, leaseBodyKey, parseDueIndexKey, type LeaseEntry } from './lease-entry.js';
 import type { RestoreResult } from './types.js';
 import { progressLine } from './progress.js';
 
 export interface RestoreContext {
-  store: Pick<KeyValueStore, 'get' | 'scanKeys'>;
+  store: Pick<KeyValueStore, 'get' | 'scanKeys' | 'scanKeyPages'>;
   logger: Pick<Logger, 'info' | 'warn' | 'error'>;
   clock: Pick<Clock, 'now'>;
   /** Yield to the event loop after this many leases. */
@@ -27,8 +27,11 @@ export interface RestoreContext {
   stopped(): boolean;
   /** Already held in memory, or removed while the restore ran. */
   known(id: string): boolean;
-  /** Holds the lease in memory, due at `at`; `irrevocable` when it is (its expire time and reason). */
-  hold(id: string, mount: { mountUuid: string; mountPath: string; namespaceId: string; quotaRole?: string | undefined }, at: number, irrevocable: { expireTime: number; reason: string } | null): void;
+  /**
+   * Holds the lease in memory, due at `at`; `irrevocable` when it is (its expire time and reason).
+   * False, holding nothing, when it is already known (as `known`).
+   */
+  hold(id: string, mount: { mountUuid: string; mountPath: string; namespaceId: string; quotaRole?: string | undefined }, at: number, irrevocable: { expireTime: number; reason: string } | null): boolean;
   /** Drops the index keys of a lease whose body is gone. */
   repairDueKeys(id: string, keep: string | null): Promise<void>;
 }
@@ -44,13 +47,6 @@ export async function restoreLeases(ctx: RestoreContext): Promise<RestoreResult>
   let failed = false;
   let sinceYield = 0;
   const line = progressLine(logger, 'restoring leases: progress', ctx.progressEveryMs, () => ({ loaded, skipped, corrupt, elapsedMs: Math.round(performance.now() - started) }));
-  const progress = async (): Promise<void> => {
-    line();
-    if (++sinceYield >= ctx.yieldEvery) {
-      sinceYield = 0;
-      await yieldToEventLoop();
-    }
-  };
   /** The body of an irrevocable lease (for its reason); null when it is gone. */
   const irrevocableBody = async (id: string): Promise<LeaseEntry | null> => {
     const bytes = await store.get(leaseBodyKey(id));
@@ -59,30 +55,40 @@ export async function restoreLeases(ctx: RestoreContext): Promise<RestoreResult>
   };
   logger.info('restoring leases', { from: 'due index' });
   try {
-    for await (const key of store.scanKeys(DUE_INDEX_PREFIX)) {
-      if (ctx.stopped()) break;
-      const item = parseDueIndexKey(key);
-      if (!item) {
-        corrupt++;
-        logger.warn('skipping a malformed lease index key during restore', { key });
-      } else if (ctx.known(item.leaseId)) {
-        skipped++;
-      } else if (!item.irrevocable) {
-        ctx.hold(item.leaseId, item, item.expireTime, null);
-        loaded++;
-      } else {
-        const entry = await irrevocableBody(item.leaseId);
-        if (entry === null) {
+    // A page of keys at a time, each handled without an await unless it is irrevocable (its body
+    // is read) or the event loop is due a turn: per-key awaits cost more than the iteration.
+    for await (const page of keyPages(store, DUE_INDEX_PREFIX)) {
+      for (const key of page) {
+        if (ctx.stopped()) break;
+        const item = parseDueIndexKey(key);
+        if (!item) {
+          corrupt++;
+          logger.warn('skipping a malformed lease index key during restore', { key });
+        } else if (!item.irrevocable) {
+          if (ctx.hold(item.leaseId, item, item.expireTime, null)) loaded++;
+          else skipped++;
+        } else if (ctx.known(item.leaseId)) {
           skipped++;
-          await ctx.repairDueKeys(item.leaseId, null);
-        } else if (!ctx.known(item.leaseId)) {
-          // An irrevocable lease is tried again after the retry interval, not at its expire time.
-          const reason = entry.irrevocableReason;
-          ctx.hold(item.leaseId, entry, reason === null ? entry.expireTime : ctx.clock.now() + ctx.irrevocableRetryMs, reason === null ? null : { expireTime: entry.expireTime, reason });
-          loaded++;
+        } else {
+          const entry = await irrevocableBody(item.leaseId);
+          if (entry === null) {
+            skipped++;
+            await ctx.repairDueKeys(item.leaseId, null);
+          } else {
+            // An irrevocable lease is tried again after the retry interval, not at its expire time.
+            const reason = entry.irrevocableReason;
+            const at = reason === null ? entry.expireTime : ctx.clock.now() + ctx.irrevocableRetryMs;
+            if (ctx.hold(item.leaseId, entry, at, reason === null ? null : { expireTime: entry.expireTime, reason })) loaded++;
+            else skipped++;
+          }
+        }
+        line();
+        if (++sinceYield >= ctx.yieldEvery) {
+          sinceYield = 0;
+          await yieldToEventLoop();
         }
       }
-      await progress();
+      if (ctx.stopped()) break;
     }
   } catch (error) {
     failed = true;
