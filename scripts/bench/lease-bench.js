@@ -7,7 +7,8 @@
  *   - issue rate (each lease: one call to the test lease plugin, one atomic barrier write);
  *   - manager heap per lease after a restore, beside a bare Map of the same ids to numbers;
  *   - restore time (a new manager over the same store, as after a restart or unseal), beside
- *     a raw LevelDB iteration of the due-index keys that indexes the ids and decrypts nothing;
+ *     a raw LevelDB iteration of the due-index keys that indexes the ids and decrypts nothing
+ *     (the same paged iteration, `keyPages`, that restore reads through);
  *   - revocations per second when every lease falls due at once, each calling the test lease
  *     plugin's revoke handler in its own process (test/fixtures/lease-plugin), beside the same
  *     revoke calls made straight to the plugin at the same concurrency.
@@ -33,6 +34,7 @@ const { randomBytes } = require('node:crypto');
 const { monitorEventLoopDelay } = require('node:perf_hooks');
 const { createLevelPhysical } = require('@strongroom/core/dist/storage/level.js');
 const { createBarrier } = require('@strongroom/core/dist/barrier/barrier.js');
+const { keyPages } = require('@strongroom/core/dist/storage/keys.js');
 const { createManualClock, createMemoryStorage } = require('@strongroom/sdk-plugin/host');
 const { createExpirationManager, defaultExpirationOptions } = require('@strongroom/core/dist/expiration/expiration-manager.js');
 const { createPluginCatalog } = require('@strongroom/core/dist/catalog/catalog.js');
@@ -137,9 +139,11 @@ async function measureLeases(n, opts = {}) {
     const mapBefore = heapAfterGc();
     const t0 = performance.now();
     let ids = /* @__PURE__ */ new Map();
-    for await (const key of physical.scanKeys(DUE_INDEX_PREFIX)) {
-      const id = parseDueIndexKey(key)?.leaseId;
-      if (id !== void 0) ids.set(id, 0);
+    for await (const page of keyPages(physical, DUE_INDEX_PREFIX)) {
+      for (const key of page) {
+        const id = parseDueIndexKey(key)?.leaseId;
+        if (id !== void 0) ids.set(id, 0);
+      }
     }
     const rawScanMs = performance.now() - t0;
     const mapBytes = heapAfterGc() - mapBefore;
@@ -240,9 +244,11 @@ async function measureRestore(n) {
     const mapBefore = heapAfterGc();
     const t1 = performance.now();
     let ids = /* @__PURE__ */ new Map();
-    for await (const key of physical.scanKeys(DUE_INDEX_PREFIX)) {
-      const id = parseDueIndexKey(key)?.leaseId;
-      if (id !== void 0) ids.set(id, 0);
+    for await (const page of keyPages(physical, DUE_INDEX_PREFIX)) {
+      for (const key of page) {
+        const id = parseDueIndexKey(key)?.leaseId;
+        if (id !== void 0) ids.set(id, 0);
+      }
     }
     const rawScanMs = performance.now() - t1;
     const mapBytes = heapAfterGc() - mapBefore;

@@ -1,6 +1,6 @@
 'use strict';
 /*
- * Leases at 1,000,000 (issue 20): restore time and heap per lease through the expiration
+ * Leases at 1,000,000 (issues 20 and 31): restore time and heap per lease through the expiration
  * manager, each beside its reference measured in the same run, and the lookups the manager
  * answered while it restored (scripts/bench/lease-bench.js --restore-only, in a child process).
  * Optional (it seeds a million leases first, a few minutes):
@@ -11,7 +11,8 @@ const path = require('node:path');
 const { execFile } = require('node:child_process');
 
 const N = 1_000_000;
-const TARGET_RESTORE_MS = 10_000;
+// Issue 31: a million leases restored while serving in at most 3 s.
+const TARGET_RESTORE_MS = 3_000;
 const TARGET_HEAP_BYTES = 250;
 
 module.exports = {
@@ -36,7 +37,7 @@ module.exports = {
       '',
       '| figure | value | target | reference (same run) | reference value | ratio |',
       '|---|---|---|---|---|---|',
-      `| restore ${ctx.fmt.int(n)} leases | ${ctx.fmt.int(r.restoreMs)} ms | ≤ ${ctx.fmt.int(TARGET_RESTORE_MS)} ms | raw keys-only LevelDB iteration of the due index, ids indexed, nothing decrypted | ${ctx.fmt.int(r.rawScanMs)} ms | ${x(r.restoreMs, r.rawScanMs)} |`,
+      `| restore ${ctx.fmt.int(n)} leases | ${ctx.fmt.int(r.restoreMs)} ms | ≤ ${ctx.fmt.int(TARGET_RESTORE_MS)} ms | raw keys-only LevelDB iteration of the due index (the same paged read restore uses), ids indexed, nothing decrypted | ${ctx.fmt.int(r.rawScanMs)} ms | ${x(r.restoreMs, r.rawScanMs)} |`,
       `| manager heap per lease, after restore | ${ctx.fmt.int(r.heapBytesPerLease)} B | ≤ ${TARGET_HEAP_BYTES} B | a bare \`Map\` of the same ids to numbers | ${ctx.fmt.int(r.mapBytesPerLease)} B | ${x(r.heapBytesPerLease, r.mapBytesPerLease)} |`,
       `| lease lookups answered during the restore | ${ctx.fmt.int(r.lookupsDuringRestore)} (p99 ${ms(r.lookupP99Ms)} ms, max ${ms(r.lookupMaxMs)} ms) | > 0 | event-loop delay while restoring | p99 ${ms(r.loopDelayP99Ms)} ms, max ${ms(r.loopDelayMaxMs)} ms | |`,
     ];
