@@ -86,9 +86,9 @@ export function isKeySafe(s: string): boolean {
  * The core must compare it with the request's namespace before acting on a lease id.
  */
 export function namespaceOfLeaseId(leaseId: string): string {
-  const last = leaseId.slice(leaseId.lastIndexOf('/') + 1);
-  const dot = last.lastIndexOf('.');
-  return dot === -1 ? '' : last.slice(dot + 1);
+  // The last '.' is the suffix's only when no '/' follows it (restore calls this a million times: no slice of the last segment).
+  const dot = leaseId.lastIndexOf('.');
+  return dot === -1 || leaseId.indexOf('/', dot) !== -1 ? '' : leaseId.slice(dot + 1);
 }
 
 function nsSegment(namespaceId: string): string {

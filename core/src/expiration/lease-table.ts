@@ -54,13 +54,19 @@ export function createLeaseTable(observer: LeaseTableObserver = {}): LeaseTable 
   const ordinals = new Map<string, number>();
   let irrevocable = new Map<string, IrrevocableInfo>();
 
+  // The last mount named: a restore names the same one for long runs of leases.
+  let lastUuid = '';
+  let lastOrdinal = -1;
   const ordinal = (uuid: string, path: string, namespaceId: string): number => {
+    if (uuid === lastUuid) return lastOrdinal;
     let n = ordinals.get(uuid);
     if (n === undefined) {
       n = mounts.length;
       mounts.push({ uuid, path, namespaceId: isRootNamespace(namespaceId) ? '' : namespaceId });
       ordinals.set(uuid, n);
     }
+    lastUuid = uuid;
+    lastOrdinal = n;
     return n;
   };
 
