@@ -666,6 +666,22 @@ describe('restore', () => {
     expect(await keysUnder(h.store, DUE_INDEX_PREFIX)).toEqual([]);
   });
 
+  it('holds a lease with a stale index key beside its current one once, and revokes it once, when its body says', async () => {
+    const h = setup();
+    const lease = await h.mgr.register({ ...db, secret: secret({ ttl: 100 }) });
+    const entry = (await readEntry(h.store, lease.leaseId))!;
+    // An earlier state's key, due sooner: it sorts first, so restore meets it first.
+    await h.store.put(dueIndexKey({ ...entry, expireTime: entry.expireTime - 90_000 }), new Uint8Array(0));
+    const mgr = h.restart();
+    expect(await mgr.restore()).toMatchObject({ loaded: 1, skipped: 1, corrupt: 0 });
+    expect(mgr.stats().leases).toBe(1);
+    await advance(h, 10_000);
+    expect(h.fake.revoked).toEqual([]);
+    expect(await keysUnder(h.store, DUE_INDEX_PREFIX)).toEqual([dueIndexKey(entry)]);
+    await advance(h, 90_000);
+    expect(h.fake.revoked).toEqual([lease.leaseId]);
+  });
+
   it('serves leases during restore and does not resurrect one revoked meanwhile', async () => {
     const h = setup();
     const leases = [];
