@@ -4,8 +4,7 @@
  * (see /work/shared/anchors/performance.md, section C).
  * Topic benches live in scripts/bench/sections/NAME.js ({ title, run(ctx) } returning
  * markdown lines; ctx gives the running dev server, the ceilings and the helpers);
- * `--only NAME` runs just the ceilings and that section; a section exporting `optional: true`
- * (leases-1m: a million leases) runs only that way.
+ * `--only NAME` runs just the ceilings and that section.
  *
  * Every HTTP phase drives load from a separate child process (load.js) so the generator never
  * shares an event loop with the server under test. The ceiling is a bare node:http child
@@ -320,8 +319,6 @@ async function main() {
   for (const name of names) {
     if (ONLY && !ONLY.includes(name)) continue;
     const section = require(path.join(SECTIONS_DIR, `${name}.js`));
-    // An optional section (too slow for every run) runs only when named in --only.
-    if (section.optional && !ONLY) continue;
     const ctx = {
       quick: QUICK, concurrency: CONC, warmupMs: WARMUP_MS, measureMs: MEASURE_MS, root: ROOT, serverRoot: SERVER_ROOT, token: TOKEN,
       port, url, auth, corePid, ceilGet, ceilPost, cryptoOps, durable, target,

@@ -3,7 +3,7 @@
  * Leases at 1,000,000 (issues 20 and 31): restore time and heap per lease through the expiration
  * manager, each beside its reference measured in the same run, and the lookups the manager
  * answered while it restored (scripts/bench/lease-bench.js --restore-only, in a child process).
- * Optional (it seeds a million leases first, a few minutes):
+ * It seeds a million leases first (a few minutes; 200,000 with --quick). Alone:
  *   npm run bench -- --only leases-1m
  */
 const os = require('node:os');
@@ -17,7 +17,6 @@ const TARGET_HEAP_BYTES = 250;
 
 module.exports = {
   title: 'Leases at 1,000,000: restore while serving, heap per lease',
-  optional: true,
   async run(ctx) {
     const n = ctx.quick ? 200_000 : N;
     const script = path.join(__dirname, '..', 'lease-bench.js');
