@@ -5,9 +5,10 @@
  *
  * Version 1 authenticates the storage path as GCM associated data, so a value
  * copied or moved to another key fails to decrypt. Nonces are random (96 bits)
- * from a pooled node:crypto source; each pool byte is handed out once.
+ * from the core's pooled node:crypto source (random.ts); each byte is handed out once.
  */
-import { createCipheriv, createDecipheriv, randomFillSync } from 'node:crypto';
+import { createCipheriv, createDecipheriv } from 'node:crypto';
+import { fillRandom } from './random.js';
 
 const ENVELOPE_VERSION = 1;
 const HEADER = 5;
@@ -15,18 +16,6 @@ const NONCE = 12;
 const TAG = 16;
 const ENVELOPE_OVERHEAD = HEADER + NONCE + TAG;
 const ENCRYPT_SLICE = 1024 * 1024;
-
-const pool = Buffer.alloc(NONCE * 1024);
-let poolOffset = pool.length;
-
-function writeNonce(out: Buffer, offset: number): void {
-  if (poolOffset + NONCE > pool.length) {
-    randomFillSync(pool);
-    poolOffset = 0;
-  }
-  pool.copy(out, offset, poolOffset, poolOffset + NONCE);
-  poolOffset += NONCE;
-}
 
 /** The term an envelope claims, or -1 when it is too short or of an unknown version. */
 export function envelopeTerm(envelope: Uint8Array): number {
@@ -38,7 +27,7 @@ export function encrypt(key: Buffer, term: number, path: string, plaintext: Uint
   const out = Buffer.allocUnsafe(ENVELOPE_OVERHEAD + plaintext.length);
   out.writeUInt32BE(term, 0);
   out[4] = ENVELOPE_VERSION;
-  writeNonce(out, HEADER);
+  fillRandom(out, HEADER, NONCE);
   const cipher = createCipheriv('aes-256-gcm', key, out.subarray(HEADER, HEADER + NONCE));
   cipher.setAAD(Buffer.from(path, 'utf8'));
   // A large value goes through in slices, so its whole ciphertext is never held twice (issue 31).

@@ -29,14 +29,17 @@
  * an edited or stale key can delay a revocation (as deleting a body always could) but never
  * make one early.
  */
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import { badRequest } from '@strongroom/sdk-plugin/host';
 import { z } from 'zod';
 import type { PhysicalOp } from '../storage/physical.js';
+import { randomBase62 } from '../barrier/random.js';
 
 export const LEASE_BODY_PREFIX = 'sys/expire/id/';
 export const TOKEN_INDEX_PREFIX = 'sys/expire-token/';
 export const DUE_INDEX_PREFIX = 'sys/expire/due/';
+/** The random part of a secret's lease id: 24 base62 characters (~142 bits). */
+const LEASE_ID_RANDOM_LENGTH = 24;
 /** Storage segment for the root namespace (namespace ids are base62, so no clash). */
 const ROOT_NS_SEGMENT = 'root';
 
@@ -120,21 +123,6 @@ export function leaseIdFromBodyKey(key: string): string | null {
   return slash === -1 ? null : rest.slice(slash + 1);
 }
 
-const BASE62 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
-
-/** 24 base62 characters (~142 bits), unbiased: bytes >= 248 are rejected. */
-function randomLeaseSuffix(length = 24): string {
-  let out = '';
-  while (out.length < length) {
-    for (const b of randomBytes(length * 2)) {
-      if (b >= 248) continue;
-      out += BASE62[b % 62];
-      if (out.length === length) break;
-    }
-  }
-  return out;
-}
-
 /** A token's lease id (Vault's): `<token path>/<tokenKey>` plus `.<ns-id>` outside the root namespace. */
 export function tokenLeaseId(path: string, tokenKey: string, namespaceId: string): string {
   const base = `${path.replace(/\/+$/, '')}/${tokenKey}`;
@@ -185,7 +173,7 @@ export function tokenLeaseEntry(l: TokenLeaseFields): LeaseEntry {
 /** `<mount path><request path>/<random>` plus `.<ns-id>` outside the root namespace. */
 export function makeLeaseId(mountPath: string, requestPath: string, namespaceId: string): string {
   const path = requestPath.replace(/^\/+|\/+$/g, '');
-  const base = `${mountPath}${path === '' ? '' : `${path}/`}${randomLeaseSuffix()}`;
+  const base = `${mountPath}${path === '' ? '' : `${path}/`}${randomBase62(LEASE_ID_RANDOM_LENGTH)}`;
   return isRootNamespace(namespaceId) ? base : `${base}.${namespaceId}`;
 }
 

@@ -10,24 +10,12 @@
  *   distinguished from "no such token".
  */
 import { createCipheriv, createDecipheriv, createHmac, randomBytes } from 'node:crypto';
+import { randomBase62 } from '../barrier/random.js';
 
 const SERVICE_PREFIX = 'srs.';
 export const BATCH_PREFIX = 'srb.';
-const BASE62 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
 const RANDOM_LENGTH = 24;
 const BATCH_AAD = Buffer.from('strongroom-batch-token-v1', 'utf8');
-
-/** Uniform base62 string (rejection sampling: no modulo bias). */
-export function randomBase62(length: number = RANDOM_LENGTH): string {
-  let out = '';
-  while (out.length < length) {
-    for (const b of randomBytes(length * 2)) {
-      if (b < 248) out += BASE62[b % 62];
-      if (out.length === length) break;
-    }
-  }
-  return out;
-}
 
 export function hmacHex(key: Buffer, value: string): string {
   return createHmac('sha256', key).update(value, 'utf8').digest('hex');
@@ -36,11 +24,11 @@ export function hmacHex(key: Buffer, value: string): string {
 const nsSuffix = (namespaceId: string): string => (namespaceId === 'root' || namespaceId === '' ? '' : `.${namespaceId}`);
 
 export function newServiceTokenId(namespaceId: string): string {
-  return `${SERVICE_PREFIX}${randomBase62()}${nsSuffix(namespaceId)}`;
+  return `${SERVICE_PREFIX}${randomBase62(RANDOM_LENGTH)}${nsSuffix(namespaceId)}`;
 }
 
 export function newAccessor(namespaceId: string): string {
-  return `${randomBase62()}${nsSuffix(namespaceId)}`;
+  return `${randomBase62(RANDOM_LENGTH)}${nsSuffix(namespaceId)}`;
 }
 
 /**
