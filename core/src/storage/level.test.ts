@@ -59,6 +59,12 @@ describe('level physical', () => {
     await again.close();
   });
 
+  it('refuses a write once closed (the native batch would need an open database)', async () => {
+    const db = await createLevelPhysical({ path: dir });
+    await db.close();
+    await expect(db.put('k', Buffer.from('v'))).rejects.toThrow('storage is closed');
+  });
+
   it('fails an invalid write alone, without failing its neighbours', async () => {
     const db = await createLevelPhysical({ path: dir });
     const results = await Promise.allSettled([

@@ -143,6 +143,20 @@ export async function createLevelPhysical(opts: LevelPhysicalOptions): Promise<L
     if (unfinished !== null) throw new StrongroomError('unavailable', unfinished);
   };
 
+  /**
+   * One fsync'd LevelDB batch, handed straight to classic-level's implementation of abstract-level's
+   * batch. The public `db.batch` clones, validates and re-encodes every operation on the event
+   * loop first (measured: about 5 µs per operation, three per lease, against 2 µs for the native
+   * copy); here keys are already checked strings and values bytes, which is what it would pass on
+   * (utf8 keys, buffer values: no transcoding), and no hook or write event is in use. The native
+   * call needs an open database (the public one checks it): after close() a write fails instead.
+   */
+  const nativeBatch = (db as unknown as { _batch(ops: LevelOp[], options: { sync: boolean }): Promise<void> })._batch.bind(db);
+  const writeSynced = async (ops: LevelOp[]): Promise<void> => {
+    if (db.status !== 'open') throw new StrongroomError('unavailable', 'storage is closed');
+    await nativeBatch(ops, { sync: true });
+  };
+
   let pending: PendingWrite[] = [];
   let scheduled = false;
   let inFlight: Promise<void> | null = null;
@@ -153,7 +167,7 @@ export async function createLevelPhysical(opts: LevelPhysicalOptions): Promise<L
     const ops: LevelOp[] = [];
     for (const w of group) for (const op of w.ops) ops.push(op);
     try {
-      await db.batch(ops, { sync: true });
+      await writeSynced(ops);
       commits++;
       writes += group.length;
       for (const w of group) w.resolve();
