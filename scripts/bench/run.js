@@ -112,20 +112,23 @@ const CLK_TCK = 100;
 /**
  * One load phase in a fresh load.js child process. With `cpuPid`, the result also carries that
  * process's CPU µs per request over the whole phase (warm-up included on both sides): a figure a
- * busy shared machine disturbs far less than req/s.
+ * busy shared machine disturbs far less than req/s; with `pluginPid`, the same for the plugin
+ * process that serves the phase (pluginCpuUsPerReq).
  */
-function load(cfg, cpuPid) {
+function load(cfg, cpuPid, pluginPid) {
   const full = { concurrency: CONC, warmupMs: WARMUP_MS, durationMs: MEASURE_MS, ...cfg };
   const before = cpuPid ? cpuUs(cpuPid) : NaN;
-  if (full.wrk) {
-    return wrkLoad(full).then((r) => ({ ...r, cpuUsPerReq: cpuPid ? (cpuUs(cpuPid) - before) / r.finished : NaN }));
-  }
+  const pluginBefore = pluginPid ? cpuUs(pluginPid) : NaN;
+  const withCpu = (r) => ({
+    ...r,
+    cpuUsPerReq: cpuPid ? (cpuUs(cpuPid) - before) / r.finished : NaN,
+    pluginCpuUsPerReq: pluginPid ? (cpuUs(pluginPid) - pluginBefore) / r.finished : NaN,
+  });
+  if (full.wrk) return wrkLoad(full).then(withCpu);
   return new Promise((resolve, reject) => {
     execFile(process.execPath, [LOAD, '--config', JSON.stringify(full)], { maxBuffer: 1 << 20 }, (err, stdout, stderr) => {
       if (err) return reject(new Error(`load.js failed: ${err.message}\n${stderr}`));
-      const r = JSON.parse(stdout.trim().split('\n').pop());
-      r.cpuUsPerReq = cpuPid ? (cpuUs(cpuPid) - before) / r.finished : NaN;
-      resolve(r);
+      resolve(withCpu(JSON.parse(stdout.trim().split('\n').pop())));
     });
   });
 }
@@ -268,9 +271,9 @@ async function main() {
     add('GET /v1/auth/token/lookup-self', await load({ url: url('/v1/auth/token/lookup-self'), headers: auth }, corePid), ceilGet);
 
     await must(port, 'POST', '/v1/secret/data/bench-read', { data: { value: crypto.randomBytes(24).toString('hex') } });
-    const kvRead = await load({ url: url('/v1/secret/data/bench-read'), headers: auth }, corePid);
+    const kvRead = await load({ url: url('/v1/secret/data/bench-read'), headers: auth }, corePid, kvPids[0]);
     add('kv-v2 read secret/data/bench-read', kvRead, ceilGet);
-    const kvWrite = await load({ url: url('/v1/secret/data/bench-{n}'), method: 'POST', headers: auth, body: JSON.stringify({ data: { value: 'x'.repeat(32) } }) }, corePid);
+    const kvWrite = await load({ url: url('/v1/secret/data/bench-{n}'), method: 'POST', headers: auth, body: JSON.stringify({ data: { value: 'x'.repeat(32) } }) }, corePid, kvPids[0]);
     add('kv-v2 write secret/data/bench-{n}', kvWrite, ceilPost);
     target({ name: 'kv-v2 read / raw node:http GET', value: kvRead.okRps, reference: ceilGet.okRps, unit: 'req/s', goal: 0.22 });
     target({ name: 'kv-v2 write / LevelDB sealed put, 32 in flight, sync', value: kvWrite.okRps, reference: durable.okRps, unit: 'req/s', goal: 0.2 });
@@ -285,9 +288,10 @@ async function main() {
     if (dec.json?.data?.plaintext !== plaintext) throw new Error('transit decrypt did not round-trip the plaintext');
 
     const encBody = JSON.stringify({ plaintext });
-    const transitEnc = await load({ url: url('/v1/transit/encrypt/b'), method: 'POST', headers: auth, body: encBody }, corePid);
+    const transitPid = findChildren(corePid, 'plugins/transit/dist/plugin.js')[0];
+    const transitEnc = await load({ url: url('/v1/transit/encrypt/b'), method: 'POST', headers: auth, body: encBody }, corePid, transitPid);
     add('transit encrypt 64 B', transitEnc, ceilPost, { crypto: true });
-    const transitEnc1 = await load({ url: url('/v1/transit/encrypt/b'), method: 'POST', headers: auth, body: encBody, concurrency: 1 }, corePid);
+    const transitEnc1 = await load({ url: url('/v1/transit/encrypt/b'), method: 'POST', headers: auth, body: encBody, concurrency: 1 }, corePid, transitPid);
     add('transit encrypt 64 B, c=1', transitEnc1, ceilPost1);
     target({ name: 'transit encrypt 64 B / raw node:http POST', value: transitEnc.okRps, reference: ceilPost.okRps, unit: 'req/s', goal: 0.18 });
     target({ name: 'transit encrypt c=1 p50 / raw POST c=1 p50', value: transitEnc1.p50Ms, reference: ceilPost1.p50Ms, unit: 'ms', goal: 3, atMost: true });
@@ -296,14 +300,14 @@ async function main() {
       add('transit encrypt 64 B, c=1, wrk', transitEncWrk1, ceilPostWrk1);
       target({ name: 'transit encrypt c=1 p50 / raw POST c=1 p50, both with wrk', value: transitEncWrk1.p50Ms, reference: ceilPostWrk1.p50Ms, unit: 'ms', goal: 3, atMost: true });
     }
-    add('transit decrypt 64 B', await load({ url: url('/v1/transit/decrypt/b'), method: 'POST', headers: auth, body: JSON.stringify({ ciphertext }) }, corePid), ceilPost, { crypto: true });
+    add('transit decrypt 64 B', await load({ url: url('/v1/transit/decrypt/b'), method: 'POST', headers: auth, body: JSON.stringify({ ciphertext }) }, corePid, transitPid), ceilPost, { crypto: true });
 
     const batchInput = Array.from({ length: BATCH_ITEMS }, () => ({ plaintext: crypto.randomBytes(64).toString('base64') }));
     const batchCheck = await must(port, 'POST', '/v1/transit/encrypt/b', { batch_input: batchInput });
     const results = batchCheck.json?.data?.batch_results;
     const batchOk = Array.isArray(results) && results.length === BATCH_ITEMS && results.every((x) => typeof x.ciphertext === 'string' && !x.error);
     if (!batchOk) problems.push(`transit batch encrypt: response is not ${BATCH_ITEMS} ciphertexts: ${batchCheck.text.slice(0, 300)}`);
-    const batch = await load({ url: url('/v1/transit/encrypt/b'), method: 'POST', headers: auth, body: JSON.stringify({ batch_input: batchInput }), concurrency: BATCH_CONC }, corePid);
+    const batch = await load({ url: url('/v1/transit/encrypt/b'), method: 'POST', headers: auth, body: JSON.stringify({ batch_input: batchInput }), concurrency: BATCH_CONC }, corePid, transitPid);
     add(`transit batch encrypt ${BATCH_ITEMS} × 64 B (c=${BATCH_CONC})`, batch, ceilPost, { crypto: true, items: BATCH_ITEMS });
   }
 
@@ -343,16 +347,16 @@ async function main() {
   if (!WRK) out.push('wrk is not installed (Debian package `wrk`): the wrk rows and their target are left out.', '');
   out.push(`Each phase: ${WARMUP_MS} ms warm-up, ${MEASURE_MS} ms measured, c=${CONC} keep-alive connections from a separate load.js process. Ratios are to the raw node:http ceiling of the same method measured in this run.`);
   out.push('');
-  out.push('Server CPU µs/req: CPU time of the server process (the raw server for a ceiling, the core otherwise) over the whole phase, per request served.');
+  out.push('Server CPU µs/req: CPU time of the server process (the raw server for a ceiling, the core otherwise) over the whole phase, per request served; plugin CPU µs/req: the same for the plugin process serving a kv or transit phase.');
   out.push('');
-  out.push('| scenario | c | req/s | items/s | p50 ms | p99 ms | % of ceiling | server CPU µs/req | non-2xx | errors |');
-  out.push('|---|---|---|---|---|---|---|---|---|---|');
+  out.push('| scenario | c | req/s | items/s | p50 ms | p99 ms | % of ceiling | server CPU µs/req | plugin CPU µs/req | non-2xx | errors |');
+  out.push('|---|---|---|---|---|---|---|---|---|---|---|');
   for (const row of rows) {
     const r = row.r;
     const items = row.items ? fmtInt(r.okRps * row.items) : '';
-    out.push(`| ${row.name} | ${r.concurrency} | ${fmtInt(r.okRps)} | ${items} | ${fmtMs(r.p50Ms)} | ${fmtMs(r.p99Ms)} | ${fmtPct(r.okRps / row.ceiling.okRps)} | ${fmtInt(r.cpuUsPerReq)} | ${r.non2xx} | ${r.errors} |`);
+    out.push(`| ${row.name} | ${r.concurrency} | ${fmtInt(r.okRps)} | ${items} | ${fmtMs(r.p50Ms)} | ${fmtMs(r.p99Ms)} | ${fmtPct(r.okRps / row.ceiling.okRps)} | ${fmtInt(r.cpuUsPerReq)} | ${fmtInt(r.pluginCpuUsPerReq)} | ${r.non2xx} | ${r.errors} |`);
   }
-  out.push(`| reference: LevelDB sealed put (256 B, AES-GCM), sync, 32 in flight, in the bench process | 32 | ${fmtInt(durable.okRps)} |  | ${fmtMs(durable.p50Ms)} | ${fmtMs(durable.p99Ms)} |  |  | ${durable.non2xx} | ${durable.errors} |`);
+  out.push(`| reference: LevelDB sealed put (256 B, AES-GCM), sync, 32 in flight, in the bench process | 32 | ${fmtInt(durable.okRps)} |  | ${fmtMs(durable.p50Ms)} | ${fmtMs(durable.p99Ms)} |  |  |  | ${durable.non2xx} | ${durable.errors} |`);
   out.push('');
   out.push('| crypto comparison | ops/s | % of in-process node:crypto loop | % of POST ceiling |');
   out.push('|---|---|---|---|');
