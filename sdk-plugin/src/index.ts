@@ -41,6 +41,7 @@ export type { RotationTarget, StaticRoleRotation } from './kit/rotation.js';
 export { scrubSecrets, redactCredentials } from './kit/scrub.js';
 export { compileTemplate, renderTemplate, validateTemplate, utf16le } from './kit/template.js';
 export type { CompiledTemplate } from './kit/template.js';
+export { fillRandom, randomBase62, takeRandom } from './kit/random.js';
 export { defaultPasswordPolicy, generatePassword, passwordPolicy, satisfiesPolicy } from './password-policy/index.js';
 export type { PasswordPolicy } from './password-policy/index.js';
 export * as tokens from './kit/token-fields.js';

@@ -8,7 +8,7 @@
  * from the core's pooled node:crypto source (random.ts); each byte is handed out once.
  */
 import { createCipheriv, createDecipheriv } from 'node:crypto';
-import { fillRandom } from './random.js';
+import { fillRandom } from '@strongroom/sdk-plugin/host';
 
 const ENVELOPE_VERSION = 1;
 const HEADER = 5;

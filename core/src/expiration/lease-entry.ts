@@ -33,7 +33,7 @@ import { createHash } from 'node:crypto';
 import { badRequest } from '@strongroom/sdk-plugin/host';
 import { z } from 'zod';
 import type { PhysicalOp } from '../storage/physical.js';
-import { randomBase62 } from '../barrier/random.js';
+import { randomBase62 } from '@strongroom/sdk-plugin/host';
 
 export const LEASE_BODY_PREFIX = 'sys/expire/id/';
 export const TOKEN_INDEX_PREFIX = 'sys/expire-token/';

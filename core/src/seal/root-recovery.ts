@@ -22,7 +22,7 @@
  */
 import { randomUUID, timingSafeEqual } from 'node:crypto';
 import { badRequest } from '@strongroom/sdk-plugin/host';
-import { randomBase62 } from '../barrier/random.js';
+import { randomBase62 } from '@strongroom/sdk-plugin/host';
 import { decodePart, type KeyHolders, type PendingRekey } from './seal-manager.js';
 
 /** Length of a root token id (`srs.` + 24 base62) and so of the OTP (Vault's current scheme: 28). */

@@ -10,7 +10,7 @@
  *   distinguished from "no such token".
  */
 import { createCipheriv, createDecipheriv, createHmac, randomBytes } from 'node:crypto';
-import { randomBase62 } from '../barrier/random.js';
+import { randomBase62 } from '@strongroom/sdk-plugin/host';
 
 const SERVICE_PREFIX = 'srs.';
 export const BATCH_PREFIX = 'srb.';

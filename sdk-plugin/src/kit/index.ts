@@ -10,3 +10,4 @@ export * as tokens from './token-fields.js';
 export * from './faulty-store.js';
 export * from './template.js';
 export * as leaseTtl from './lease-ttl.js';
+export * from './random.js';

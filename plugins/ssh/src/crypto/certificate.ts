@@ -6,7 +6,8 @@
  * a leading zero byte (half of all P-521 signatures), and cannot write a
  * certificate without principals.
  */
-import { createHash, randomBytes, sign as cryptoSign, type KeyObject } from 'node:crypto';
+import { createHash, sign as cryptoSign, type KeyObject } from 'node:crypto';
+import { takeRandom } from '@strongroom/sdk-plugin';
 import { reader, wireWriter, type WireWriter } from './wire.js';
 import type { KeyKind, SubjectKey } from './keys.js';
 
@@ -38,27 +39,9 @@ export interface CertificateInput {
 
 const CERT_TYPE = { user: 1, host: 2 } as const;
 
-/**
- * CSPRNG bytes for serials and nonces, drawn 4 KiB at a time (as node:crypto's
- * randomUUID caches its randomness): one call into OpenSSL per hundred
- * certificates instead of two per certificate. Each slice is handed out once.
- */
-const RANDOM_POOL_SIZE = 4096;
-let randomPool = Buffer.alloc(0);
-let randomOffset = 0;
-function random(n: number): Buffer {
-  if (randomOffset + n > randomPool.length) {
-    randomPool = randomBytes(RANDOM_POOL_SIZE);
-    randomOffset = 0;
-  }
-  const out = randomPool.subarray(randomOffset, randomOffset + n);
-  randomOffset += n;
-  return out;
-}
-
 /** A random serial: 64 random bits, as a uint64. */
 export function randomSerial(): bigint {
-  return random(8).readBigUInt64BE();
+  return takeRandom(8).readBigUInt64BE();
 }
 
 /**
@@ -89,7 +72,7 @@ export function signCertificate(input: CertificateInput, ca: CaSigner, rsaAlgori
   const certType = `${input.subject.sshType}-cert-v01@openssh.com`;
   const w = wireWriter();
   w.string(certType);
-  w.string(random(32));
+  w.string(takeRandom(32));
   w.raw(r.rest());
   w.u64(input.serial);
   w.u32(CERT_TYPE[input.certType]);

@@ -1,8 +1,9 @@
 /**
- * Randomness for what the core makes many of per second: envelope nonces, token ids and
- * accessors, lease ids. It is drawn from a pool refilled 16 KiB at a time from node:crypto,
- * because one randomBytes call per value cost more than the rest of the value (a lease id on
- * every credential). Each pool byte is handed out once.
+ * Randomness for what a process makes many of per second: the core's envelope nonces, token
+ * ids, accessors and lease ids, an SSH engine's certificate serials and nonces. It is drawn
+ * from a pool refilled 16 KiB at a time from node:crypto, because one randomBytes call per
+ * value cost more than the rest of the value (a lease id on every credential). Each pool byte
+ * is handed out once.
  */
 import { randomFillSync } from 'node:crypto';
 
@@ -25,6 +26,13 @@ export function fillRandom(out: Buffer, at: number, length: number): void {
 }
 
 const BASE62 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
+
+/** `length` fresh random bytes (at most the pool's size), in a buffer of their own. */
+export function takeRandom(length: number): Buffer {
+  const out = Buffer.allocUnsafe(length);
+  fillRandom(out, 0, length);
+  return out;
+}
 
 /** Uniform base62 string (rejection sampling: bytes >= 248 are dropped, so no modulo bias). */
 export function randomBase62(length: number): string {
