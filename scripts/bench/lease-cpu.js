@@ -16,7 +16,6 @@
 const { execFileSync, spawn } = require('node:child_process');
 const crypto = require('node:crypto');
 const fs = require('node:fs');
-const net = require('node:net');
 const os = require('node:os');
 const path = require('node:path');
 
@@ -29,17 +28,7 @@ const PROFILE_DIR = arg('--cpu-prof');
 const CONCURRENCY = 8;
 const LOAD = path.join(__dirname, 'load.js');
 const { bundlePlugin } = require('../bundle-plugin.js');
-
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address();
-      s.close(() => resolve(port));
-    });
-  });
-}
+const { freePort } = require('../services/lib.js');
 
 /** CPU µs of each thread of `pid` so far: the main thread, and the others summed. */
 function threadCpuUs(pid) {

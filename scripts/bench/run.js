@@ -24,12 +24,12 @@ const { spawn, execFile } = require('node:child_process');
 const crypto = require('node:crypto');
 const fs = require('node:fs');
 const http = require('node:http');
-const net = require('node:net');
 const os = require('node:os');
 const path = require('node:path');
 
 const { durablePutMicro } = require('./durable.js');
 const { memKb, treeMemKb } = require('./memory.js');
+const { freePort } = require('../services/lib.js');
 const { wrkAvailable, wrkLoad } = require('./wrk.js');
 
 const ROOT = path.resolve(__dirname, '..', '..');
@@ -61,17 +61,6 @@ function cleanup() {
 }
 process.on('exit', cleanup);
 process.on('SIGINT', () => process.exit(130));
-
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address();
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 /** Spawn a child and resolve once `match` appears on its stdout (or reject on exit/timeout). */
 function spawnUntil(cmd, args, opts, match, timeoutMs) {

@@ -8,22 +8,12 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 
 export const BIN = resolve(__dirname, '../../core/dist/cli/main.js');
 
-export async function freePort(): Promise<number> {
-  return new Promise((res, rej) => {
-    const s = createServer();
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => res(port));
-    });
-    s.on('error', rej);
-  });
-}
+export const { freePort } = require(resolve(__dirname, '../../scripts/services/lib.js')) as { freePort(): Promise<number> };
 
 export interface RunningServer {
   url: string;
