@@ -76,6 +76,8 @@ function channelFor(address: DatabasePluginAddress, label: string): Channel {
   const lane = createStreamLane({
     client,
     secret: address.secret,
+    // A cancel of no call: the plugin drops it, and it frees the last request's frame.
+    idleFrame: { id: 0, cancel: {} },
     onTimeout: (kind, ms) => new StrongroomError('coded', `${label} did not answer ${kind} within ${ms} ms`, { status: 504 }),
     // The engine reconnects on `unavailable` (asks the core for the process again).
     onBroken: (cause) =>

@@ -88,6 +88,8 @@ export function createBackendClient(opts: BackendClientOptions): BackendClient {
     client,
     secret: opts.secret,
     onTimeout: timeoutError,
+    // A cancel of no call: the plugin drops it, and it frees the last request's frame.
+    idleFrame: { id: 0, cancel: {} },
     onBroken: (cause) => {
       const reason = cause ? cause.message : 'stream ended';
       broken = true;

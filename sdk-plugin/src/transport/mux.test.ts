@@ -46,6 +46,20 @@ describe('stream multiplexer', () => {
     expect(mux.sweeping()).toBe(false);
   });
 
+  test('the idle frame is written once when the sweep stops after calls, not per call', async () => {
+    const { a, b } = pipePair();
+    const seen: string[] = [];
+    b.on('data', (f: WireFrame) => seen.push(String(f.kind)));
+    serveFrames(b, async () => ['echo_reply', {}]);
+    const mux = createMuxClient({ sink: a, onTimeout: () => new Error('timeout'), sweepMs: 20, idleFrame: { id: 0, cancel: {} } });
+    a.on('data', (f: WireFrame) => mux.receive(f));
+    await mux.call('echo', {}, 1000);
+    await mux.call('echo', {}, 1000);
+    await new Promise((r) => setTimeout(r, 60));
+    expect(mux.sweeping()).toBe(false);
+    expect(seen).toEqual(['echo', 'echo', 'cancel']);
+  });
+
   test('a call past its deadline is rejected and the peer is told to cancel; failAll rejects the rest', async () => {
     const { a, b } = pipePair();
     const seen: string[] = [];

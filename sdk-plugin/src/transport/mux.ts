@@ -48,6 +48,12 @@ export interface MuxClientOptions {
   onTimeout(kind: string, timeoutMs: number): Error;
   /** Sweep period; deadlines are honoured within this precision. */
   sweepMs?: number;
+  /**
+   * A frame the peer drops, written when the sweep stops after calls. grpc-js keeps a stream's
+   * last written message (in its retry buffer) until the next write completes, so without it a
+   * large request's frame stays in memory for as long as the stream is idle (issue 31).
+   */
+  idleFrame?: WireFrame;
 }
 
 const MAX_ID = 2 ** 52;
@@ -68,14 +74,15 @@ export function createMuxClient(opts: MuxClientOptions): MuxClient {
         p.reject(opts.onTimeout(p.kind, p.timeoutMs));
       }
     }
-    stopSweeperIfIdle();
+    if (stopSweeperIfIdle() && opts.idleFrame) opts.sink.write(opts.idleFrame);
   };
 
+  /** Whether it stopped the sweep. */
   const stopSweeperIfIdle = () => {
-    if (pending.size === 0 && sweeper) {
-      clearInterval(sweeper);
-      sweeper = null;
-    }
+    if (pending.size !== 0 || !sweeper) return false;
+    clearInterval(sweeper);
+    sweeper = null;
+    return true;
   };
 
   return {

@@ -35,6 +35,8 @@ export interface StreamLaneOptions {
   onTimeout(kind: string, timeoutMs: number): Error;
   /** The stream broke (`cause` null: the peer ended it): the error its calls in flight fail with. */
   onBroken(cause: grpc.ServiceError | null): Error;
+  /** MuxClientOptions.idleFrame: for a stream whose frames have a kind the peer drops. */
+  idleFrame?: WireFrame;
 }
 
 export function createStreamLane(opts: StreamLaneOptions): StreamLane {
@@ -45,7 +47,7 @@ export function createStreamLane(opts: StreamLaneOptions): StreamLane {
     const md = new grpc.Metadata();
     md.set(SECRET_METADATA_KEY, opts.secret);
     const stream = (opts.client as unknown as { Stream(md: grpc.Metadata): FrameStream }).Stream(md);
-    const mux = createMuxClient({ sink: stream, onTimeout: opts.onTimeout });
+    const mux = createMuxClient({ sink: stream, onTimeout: opts.onTimeout, idleFrame: opts.idleFrame });
     const lane = { stream, mux };
     const broken = (cause: grpc.ServiceError | null) => {
       if (current !== lane) return; // closed, or already replaced
