@@ -31,6 +31,7 @@ const { durablePutMicro } = require('./durable.js');
 const { memKb, treeMemKb } = require('./memory.js');
 const { freePort } = require('../services/lib.js');
 const { wrkAvailable, wrkLoad } = require('./wrk.js');
+const { SERVER_ENV } = require('./dev-server.js');
 
 const ROOT = path.resolve(__dirname, '..', '..');
 const LOAD = path.join(__dirname, 'load.js');
@@ -240,7 +241,7 @@ async function main() {
   const srv = await spawnUntil(
     process.execPath,
     [main, 'server', '-dev', `-dev-listen-address=127.0.0.1:${port}`, `-dev-root-token-id=${TOKEN}`, `-dev-data-dir=${dataDir}`, '-log-level=error'],
-    { cwd: SERVER_ROOT },
+    { cwd: SERVER_ROOT, env: SERVER_ENV },
     /Root Token:/,
     30_000,
   );
