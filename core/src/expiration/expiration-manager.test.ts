@@ -750,6 +750,18 @@ describe('token leases', () => {
     expect((await keysUnder(h.store, dueIndexFolder(`auth/token/create/${TOKEN_KEY}`)))[0]!.split(',')).toHaveLength(4);
   });
 
+  it("writes a new token's lease without looking for stale due-index keys, and a renewal's with", async () => {
+    const { h } = withTokens();
+    const scan = jest.spyOn(h.store, 'scanKeys');
+    const id = `auth/token/create/${TOKEN_KEY}`;
+    const t0 = h.clock.now();
+    await h.mgr.putTokenLease(tokenLease({ issueTime: t0, expireTime: t0 + 60_000 }), [], true);
+    expect(scan).not.toHaveBeenCalled();
+    await h.mgr.putTokenLease(tokenLease({ issueTime: t0, expireTime: t0 + 120_000, lastRenewalTime: t0 + 30_000, ttl: 90 }), []);
+    expect(scan).toHaveBeenCalledWith(dueIndexFolder(id));
+    expect(await keysUnder(h.store, dueIndexFolder(id))).toHaveLength(1);
+  });
+
   it('expires a token through the token store, moves with its renewals, and is listed and looked up as a lease', async () => {
     const { h, revokedTokens } = withTokens();
     const marker: PhysicalOp = { type: 'put', key: 'sys/token/id/marker', value: new Uint8Array([1]) };

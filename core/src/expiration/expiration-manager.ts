@@ -596,14 +596,14 @@ export function createExpirationManager(deps: ExpirationDeps): ExpirationManager
       return countIrrevocable(table.irrevocable, table.mounts, namespaceFilter(q));
     },
 
-    async putTokenLease(l, ops) {
+    async putTokenLease(l, ops, fresh = false) {
       assertRunning();
       const entry = tokenLeaseEntry(parseOr400(tokenLeaseSchema, l, 'token lease'));
       // A renewal rewrites the lease: it keeps the role it was counted under.
       const quotaRole = deps.quotaRole?.(entry.leaseId);
       if (quotaRole) entry.quotaRole = quotaRole;
       const dueKey = dueIndexKey(entry);
-      await store.batch([...ops, ...leaseWriteOps(entry, null), ...(await staleDueKeyOps(entry.leaseId, dueKey))]);
+      await store.batch([...ops, ...leaseWriteOps(entry, null), ...(fresh ? [] : await staleDueKeyOps(entry.leaseId, dueKey))]);
       if (ensureLease(entry.leaseId, entry) === SCHEDULED) schedule(entry.leaseId, entry.expireTime);
     },
 

@@ -188,8 +188,10 @@ export interface ExpirationManager {
    * Stores (or moves) a token's lease, with the token store's own writes `ops` in the same atomic
    * batch, and schedules its expiry. Takes no lease lock: the token store calls it under the
    * token's lock, which also guards every other write of this lease but the manager's own.
+   * `fresh`: the lease of a token just made with a generated id, which no due-index key can name
+   * yet (no scan for stale ones: a login's one storage iterator).
    */
-  putTokenLease(lease: TokenLease, ops: readonly PhysicalOp[]): Promise<void>;
+  putTokenLease(lease: TokenLease, ops: readonly PhysicalOp[], fresh?: boolean): Promise<void>;
   /** Removes a token's lease with the token store's writes `ops`, in one batch (no lease lock, as above). */
   dropTokenLease(leaseId: string, ops: readonly PhysicalOp[]): Promise<void>;
   tidy(): Promise<TidyResult>;

@@ -60,15 +60,18 @@ function setup(opts: { defaultTtl?: number; maxTtl?: number; renewLogin?: TokenS
   const clock = { now: () => t, advance: (sec: number) => (t += sec * 1000) };
   const revokedLeases: string[] = [];
   const tokenLeases = new Map<string, TokenLease>();
+  /** Token key -> whether its last lease write said it was a new token's. */
+  const freshLeases = new Map<string, boolean>();
   const leases = {
     fail: null as null | ((key: string) => boolean),
     async revokeByToken(key: string) {
       if (leases.fail?.(key)) throw new Error('lease backend down');
       revokedLeases.push(key);
     },
-    async putTokenLease(lease: TokenLease, ops: readonly PhysicalOp[]) {
+    async putTokenLease(lease: TokenLease, ops: readonly PhysicalOp[], fresh = false) {
       await store.batch([...ops]);
       tokenLeases.set(lease.tokenKey, lease);
+      freshLeases.set(lease.tokenKey, fresh);
     },
     async dropTokenLease(leaseId: string, ops: readonly PhysicalOp[]) {
       await store.batch([...ops]);
@@ -87,7 +90,7 @@ function setup(opts: { defaultTtl?: number; maxTtl?: number; renewLogin?: TokenS
     ...(opts.renewLogin ? { renewLogin: opts.renewLogin } : {}),
     logger: silent,
   });
-  return { ts, store, clock, revokedLeases, leases, tokenLeases };
+  return { ts, store, clock, revokedLeases, leases, tokenLeases, freshLeases };
 }
 
 async function rootToken(ts: TokenStore) {
@@ -151,6 +154,15 @@ describe('token ids and storage', () => {
     expect(sudoMade.id).toBe('mine');
     await expectError(ts.create(root, { id: 'mine' }), 400, /duplicate/);
     await expectError(ts.create(root, { id: 'has.dot' }), 400, /^id:/);
+  });
+
+  it("tells the lease store a generated id's lease is new (no stale index to look for), a custom id's not", async () => {
+    const { ts, freshLeases } = setup();
+    const root = await rootToken(ts);
+    const made = await ts.create(root, { policies: ['a'], ttl: 600 });
+    expect(freshLeases.get(made.entry.key)).toBe(true);
+    const chosen = await ts.create(root, { id: 'chosen', ttl: 600 });
+    expect(freshLeases.get(chosen.entry.key)).toBe(false);
   });
 });
 

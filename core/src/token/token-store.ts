@@ -107,9 +107,9 @@ export function createTokenStore(deps: TokenStoreDeps): TokenStore {
     ...(e.revokePending !== undefined ? [{ type: 'put' as const, key: PENDING + e.key, value: encode({}) }] : []),
   ];
 
-  /** Writes `ops`, with the token's lease when `leased` (its expiry or renewal changed). */
-  function write(e: TokenEntry, ops: PhysicalOp[], leased: boolean): Promise<void> {
-    return cache.write(e.key, () => (leased && deps.leases && hasLease(e) ? deps.leases.putTokenLease(leaseOf(e), ops) : deps.store.batch(ops)));
+  /** Writes `ops`, with the token's lease when `leased` (its expiry or renewal changed; `fresh`: a new token with a generated id). */
+  function write(e: TokenEntry, ops: PhysicalOp[], leased: boolean, fresh = false): Promise<void> {
+    return cache.write(e.key, () => (leased && deps.leases && hasLease(e) ? deps.leases.putTokenLease(leaseOf(e), ops, fresh) : deps.store.batch(ops)));
   }
 
   async function persist(e: TokenEntry, leased = false): Promise<void> {
@@ -245,7 +245,8 @@ export function createTokenStore(deps: TokenStoreDeps): TokenStore {
     const entry = freeze({ ...fields, key, accessor });
     const ops: PhysicalOp[] = [...entryOps(entry), { type: 'put', key: ACCESSOR + accessorKey(accessor), value: encode({ accessor, tokenKey: key }) }];
     if (entry.parent !== '') ops.push({ type: 'put', key: `${PARENT}${entry.parent}/${key}`, value: encode({}) });
-    await write(entry, ops, true);
+    // A generated id is new to storage; a caller-chosen one may follow a token of the same id.
+    await write(entry, ops, true, customId === undefined);
     log.debug('token created', { accessor, path: entry.path, policies: entry.policies });
     return { id, entry, warnings: [] };
   }

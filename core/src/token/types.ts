@@ -174,7 +174,7 @@ export interface TokenStoreDeps {
 /** What the token store asks of the expiration manager. */
 export interface TokenLeases {
   revokeByToken(tokenKey: string): Promise<unknown>;
-  putTokenLease(lease: TokenLease, ops: readonly PhysicalOp[]): Promise<void>;
+  putTokenLease(lease: TokenLease, ops: readonly PhysicalOp[], fresh?: boolean): Promise<void>;
   dropTokenLease(leaseId: string, ops: readonly PhysicalOp[]): Promise<void>;
 }
 
