@@ -368,6 +368,22 @@ describe('listener', () => {
     });
   });
 
+  it('reads a large declared body sent in pieces exactly, as its buffer grows past its first size', async () => {
+    await withListener({ maxRequestSize: 8 * 1024 * 1024 }, async (port) => {
+      // About 3 MB of varied text: more than the first buffer, written in uneven pieces.
+      const value = Array.from({ length: 60_000 }, (_, i) => `${i.toString(36)}-é-`).join('').repeat(3);
+      const body = Buffer.from(JSON.stringify({ value }));
+      const c = rawClient(port);
+      await c.write(`POST /v1/big HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n`);
+      for (let at = 0; at < body.length; at += 700_001) await c.write(body.subarray(at, at + 700_001));
+      const [r] = await c.responses(1);
+      expect(r?.status).toBe(200);
+      const echoed = JSON.parse(r!.body) as Echo;
+      expect(echoed.data).toEqual({ value });
+      expect(Buffer.from((echoed as unknown as { raw: string }).raw).equals(body)).toBe(true);
+    });
+  });
+
   it('answers 413 to a declared oversize body and closes the connection', async () => {
     await withListener({ maxRequestSize: 1024 }, async (port) => {
       const c = rawClient(port);

@@ -316,9 +316,10 @@ function readBody(req: http.IncomingMessage, limit: number): Promise<Buffer> {
   const declared = req.headers['content-length'];
   if (declared === undefined && req.headers['transfer-encoding'] === undefined) return Promise.resolve(EMPTY);
   if (declared !== undefined && Number(declared) > limit) return Promise.reject(new RequestTooLarge());
-  // A large declared length is read straight into one buffer of that size, allocated when the
-  // first bytes arrive: the chunks are not all held until a concat copies them (two copies of a
-  // large body at once; issue 31). A small body comes in one chunk, kept as it is.
+  // A large declared length is read into one buffer grown as its bytes arrive (doubling, capped
+  // at that length): the chunks are not all held until a concat copies them (two copies of a
+  // large body at once; issue 31), and a client that declares a large body but sends little
+  // makes the server allocate little. A small body comes in one chunk, kept as it is.
   const length = declared === undefined ? 0 : Number(declared);
   const preallocate = Number.isSafeInteger(length) && length > PREALLOCATE_ABOVE;
   let whole: Buffer | null = null;
@@ -341,8 +342,12 @@ function readBody(req: http.IncomingMessage, limit: number): Promise<Buffer> {
         return;
       }
       if (preallocate) {
-        whole ??= Buffer.allocUnsafe(length);
-        // node:http never delivers more than the declared length.
+        // node:http never delivers more than the declared length, so `size` stays within it.
+        if (!whole || size > whole.length) {
+          const grown = Buffer.allocUnsafe(Math.min(length, Math.max(2 * size, FIRST_GROWN)));
+          whole?.copy(grown, 0, 0, size - chunk.length);
+          whole = grown;
+        }
         chunk.copy(whole, size - chunk.length);
       } else chunks.push(chunk);
     };
@@ -369,6 +374,8 @@ function readBody(req: http.IncomingMessage, limit: number): Promise<Buffer> {
 const EMPTY = Buffer.alloc(0);
 /** A socket read is at most 64 KiB: a body up to that size usually arrives whole. */
 const PREALLOCATE_ABOVE = 64 * 1024;
+/** The first buffer of a large body; it doubles from there as bytes arrive. */
+const FIRST_GROWN = 1024 * 1024;
 
 function splitAddress(address: string): { host: string; port: number } {
   const i = address.lastIndexOf(':');
