@@ -29,23 +29,7 @@ const CONCURRENCY = 8;
 const LOAD = path.join(__dirname, 'load.js');
 const { bundlePlugin } = require('../bundle-plugin.js');
 const { freePort } = require('../services/lib.js');
-
-/** CPU µs of each thread of `pid` so far: the main thread, and the others summed. */
-function threadCpuUs(pid) {
-  const out = { main: 0, other: 0 };
-  for (const tid of fs.readdirSync(`/proc/${pid}/task`)) {
-    let stat;
-    try {
-      stat = fs.readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
-    } catch {
-      continue; // the thread ended meanwhile
-    }
-    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    // utime + stime, in clock ticks (USER_HZ: 100 on Linux).
-    out[Number(tid) === pid ? 'main' : 'other'] += (Number(f[11]) + Number(f[12])) * 10_000;
-  }
-  return out;
-}
+const { threadCpuUs } = require('./proc.js');
 
 async function main() {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'strongroom-lease-cpu-'));

@@ -28,7 +28,7 @@ const os = require('node:os');
 const path = require('node:path');
 
 const { durablePutMicro } = require('./durable.js');
-const { memKb, treeMemKb } = require('./memory.js');
+const { memKb, treeMemKb, cpuUs, findChildren } = require('./proc.js');
 const { freePort } = require('../services/lib.js');
 const { wrkAvailable, wrkLoad } = require('./wrk.js');
 const { SERVER_ENV } = require('./dev-server.js');
@@ -87,17 +87,6 @@ function spawnUntil(cmd, args, opts, match, timeoutMs) {
   });
 }
 
-/** CPU time (user + system) a process has used so far, in µs; NaN when it cannot be read. */
-function cpuUs(pid) {
-  try {
-    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return ((Number(f[11]) + Number(f[12])) * 1e6) / CLK_TCK;
-  } catch {
-    return NaN;
-  }
-}
-const CLK_TCK = 100;
 
 /**
  * One load phase in a fresh load.js child process. With `cpuPid`, the result also carries that
@@ -152,22 +141,6 @@ async function must(port, method, p, body) {
   const r = await request(port, method, p, body);
   if (r.status < 200 || r.status > 299) throw new Error(`${method} ${p} -> ${r.status} ${r.text.slice(0, 300)}`);
   return r;
-}
-
-/** Child processes of `ppid` whose command line contains `needle`. */
-function findChildren(ppid, needle) {
-  const found = [];
-  for (const ent of fs.readdirSync('/proc')) {
-    if (!/^\d+$/.test(ent)) continue;
-    try {
-      const cmd = fs.readFileSync(`/proc/${ent}/cmdline`, 'utf8').split('\0').join(' ');
-      if (!cmd.includes(needle)) continue;
-      const stat = fs.readFileSync(`/proc/${ent}/stat`, 'utf8');
-      const parent = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-      if (parent === ppid) found.push(Number(ent));
-    } catch { /* the process went away while we looked */ }
-  }
-  return found;
 }
 
 /** The same work as one transit encrypt, in this process: AES-256-GCM of 64 B, random 96-bit nonce. */

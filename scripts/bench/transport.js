@@ -21,7 +21,7 @@ const { createPluginCatalog } = require(path.join(ROOT, 'core/dist/catalog/catal
 const { createPluginSupervisor } = require(path.join(ROOT, 'core/dist/supervisor/supervisor.js'));
 // The core runs every plugin as one bundled file, the only thing its sandbox may read.
 const { bundlePlugin } = require('../bundle-plugin.js');
-const { memKb } = require('./memory.js');
+const { memKb } = require('./proc.js');
 
 const FIXTURE = path.join(ROOT, 'sdk-plugin/dist/transport/fixtures/echo-plugin.js');
 

@@ -1,5 +1,5 @@
 /**
- * The bench's memory reading (scripts/bench/memory.js) against the real binary and its plugin
+ * The bench's memory reading (scripts/bench/proc.js) against the real binary and its plugin
  * processes: the core and every descendant found by ppid, PSS read from smaps_rollup and
  * smaller than RSS (the node binary's shared pages are divided among the processes, not
  * counted once each). No figure is asserted: memory on a shared machine is not a test.
@@ -8,7 +8,7 @@ import { startDevServer, type RunningServer } from '../helpers/server';
 
 interface Mem { rss: number; pss: number; uss: number; shared: number }
 // eslint-disable-next-line @typescript-eslint/no-require-imports
-const { memKb, treeMemKb } = require('../../scripts/bench/memory.js') as {
+const { memKb, treeMemKb } = require('../../scripts/bench/proc.js') as {
   memKb(pid: number | undefined): Mem;
   treeMemKb(pid: number): { rss: number; pss: number; uss: number; processes: number };
 };

@@ -32,13 +32,8 @@ const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 /** CPU microseconds a node and its child processes (its plugins) used so far. */
 function cpuTreeUs(ctx, pid) {
   const one = (p) => {
-    try {
-      const stat = require('node:fs').readFileSync(`/proc/${p}/stat`, 'utf8');
-      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      return ((Number(f[11]) + Number(f[12])) * 1e6) / 100;
-    } catch {
-      return 0;
-    }
+    const us = ctx.cpuUs(p);
+    return Number.isFinite(us) ? us : 0;
   };
   return [pid, ...ctx.findChildren(pid, 'plugins/')].reduce((sum, p) => sum + one(p), 0);
 }

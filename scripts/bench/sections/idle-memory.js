@@ -3,7 +3,7 @@
  * Idle memory (issue 20): a fresh dev server of its own (not the one the load phases warmed)
  * with every engine mounted (kv, transit, database, approle, ssh, rabbitmq, ldap), left idle,
  * then the PSS of the core and of each plugin process, the PSS of the core and every descendant
- * process summed (found by ppid, scripts/bench/memory.js) beside the 150 MB target (issue 31),
+ * process summed (found by ppid, scripts/bench/proc.js) beside the 150 MB target (issue 31),
  * and a bare `node -e` process measured the same way in the same run. RSS is printed beside
  * PSS: every process maps the same node binary (about 34 MB of shared, clean pages), which a
  * sum of RSS counts once per process; PSS divides a shared page among its sharers, so its sum
@@ -16,7 +16,7 @@
  */
 const os = require('node:os');
 const { spawn } = require('node:child_process');
-const { memKb, treeMemKb } = require('../memory.js');
+const { memKb, treeMemKb } = require('../proc.js');
 const { startDevServer } = require('../dev-server.js');
 
 /** Idle PSS of the core and every descendant, settled (issue 31). */

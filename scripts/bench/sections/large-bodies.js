@@ -12,7 +12,7 @@
  */
 const crypto = require('node:crypto');
 const http = require('node:http');
-const { memKb } = require('../memory.js');
+const { memKb } = require('../proc.js');
 const { startDevServer } = require('../dev-server.js');
 
 const WRITERS = 6;

@@ -1,11 +1,59 @@
 'use strict';
 /*
- * Process memory for the bench, from /proc (Linux). PSS (proportional set size) is the figure
+ * What the bench reads of processes, from /proc (Linux): memory, CPU time, children.
+ * Memory: PSS (proportional set size) is the figure
  * the bench sets against targets: a shared page is divided among the processes that map it, so
  * a sum of PSS over the core and its plugin processes is what the machine spends, where a sum
  * of RSS counts the node binary's shared pages once per process. RSS is printed beside it.
  */
 const fs = require('node:fs');
+
+/** Clock ticks per second of /proc's times (USER_HZ: 100 on Linux). */
+const CLK_TCK = 100;
+
+/**
+ * The fields of a /proc stat file after the command name (which may hold spaces and parentheses,
+ * so they start past the last ')'): [0] state, [1] ppid, [11] utime, [12] stime.
+ */
+function statFields(file) {
+  const stat = fs.readFileSync(file, 'utf8');
+  return stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+}
+
+const ticksUs = (f) => ((Number(f[11]) + Number(f[12])) * 1e6) / CLK_TCK;
+
+/** CPU time (user + system) a process has used so far, in µs; NaN when it cannot be read. */
+function cpuUs(pid) {
+  try {
+    return ticksUs(statFields(`/proc/${pid}/stat`));
+  } catch {
+    return NaN;
+  }
+}
+
+/** CPU µs of each thread of `pid` so far: the main thread, and the others summed. */
+function threadCpuUs(pid) {
+  const out = { main: 0, other: 0 };
+  for (const tid of fs.readdirSync(`/proc/${pid}/task`)) {
+    try {
+      out[Number(tid) === pid ? 'main' : 'other'] += ticksUs(statFields(`/proc/${pid}/task/${tid}/stat`));
+    } catch { /* the thread ended meanwhile */ }
+  }
+  return out;
+}
+
+/** Child processes of `ppid` whose command line contains `needle`. */
+function findChildren(ppid, needle) {
+  const found = [];
+  for (const ent of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(ent)) continue;
+    try {
+      const cmd = fs.readFileSync(`/proc/${ent}/cmdline`, 'utf8').split('\0').join(' ');
+      if (cmd.includes(needle) && Number(statFields(`/proc/${ent}/stat`)[1]) === ppid) found.push(Number(ent));
+    } catch { /* the process went away while we looked */ }
+  }
+  return found;
+}
 
 /** RSS, PSS, private (USS) and shared resident kB of one process (/proc/PID/smaps_rollup); NaN when unreadable. */
 function memKb(pid) {
@@ -29,9 +77,7 @@ function descendants(pid) {
   for (const ent of fs.readdirSync('/proc')) {
     if (!/^\d+$/.test(ent)) continue;
     try {
-      const stat = fs.readFileSync(`/proc/${ent}/stat`, 'utf8');
-      // The command name may hold spaces and parentheses: the fields after it start past the last ')'.
-      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      const ppid = Number(statFields(`/proc/${ent}/stat`)[1]);
       if (!children.has(ppid)) children.set(ppid, []);
       children.get(ppid).push(Number(ent));
     } catch { /* the process went away while we looked */ }
@@ -56,4 +102,4 @@ function treeMemKb(pid) {
   return total;
 }
 
-module.exports = { memKb, treeMemKb };
+module.exports = { memKb, treeMemKb, cpuUs, threadCpuUs, findChildren };
